@@ -1,0 +1,1 @@
+"""broker_lite: a lightweight broker keeping Kafka's log, message formats and wire protocol."""
