@@ -20,10 +20,16 @@ import numpy as np
 import pyarrow as pa
 from numpy.lib.stride_tricks import sliding_window_view
 
-from broker_lite.records import CorruptRecordError, LegacyRecordBatch, RecordBatch
+from broker_lite.records import (
+    CorruptRecordError,
+    LegacyRecordBatch,
+    Record,
+    RecordBatch,
+    TimestampType,
+)
 from broker_lite.records.varint import decode_varint
 
-from .schema import HEADERS_TYPE, HEADER_TYPE, record_schema
+from .schema import HEADER_TYPE, HEADERS_TYPE, TIMESTAMP_TYPE, record_schema
 
 # Trailing zeros after the joined records data, so that vectorized gathers of a few bytes past a
 # position (inline view bytes, view prefixes) never index out of bounds.
@@ -51,7 +57,17 @@ def batches_to_arrow(
     b'v'
     """
     pieces: list[pa.RecordBatch] = []
-    group: list[RecordBatch] = []
+    v2_run: list[RecordBatch] = []  # consecutive v2 batches, decoded together
+    legacy_run: list[Record] = []  # records of consecutive v0/v1 batches
+
+    def flush() -> None:
+        if v2_run:
+            pieces.append(_v2_to_arrow(v2_run, topic, partition, include_headers))
+            v2_run.clear()
+        if legacy_run:
+            pieces.append(_legacy_to_arrow(legacy_run, topic, partition, include_headers))
+            legacy_run.clear()
+
     for batch in batches:
         if batch.is_control_batch:
             continue
@@ -60,17 +76,16 @@ def batches_to_arrow(
         if batch.magic == 2:
             if end_offset is not None and batch.base_offset >= end_offset:
                 continue
-            group.append(batch)
-            continue
-        if group:
-            pieces.append(_v2_to_arrow(group, topic, partition, include_headers))
-            group = []
-        pieces.append(_legacy_to_arrow(batch, topic, partition, include_headers))
-    if group:
-        pieces.append(_v2_to_arrow(group, topic, partition, include_headers))
-    schema = record_schema(include_headers)
+            if legacy_run:
+                flush()
+            v2_run.append(batch)
+        else:
+            if v2_run:
+                flush()
+            legacy_run.extend(batch)
+    flush()
     if not pieces:
-        return _empty(schema)
+        return _empty(record_schema(include_headers))
     result = pieces[0] if len(pieces) == 1 else pa.concat_batches(pieces)
     return _keep_offsets(result, start_offset, end_offset)
 
@@ -99,6 +114,10 @@ def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
     sections, regions = [], []
     position = 0
     for batch in group:
+        if batch.record_count < 0:
+            raise CorruptRecordError(
+                f"record batch at position {batch.position} has a negative record count"
+            )
         section = batch.records_data()
         sections.append(section)
         regions.append((position, position + len(section), batch.record_count))
@@ -117,7 +136,7 @@ def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
     which = np.repeat(np.arange(len(group)), counts)
     base_offsets = np.array([b.base_offset for b in group], dtype=np.int64)
     base_timestamps = np.array([b.base_timestamp for b in group], dtype=np.int64)
-    log_append = np.array([b.timestamp_type == 1 for b in group], dtype=bool)
+    log_append = np.array([b.timestamp_type is TimestampType.LOG_APPEND_TIME for b in group])
     max_timestamps = np.array([b.max_timestamp for b in group], dtype=np.int64)
     timestamp_types = np.array([int(b.timestamp_type) for b in group], dtype=np.int32)
 
@@ -143,7 +162,7 @@ def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
         _constant_string(topic, n),
         pa.array(np.full(n, partition, dtype=np.int32), pa.int32()),
         pa.array(base_offsets[which] + offset_delta),
-        pa.array(timestamps * 1000, type=pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+        pa.array(timestamps * 1000, type=pa.int64()).cast(TIMESTAMP_TYPE),
         pa.array(timestamp_types[which]),
     ]
     if include_headers:
@@ -337,18 +356,16 @@ def _headers(d: np.ndarray, data: pa.Buffer, pos: np.ndarray, ends: np.ndarray) 
 # -- legacy formats: record by record ---------------------------------------------------------
 
 
-def _legacy_to_arrow(batch: LegacyRecordBatch, topic: str, partition: int,
+def _legacy_to_arrow(records: list[Record], topic: str, partition: int,
                      include_headers: bool) -> pa.RecordBatch:
-    records = list(batch)
     n = len(records)
     columns = [
         pa.array([r.key for r in records], pa.binary()),
         pa.array([r.value for r in records], pa.binary()),
         _constant_string(topic, n),
-        pa.array(np.full(n, partition, dtype=np.int32)),
+        pa.array(np.full(n, partition, dtype=np.int32), pa.int32()),
         pa.array([r.offset for r in records], pa.int64()),
-        pa.array([r.timestamp * 1000 for r in records], pa.int64()).cast(
-            pa.timestamp("us", tz="UTC")),
+        pa.array([r.timestamp * 1000 for r in records], pa.int64()).cast(TIMESTAMP_TYPE),
         pa.array([int(r.timestamp_type) for r in records], pa.int32()),
     ]
     if include_headers:
