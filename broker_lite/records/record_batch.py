@@ -35,6 +35,7 @@ The CRC does not cover baseOffset, batchLength or partitionLeaderEpoch, so the b
 offsets and epochs by patching the header without recomputing it.
 """
 
+import inspect
 import struct
 import time
 from collections.abc import Iterable, Iterator
@@ -309,6 +310,7 @@ def assemble_batch(
     is_control_batch: bool = False,
 ) -> bytes:
     """Wrap encoded records in a batch header: compress, lay out the header, compute the CRC."""
+    compression = CompressionType(compression)
     if compression is not CompressionType.NONE:
         records_data = compress(compression, records_data, magic=MAGIC, level=compression_level)
     attributes = int(compression)
@@ -329,6 +331,12 @@ def assemble_batch(
     return bytes(out)
 
 
+_BATCH_OPTIONS = inspect.signature(assemble_batch).replace(
+    parameters=[p for p in inspect.signature(assemble_batch).parameters.values()
+                if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is not inspect.Parameter.empty]
+)
+
+
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -344,27 +352,11 @@ class RecordBatchBuilder:
     [(('h', b'1'),)]
     """
 
-    def __init__(
-        self,
-        *,
-        compression: CompressionType = CompressionType.NONE,
-        compression_level: int | None = None,
-        timestamp_type: TimestampType = TimestampType.CREATE_TIME,
-        base_offset: int = 0,
-        partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
-        producer_id: int = NO_PRODUCER_ID,
-        producer_epoch: int = NO_PRODUCER_EPOCH,
-        base_sequence: int = NO_SEQUENCE,
-        is_transactional: bool = False,
-        is_control_batch: bool = False,
-    ):
-        self._options = dict(
-            compression=CompressionType(compression), compression_level=compression_level,
-            timestamp_type=timestamp_type, base_offset=base_offset,
-            partition_leader_epoch=partition_leader_epoch, producer_id=producer_id,
-            producer_epoch=producer_epoch, base_sequence=base_sequence,
-            is_transactional=is_transactional, is_control_batch=is_control_batch,
-        )
+    def __init__(self, **batch_options):
+        """``batch_options`` are the header settings of :func:`assemble_batch` (compression,
+        timestamp_type, base_offset, producer_id, ...); the record fields are derived."""
+        _BATCH_OPTIONS.bind_partial(**batch_options)  # unknown names fail here, not at build()
+        self._options = batch_options
         self._records: list[bytes] = []
         self._base_timestamp: int | None = None
         self._max_timestamp = -1

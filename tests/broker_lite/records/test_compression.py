@@ -28,6 +28,7 @@ from broker_lite.records.errors import (
     RecordTooLargeError,
     UnsupportedCompressionError,
 )
+from broker_lite.records.varint import encode_unsigned_varint
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = (
     CompressionType.NONE,
@@ -72,14 +73,6 @@ FUZZ = settings(
 def _hc(data: bytes) -> int:
     return (xxhash.xxh32_intdigest(data) >> 8) & 0xFF
 
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 # --- CompressionType ---------------------------------------------------------------------------
@@ -372,7 +365,7 @@ def test_snappy_huge_preamble_refused_before_the_library_runs(monkeypatch):
         raise AssertionError("snappy.uncompress must not be reached")
 
     monkeypatch.setattr(compression.snappy, "uncompress", boom)
-    raw = _varint(2**31) + b"\x00" * 16
+    raw = encode_unsigned_varint(2**31) + b"\x00" * 16
     with pytest.raises(RecordTooLargeError):
         decompress(SNAPPY, raw)
     xerial = XERIAL_HEADER + struct.pack(">i", len(raw)) + raw
@@ -380,7 +373,7 @@ def test_snappy_huge_preamble_refused_before_the_library_runs(monkeypatch):
         decompress(SNAPPY, xerial)
     # The limit counts across blocks: a second block that would overflow is refused too.
     first = snappy.compress(b"a" * 600)
-    second = _varint(600) + b"\x00"
+    second = encode_unsigned_varint(600) + b"\x00"
     two = b"".join(
         [XERIAL_HEADER, struct.pack(">i", len(first)), first]
         + [struct.pack(">i", len(second)), second]
