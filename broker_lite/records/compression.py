@@ -57,7 +57,9 @@ ZSTD (4)
 
 Every decompressor enforces ``max_size`` while it produces output, so a small crafted input
 cannot make the broker allocate gigabytes (a "compression bomb"): going over the limit raises
-:class:`RecordTooLargeError`. Any other failure to decode, including every error of the codec
+:class:`RecordTooLargeError`. Peak memory while decompressing is about twice the output (so at
+most about ``2 * max_size``): the codec libraries gather their output in pieces and then join them
+into the ``bytes`` returned. Any other failure to decode, including every error of the codec
 libraries, is a :class:`CorruptRecordError`.
 """
 
@@ -518,7 +520,7 @@ def decompress(
     """Decompress ``data`` written by ``codec`` in a batch of format ``magic``.
 
     Raises :class:`RecordTooLargeError` when the output would exceed ``max_size`` bytes (checked
-    while decompressing, so no more than about ``max_size`` is ever allocated),
+    while decompressing, so peak memory stays within about ``2 * max_size``),
     :class:`UnsupportedCompressionError` for an unknown codec or ZSTD before magic 2, and
     :class:`CorruptRecordError` for anything else wrong with the bytes.
     """

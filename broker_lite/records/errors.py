@@ -23,3 +23,7 @@ class UnsupportedCompressionError(RecordsError):
 
 class RecordTooLargeError(RecordsError):
     """Decompressed data would exceed the configured limit (a guard against compression bombs)."""
+
+
+class InvalidTimestampError(RecordsError):
+    """A record timestamp outside the range the reader can represent (Kafka's INVALID_TIMESTAMP)."""

@@ -17,7 +17,8 @@ A message set is entries back to back, with no count in front. Each entry, big-e
 Compression wraps a whole inner message set in one "wrapper" message: its value is the compressed
 inner set, its key is null, its offset is the offset of the last inner message. Inner offsets are
 absolute in v0; in v1 they are relative (0, 1, ...), and the absolute offset of an inner message is
-``wrapper offset - last inner relative offset + inner relative offset``. A v1 wrapper with
+``wrapper offset - last inner relative offset + inner relative offset`` (a producer that has not
+had offsets assigned may leave the wrapper offset at 0; the relative offsets then stand). A v1 wrapper with
 LogAppendTime gives its own timestamp to every inner message.
 
 Every entry of a message set is treated as a batch: an uncompressed entry is a batch of one record,
@@ -214,7 +215,11 @@ class LegacyRecordBatch:
             raise CorruptRecordError(f"compressed message at position {self.position} is empty")
         timestamp_type = self.timestamp_type
         log_append = timestamp_type == TimestampType.LOG_APPEND_TIME
-        shift = self.offset - entries[-1].offset if self.magic == 1 else 0
+        # v1 inner offsets are relative: shift them so the last one lands on the wrapper offset.
+        # A wrapper whose offset is below the last relative offset comes straight from a
+        # producer (offsets not assigned yet); its inner offsets are taken as they are, as the
+        # Java client does.
+        shift = max(self.offset - entries[-1].offset, 0) if self.magic == 1 else 0
         for entry in entries:
             key, value = entry.key_and_value()
             timestamp = self.timestamp if log_append else entry.timestamp

@@ -22,6 +22,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from broker_lite.records import (
     CorruptRecordError,
+    InvalidTimestampError,
     LegacyRecordBatch,
     Record,
     RecordBatch,
@@ -36,6 +37,8 @@ from .schema import HEADER_TYPE, HEADERS_TYPE, TIMESTAMP_TYPE, record_schema
 _PAD = bytes(16)
 _INLINE_MAX = 12  # binary_view stores values of up to 12 bytes inside the view itself
 _INLINE_RANGE = np.arange(_INLINE_MAX)
+_MAX_TIMESTAMP_MS = (2**63 - 1) // 1000
+_MIN_HEADER_BYTES = 2  # header key length and value length varints, one byte each at least
 
 
 def batches_to_arrow(
@@ -151,11 +154,17 @@ def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
     pos = pos + np.maximum(value_length, 0)
     if (key_length < -1).any() or (value_length < -1).any():
         raise CorruptRecordError("a record has a key or value length below -1")
+    if (pos >= ends).any():  # checked before any view into the data is made
+        raise CorruptRecordError("a record's value overruns the record or leaves no header count")
 
     data_buffer = pa.py_buffer(data)
     n = len(bodies)
-    timestamps = np.where(log_append[which], max_timestamps[which],
-                          base_timestamps[which] + timestamp_delta)
+    create_times = base_timestamps[which] + timestamp_delta
+    # Signed overflow of the sum: both operands differ in sign from the result.
+    wrapped = ((base_timestamps[which] ^ create_times) & (timestamp_delta ^ create_times)) < 0
+    timestamps = np.where(log_append[which], max_timestamps[which], create_times)
+    _check_timestamps(timestamps, base_offsets[which] + offset_delta,
+                      wrapped & ~log_append[which])
     columns = [
         _binary_from_ranges(d, data_buffer, key_start, key_length, pa.binary()),
         _binary_from_ranges(d, data_buffer, value_start, value_length, pa.binary()),
@@ -167,8 +176,6 @@ def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
     ]
     if include_headers:
         columns.append(_headers(d, data_buffer, pos, ends))
-    elif (pos >= ends).any():
-        raise CorruptRecordError("a record's value overruns the record or leaves no header count")
     return pa.RecordBatch.from_arrays(columns, schema=record_schema(include_headers))
 
 
@@ -222,6 +229,21 @@ def _record_starts(ends: np.ndarray, regions: list[tuple[int, int, int]]) -> np.
     has_records = np.array([count > 0 for _, _, count in regions], dtype=bool)
     starts[first[has_records]] = region_starts[has_records]
     return starts
+
+
+def _check_timestamps(timestamps_ms: np.ndarray, offsets: np.ndarray,
+                      overflowed: np.ndarray | None = None) -> None:
+    """Spark keeps timestamps as int64 microseconds; a millisecond value beyond that range cannot
+    be represented (Spark's own Kafka source fails on it too)."""
+    outside = (timestamps_ms > _MAX_TIMESTAMP_MS) | (timestamps_ms < -_MAX_TIMESTAMP_MS)
+    if overflowed is not None:
+        outside |= overflowed
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise InvalidTimestampError(
+            f"record at offset {offsets[i]} has a timestamp outside the range of Spark's "
+            f"TimestampType (+/-{_MAX_TIMESTAMP_MS} ms)"
+        )
 
 
 def _varints(d: np.ndarray, pos: np.ndarray, limit: np.ndarray, max_bytes: int,
@@ -310,6 +332,8 @@ def _headers(d: np.ndarray, data: pa.Buffer, pos: np.ndarray, ends: np.ndarray) 
     count, pos = _varints(d, pos, ends, 5, "headerCount")
     if (count < 0).any():
         raise CorruptRecordError("a record has a negative header count")
+    if (count * _MIN_HEADER_BYTES > ends - pos).any():  # bounds what is allocated below
+        raise CorruptRecordError("a record declares more headers than its bytes can hold")
     list_offsets = np.zeros(len(count) + 1, dtype=np.int32)
     np.cumsum(count, out=list_offsets[1:])
     total = int(list_offsets[-1])
@@ -359,13 +383,16 @@ def _headers(d: np.ndarray, data: pa.Buffer, pos: np.ndarray, ends: np.ndarray) 
 def _legacy_to_arrow(records: list[Record], topic: str, partition: int,
                      include_headers: bool) -> pa.RecordBatch:
     n = len(records)
+    offsets = np.array([r.offset for r in records], dtype=np.int64)
+    timestamps = np.array([r.timestamp for r in records], dtype=np.int64)
+    _check_timestamps(timestamps, offsets)
     columns = [
         pa.array([r.key for r in records], pa.binary()),
         pa.array([r.value for r in records], pa.binary()),
         _constant_string(topic, n),
         pa.array(np.full(n, partition, dtype=np.int32), pa.int32()),
-        pa.array([r.offset for r in records], pa.int64()),
-        pa.array([r.timestamp * 1000 for r in records], pa.int64()).cast(TIMESTAMP_TYPE),
+        pa.array(offsets),
+        pa.array(timestamps * 1000).cast(TIMESTAMP_TYPE),
         pa.array([int(r.timestamp_type) for r in records], pa.int32()),
     ]
     if include_headers:

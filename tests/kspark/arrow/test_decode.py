@@ -11,6 +11,7 @@ from broker_lite.records import (
     ControlRecordType,
     CorruptRecordError,
     EndTransactionMarker,
+    InvalidTimestampError,
     RecordBatchBuilder,
     TimestampType,
     assemble_batch,
@@ -160,7 +161,9 @@ def record(body: bytes) -> bytes:
         # keyLength 20 in a 10-byte record
         (record(bytes([0, 0, 0, 40]) + bytes(6)), 1, "ends before its valueLength"),
         # null key and value, headerCount 1, no header
-        (record(bytes([0, 0, 0, 1, 1, 2])), 1, "ends before its header key length"),
+        (record(bytes([0, 0, 0, 1, 1, 2])), 1, "more headers than its bytes can hold"),
+        # headerCount 1, header key "A", then no value length
+        (record(bytes([0, 0, 0, 1, 1, 2, 2, 0x41])), 1, "ends before its header value length"),
         # an 11-byte timestampDelta
         (record(b"\x00" + b"\xff" * 10 + b"\x01" + bytes([0, 1, 1, 0])), 1,
          "timestampDelta is longer than 10 bytes"),
@@ -200,3 +203,47 @@ def test_matches_the_record_reader_for_random_records(batches, codec, include_he
         next_offset += max(len(records), 1)
     assert decode(data, include_headers=include_headers).to_pylist() == \
         expected_rows(data, include_headers)
+
+
+@pytest.mark.parametrize("timestamps", [
+    [2**62],  # beyond int64 microseconds
+    [-(2**63)],  # INT64_MIN, whose absolute value does not exist in int64
+    [0, 2**62],  # a later record out of range
+])
+def test_timestamps_spark_cannot_represent_are_refused(timestamps):
+    builder = RecordBatchBuilder(base_offset=40)
+    for ts in timestamps:
+        builder.append(b"v", timestamp=ts)
+    data = builder.build()
+    with pytest.raises(InvalidTimestampError, match="record at offset 4[01] has a timestamp"):
+        decode(data)
+
+
+def test_legacy_timestamps_spark_cannot_represent_are_refused():
+    data = build_message_set([(None, b"v")], magic=1, timestamp=2**62, base_offset=3)
+    with pytest.raises(InvalidTimestampError, match="offset 3"):
+        decode(data)
+
+
+def test_value_overrunning_its_record_is_refused_before_any_view_is_built():
+    # value length 2**31 - 1 in a 6-byte record: must not become an Arrow view past the buffer
+    section = record(bytes([0, 0, 0, 1]) + bytes([0xFE, 0xFF, 0xFF, 0xFF, 0x0F]) + bytes([0]))
+    with pytest.raises(CorruptRecordError, match="value overruns"):
+        decode(corrupt_records_batch(section, 1))
+
+
+def test_huge_header_counts_are_refused_before_allocating():
+    # two records each declaring 2**31 - 1 headers: more than their bytes could hold
+    body = bytes([0, 0, 0, 1, 1]) + bytes([0xFE, 0xFF, 0xFF, 0xFF, 0x0F])
+    with pytest.raises(CorruptRecordError, match="more headers than its bytes can hold"):
+        decode(corrupt_records_batch(record(body) * 2, 2))
+
+
+def test_timestamp_sum_wrapping_back_into_range_is_refused():
+    # baseTimestamp + timestampDelta = 2**64 - 2000, which int64 arithmetic wraps to -2000 ms
+    near_max = 2**63 - 1000
+    data = assemble_batch(encode_record(0, near_max, None, b"v"), record_count=1,
+                          last_offset_delta=0, base_timestamp=near_max, max_timestamp=near_max,
+                          base_offset=9)
+    with pytest.raises(InvalidTimestampError, match="offset 9"):
+        decode(data)
