@@ -117,7 +117,9 @@ def as_expected(records):
 def test_librdkafka_batches_decode_here(produced_by_librdkafka):
     codec, records, raw = produced_by_librdkafka
     batches = list(iter_batches(raw, validate=True))
-    assert batches and all(b.magic == 2 and b.compression is codec for b in batches)
+    # librdkafka sends a batch uncompressed when compressing would not make it smaller
+    assert all(b.magic == 2 and b.compression in (codec, CompressionType.NONE) for b in batches)
+    assert sum(b.record_count for b in batches if b.compression is codec) > len(records) // 2
     decoded = [(r.offset, r.key, r.value, r.headers, r.timestamp) for r in iter_records(raw)]
     assert decoded == as_expected(records)
 
@@ -137,7 +139,9 @@ def test_librdkafka_framing_is_what_the_reader_expects(produced_by_librdkafka):
     """librdkafka writes snappy as plain raw blocks (no xerial stream header) and lz4 as standard
     frames with a correct header checksum; both must be read, and are."""
     codec, _records, raw = produced_by_librdkafka
-    for batch in iter_batches(raw):
+    compressed = [b for b in iter_batches(raw) if b.compression is codec]
+    assert compressed
+    for batch in compressed:
         section = bytes(batch.raw()[61:])
         if codec is CompressionType.SNAPPY:
             assert not section.startswith(XERIAL_MAGIC)
