@@ -141,3 +141,12 @@ def test_round_trip_property(records, magic, codec):
     data = build_message_set(records, magic=magic, compression=codec, timestamp=7)
     decoded = [r for b in iter_batches(data, validate=True) for r in b]
     assert [(r.key, r.value) for r in decoded] == records
+
+
+def test_v1_wrapper_from_a_producer_keeps_its_relative_offsets():
+    # A producer that has no offsets yet may write the wrapper offset as 0 (kafka-python,
+    # librdkafka do); the relative inner offsets then stand, as the Java client reads them.
+    data = bytearray(build_message_set([(None, b"a"), (None, b"b"), (None, b"c")], magic=1,
+                                       compression=CompressionType.LZ4))
+    struct.pack_into(">q", data, 0, 0)
+    assert [r.offset for r in LegacyRecordBatch(data)] == [0, 1, 2]
