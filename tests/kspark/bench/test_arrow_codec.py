@@ -1,0 +1,30 @@
+import re
+import subprocess
+import sys
+
+from broker_lite.records import CompressionType
+from kspark.arrow.encode import arrow_to_batch
+from kspark.bench import arrow_codec
+
+
+def test_benchmark_command_prints_rates_and_ratios_for_each_codec():
+    # A subprocess: the command pins itself to one core, which must not leak into the suite.
+    done = subprocess.run(
+        [sys.executable, "-m", "kspark.bench.arrow_codec", "--batches", "1", "--repeat", "1"],
+        capture_output=True, text=True, timeout=300, check=True,
+    )
+    rows = {line.split()[0]: line for line in done.stdout.splitlines()
+            if re.match(r"^(none|lz4|zstd)\s", line)}
+    assert set(rows) == {"none", "lz4", "zstd"}
+    for row in rows.values():
+        numbers = row.split()[1:]  # after the codec name
+        rates = [float(n.replace(",", "")) for n in numbers if not n.endswith("x")]
+        ratios = [float(n[:-1]) for n in numbers if n.endswith("x")]
+        assert len(rates) == 4 and all(rate > 0 for rate in rates)
+        assert ratios == [round(rates[0] / rates[1], 1), round(rates[2] / rates[3], 1)]
+
+
+def test_both_decoders_see_every_record():
+    buffer = arrow_to_batch(arrow_codec.sample_rows(100), compression=CompressionType.LZ4,
+                            timestamp=0) * 3
+    assert arrow_codec.kpy_decode(buffer) == arrow_codec.kafka_python_decode(buffer) == 300
