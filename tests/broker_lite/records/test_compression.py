@@ -6,7 +6,6 @@ import random
 import struct
 
 import kafka.codec as kafka_codec
-import lz4.frame
 import pytest
 import snappy
 import xxhash
