@@ -1,0 +1,74 @@
+import pytest
+
+from broker_lite.config import BrokerConfig, ConfigError, LogConfig, parse_properties
+
+
+def test_properties_syntax():
+    text = "\n".join([
+        "# comment", "! also a comment", "", "a=1", "b : two words", "c three\\", "   continued",
+        "d=tab\\there", "e\\=x=y", "  f =  spaced  ", "g=\\u00e9",
+    ])
+    assert parse_properties(text) == {
+        "a": "1", "b": "two words", "c": "threecontinued", "d": "tab\there", "e=x": "y",
+        "f": "spaced  ", "g": "é",
+    }
+
+
+def test_broker_defaults_are_kafkas():
+    config = BrokerConfig()
+    assert config["listeners"] == "PLAINTEXT://127.0.0.1:9092"
+    assert config["log.segment.bytes"] == 1073741824
+    assert config["zookeeper.connect"] is None
+    assert config.log_dirs == ("/tmp/kafka-logs",)
+    assert config.log_config() == LogConfig()
+
+
+@pytest.mark.parametrize("broker,expected_ms", [
+    ({"log.retention.hours": "2"}, 2 * 3_600_000),
+    ({"log.retention.hours": "2", "log.retention.minutes": "3"}, 3 * 60_000),
+    ({"log.retention.minutes": "3", "log.retention.ms": "7"}, 7),
+    ({"log.retention.ms": "-1"}, -1),
+])
+def test_retention_unit_precedence(broker, expected_ms):
+    assert BrokerConfig(broker).log_config().retention_ms == expected_ms
+
+
+def test_topic_overrides_win_over_broker_defaults():
+    config = BrokerConfig({"log.segment.bytes": "1000", "log.roll.hours": "1"})
+    log = config.log_config({"segment.bytes": "500", "cleanup.policy": "compact,delete"})
+    assert (log.segment_bytes, log.segment_ms) == (500, 3_600_000)
+    assert log.compact and log.delete
+
+
+@pytest.mark.parametrize("properties,message", [
+    ({"log.segment.bytes": "ten"}, "log.segment.bytes"),
+    ({"num.partitions": "0"}, "num.partitions"),
+    ({"log.cleanup.policy": "shred"}, "log.cleanup.policy"),
+    ({"auto.create.topics.enable": "yes"}, "auto.create.topics.enable"),
+])
+def test_malformed_values_name_the_property(properties, message):
+    with pytest.raises(ConfigError, match=message):
+        BrokerConfig(properties)
+
+
+def test_unknown_topic_config_is_refused_and_named():
+    with pytest.raises(ConfigError, match="'segment.byte'"):
+        BrokerConfig().log_config({"segment.byte": "1"})
+
+
+def test_malformed_topic_override_names_the_topic_config():
+    with pytest.raises(ConfigError, match="retention.ms"):
+        BrokerConfig().log_config({"retention.ms": "soon"})
+
+
+def test_unknown_broker_config_warns_and_is_kept():
+    with pytest.warns(UserWarning, match="my.plugin"):
+        config = BrokerConfig({"my.plugin": "x"})
+    assert config.originals["my.plugin"] == "x"
+
+
+def test_from_file_with_overrides(tmp_path):
+    path = tmp_path / "server.properties"
+    path.write_text("broker.id=3\nlog.dirs=/a,/b\n")
+    config = BrokerConfig.from_file(path, {"broker.id": "4"})
+    assert config["broker.id"] == 4 and config.log_dirs == ("/a", "/b")
