@@ -22,7 +22,8 @@ class UnsupportedCompressionError(RecordsError):
 
 
 class RecordTooLargeError(RecordsError):
-    """Decompressed data would exceed the configured limit (a guard against compression bombs)."""
+    """A batch larger than allowed (Kafka's MESSAGE_TOO_LARGE), or decompressed data that would
+    exceed the configured limit (a guard against compression bombs)."""
 
 
 class InvalidTimestampError(RecordsError):

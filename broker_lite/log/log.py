@@ -1,0 +1,274 @@
+"""The log of one partition: an ordered list of segments, appended to at the end.
+
+Offsets only grow. Three positions matter to readers::
+
+    log start offset   first offset still kept (retention and DeleteRecords move it forward)
+    high watermark     offsets below it are committed (here: flushed to the log by the leader)
+    log end offset     the offset the next appended record gets
+
+Appends go to the last (active) segment, which rolls into a new one on ``segment.bytes``,
+``segment.ms`` or full indexes. Data reaches the disk (fsync) every ``flush.messages`` records or
+``flush.ms`` milliseconds, as the seeds describe; the recovery point is the offset below which all
+data is known to be on disk, so recovery after a crash scans only what lies past it.
+"""
+
+import bisect
+import logging
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from broker_lite.config import LogConfig
+
+from .errors import KafkaStorageError, OffsetOutOfRangeError
+from .files import DELETED_SUFFIX
+from .loader import load_segments
+from .segment import FileRegion, LogSegment
+from .validator import ValidatedRecords, validate_and_assign_offsets
+
+logger = logging.getLogger(__name__)
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Log:
+    """A partition log in ``directory`` (``<log.dir>/<topic>-<partition>``).
+
+    >>> import tempfile; from broker_lite.records import build_batch
+    >>> log = Log(Path(tempfile.mkdtemp()) / "events-0", LogConfig())
+    >>> log.append(build_batch([(b"k", b"v")], timestamp=1)).first_offset
+    0
+    >>> log.log_end_offset, log.read(0, 1 << 20).size > 0
+    (1, True)
+    >>> log.close()
+    """
+
+    def __init__(self, directory: Path, config: LogConfig, *, recovery_point: int = 0,
+                 log_start_offset: int = 0, clean_shutdown: bool = False,
+                 clock: Callable[[], int] = wall_clock_ms):
+        self.directory = Path(directory)
+        self.config = config
+        self.clock = clock
+        self._lock = threading.RLock()
+        segments = load_segments(
+            self.directory, index_interval_bytes=config.index_interval_bytes,
+            max_index_size=config.segment_index_bytes, recovery_point=recovery_point,
+            clean_shutdown=clean_shutdown, log_start_offset=log_start_offset,
+        )
+        self._segments: dict[int, LogSegment] = {s.base_offset: s for s in segments}
+        self._bases: list[int] = [s.base_offset for s in segments]
+        self.log_start_offset = max(log_start_offset, self._bases[0])
+        # After loading, everything up to the log end was either flushed before a clean
+        # shutdown or has just been checked by recovery.
+        self.recovery_point = self.log_end_offset
+        self.high_watermark = self.log_end_offset
+        self._unflushed_records = 0
+        self._last_flush_ms = clock()
+        self._pending_deletions: list[tuple[int, LogSegment]] = []
+
+    # -- positions ----------------------------------------------------------------------------
+    @property
+    def segments(self) -> list[LogSegment]:
+        return [self._segments[b] for b in self._bases]
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self._segments[self._bases[-1]]
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.active_segment.next_offset
+
+    @property
+    def size(self) -> int:
+        return sum(s.size for s in self._segments.values())
+
+    # -- appending ----------------------------------------------------------------------------
+    def append(self, records, *, partition_leader_epoch: int = 0) -> ValidatedRecords:
+        """Validate ``records``, give them the next offsets, and append them."""
+        with self._lock:
+            now = self.clock()
+            validated = validate_and_assign_offsets(
+                records, self.log_end_offset,
+                max_message_bytes=self.config.max_message_bytes,
+                partition_leader_epoch=partition_leader_epoch,
+                log_append_time_ms=now if self.config.message_timestamp_type == "LogAppendTime"
+                else None,
+                require_keys=self.config.compact,
+            )
+            segment = self._maybe_roll(validated, now)
+            size_before = segment.size
+            try:
+                segment.append(validated.chunks, validated.batches)
+            except OSError as exc:
+                segment.truncate_to_size(size_before)
+                raise KafkaStorageError(f"{self.directory}: append failed: {exc}") from exc
+            self.high_watermark = self.log_end_offset
+            self._unflushed_records += validated.record_count
+            if self._unflushed_records >= self.config.flush_messages:
+                self.flush()
+            else:
+                self.maybe_flush_by_time(now)
+            return validated
+
+    def _maybe_roll(self, incoming: ValidatedRecords, now: int) -> LogSegment:
+        segment = self.active_segment
+        if segment.should_roll(incoming.size, incoming.last_offset, incoming.max_timestamp, now,
+                               self.config.segment_bytes, self.config.segment_ms):
+            return self.roll(now)
+        return segment
+
+    def roll(self, now: int | None = None) -> LogSegment:
+        """Start a new active segment at the log end offset (unless the active one is empty)."""
+        with self._lock:
+            current = self.active_segment
+            if current.size == 0:
+                return current
+            current.on_become_inactive()
+            current.flush()  # the inactive segment is complete; its data and indexes are durable
+            base = self.log_end_offset
+            segment = LogSegment(self.directory, base,
+                                 index_interval_bytes=self.config.index_interval_bytes,
+                                 max_index_size=self.config.segment_index_bytes,
+                                 created_ms=now if now is not None else self.clock())
+            segment.next_offset = base
+            self._segments[base] = segment
+            self._bases.append(base)
+            return segment
+
+    # -- flushing -----------------------------------------------------------------------------
+    def flush(self) -> None:
+        """fsync everything past the recovery point and move the recovery point to the end."""
+        with self._lock:
+            for segment in self.segments:
+                if segment.next_offset > self.recovery_point or segment is self.active_segment:
+                    segment.flush()
+            self.recovery_point = self.log_end_offset
+            self._unflushed_records = 0
+            self._last_flush_ms = self.clock()
+
+    def maybe_flush_by_time(self, now: int | None = None) -> None:
+        now = self.clock() if now is None else now
+        if self._unflushed_records and now - self._last_flush_ms >= self.config.flush_ms:
+            self.flush()
+
+    # -- reading ------------------------------------------------------------------------------
+    def read(self, offset: int, max_bytes: int, *, max_offset: int | None = None,
+             min_one_batch: bool = True) -> FileRegion | None:
+        """Whole batches from the one holding ``offset``, within ``max_bytes`` (but the first
+        batch whole), not past ``max_offset`` (e.g. the high watermark). None at the log end."""
+        with self._lock:
+            end = self.log_end_offset
+            if offset < self.log_start_offset or offset > end:
+                raise OffsetOutOfRangeError(
+                    f"offset {offset} is outside [{self.log_start_offset}, {end}] of "
+                    f"{self.directory.name}"
+                )
+            limit = end if max_offset is None else min(max_offset, end)
+            if offset >= limit:
+                return None
+            i = max(bisect.bisect_right(self._bases, offset) - 1, 0)
+            for base in self._bases[i:]:
+                segment = self._segments[base]
+                max_position = None
+                if limit < end and limit < segment.next_offset:
+                    header = segment.translate_offset(limit)
+                    max_position = header.position if header is not None else None
+                region = segment.read(offset, max_bytes, max_position, min_one_batch)
+                if region is not None:
+                    return region
+            return None
+
+    def offset_for_timestamp(self, timestamp: int) -> int | None:
+        """The earliest offset whose timestamp is >= ``timestamp`` (ListOffsets by time)."""
+        with self._lock:
+            for segment in self.segments:
+                if segment.largest_timestamp < timestamp or segment.size == 0:
+                    continue
+                found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
+                if found is not None:
+                    return found
+            return None
+
+    # -- truncation and deletion ----------------------------------------------------------------
+    def truncate_to(self, offset: int) -> None:
+        """Remove every record at or above ``offset`` (a follower diverging from its leader)."""
+        with self._lock:
+            if offset >= self.log_end_offset:
+                return
+            for base in reversed(list(self._bases)):
+                if base >= offset and len(self._bases) > 1:
+                    self._remove_segment(base).delete()
+            self.active_segment.truncate_to(offset)
+            self.recovery_point = min(self.recovery_point, self.log_end_offset)
+            self.high_watermark = min(self.high_watermark, self.log_end_offset)
+
+    def delete_segments(self, segments: list[LogSegment], reason: str) -> None:
+        """Drop inactive segments from the log: renamed ``.deleted`` now, removed after
+        ``file.delete.delay.ms`` (readers holding a region of them keep their bytes)."""
+        with self._lock:
+            for segment in segments:
+                if segment is self.active_segment:
+                    raise ValueError("the active segment is never deleted")
+                logger.info("%s: deleting segment %d (%s)", self.directory.name,
+                            segment.base_offset, reason)
+                self._remove_segment(segment.base_offset)
+                segment.change_suffix("", DELETED_SUFFIX)
+                self._pending_deletions.append(
+                    (self.clock() + self.config.file_delete_delay_ms, segment))
+            self.log_start_offset = max(self.log_start_offset, self._bases[0])
+            self.remove_deleted_files()
+
+    def remove_deleted_files(self, now: int | None = None) -> None:
+        now = self.clock() if now is None else now
+        due = [s for when, s in self._pending_deletions if when <= now]
+        self._pending_deletions = [(w, s) for w, s in self._pending_deletions if w > now]
+        for segment in due:
+            segment.delete()
+
+    def _remove_segment(self, base: int) -> LogSegment:
+        self._bases.remove(base)
+        return self._segments.pop(base)
+
+    def replace_segments(self, new: LogSegment, old: list[LogSegment]) -> None:
+        """Put ``new`` (already renamed into place) where ``old`` were: the cleaner's swap."""
+        with self._lock:
+            for segment in old:
+                if segment.base_offset in self._segments and \
+                        self._segments[segment.base_offset] is segment:
+                    self._remove_segment(segment.base_offset)
+            self._segments[new.base_offset] = new
+            bisect.insort(self._bases, new.base_offset)
+
+    def increment_log_start_offset(self, offset: int) -> None:
+        """DeleteRecords: records below ``offset`` are no longer readable."""
+        with self._lock:
+            if offset > self.high_watermark:
+                raise OffsetOutOfRangeError(f"offset {offset} is above the high watermark")
+            self.log_start_offset = max(self.log_start_offset, offset)
+
+    # -- closing ------------------------------------------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            self.flush()
+            for segment in self._segments.values():
+                segment.close()
+            for _, segment in self._pending_deletions:
+                segment.delete()
+            self._pending_deletions = []
+
+    def delete(self) -> None:
+        """Remove the whole partition directory (topic deletion)."""
+        with self._lock:
+            for segment in self._segments.values():
+                segment.close()
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        return (f"Log({self.directory.name}, start={self.log_start_offset}, "
+                f"end={self.log_end_offset}, segments={len(self._bases)})")
+
