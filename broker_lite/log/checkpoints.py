@@ -18,6 +18,8 @@ crash leaves either the old or the new file, never a torn one.
 import os
 from pathlib import Path
 
+from .files import fsync_directory
+
 VERSION = 0
 
 
@@ -32,11 +34,7 @@ def _write_atomically(path: Path, lines: list[str]) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_directory(path.parent)
 
 
 def _read_entries(path: Path, fields: int) -> list[list[str]]:

@@ -15,6 +15,7 @@ Base offsets are zero-padded to 20 digits so names sort in offset order. A segme
 deleted, cleaned or swapped in carries one more suffix: ``.deleted``, ``.cleaned`` or ``.swap``.
 """
 
+import os
 import re
 from pathlib import Path
 
@@ -66,3 +67,12 @@ def parse_partition_dir(name: str) -> tuple[str, int] | None:
     if not match:
         return None
     return match["topic"], int(match["partition"])
+
+
+def fsync_directory(path: Path) -> None:
+    """Make renames and creations inside ``path`` durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -23,7 +23,7 @@ from pathlib import Path
 from broker_lite.config import LogConfig
 
 from .errors import KafkaStorageError, OffsetOutOfRangeError
-from .files import DELETED_SUFFIX
+from .files import DELETED_SUFFIX, SWAP_SUFFIX
 from .loader import load_segments
 from .segment import FileRegion, LogSegment
 from .validator import ValidatedRecords, validate_and_assign_offsets
@@ -234,15 +234,22 @@ class Log:
         self._bases.remove(base)
         return self._segments.pop(base)
 
-    def replace_segments(self, new: LogSegment, old: list[LogSegment]) -> None:
-        """Put ``new`` (already renamed into place) where ``old`` were: the cleaner's swap."""
+    def replace_segments(self, new: LogSegment, old: list[LogSegment],
+                         on_step: Callable[[str], None] = lambda step: None) -> None:
+        """Swap ``new`` (a ``.swap`` segment) in for ``old``: the cleaner's last steps, in
+        Kafka's crash-safe order. ``old`` are renamed ``.deleted`` first, then ``new`` loses its
+        suffix; a crash in between leaves a ``.swap`` file that loading completes."""
         with self._lock:
             for segment in old:
-                if segment.base_offset in self._segments and \
-                        self._segments[segment.base_offset] is segment:
-                    self._remove_segment(segment.base_offset)
+                self._remove_segment(segment.base_offset)
+                segment.change_suffix("", DELETED_SUFFIX)
+                self._pending_deletions.append(
+                    (self.clock() + self.config.file_delete_delay_ms, segment))
+            on_step("deleted")
+            new.change_suffix(SWAP_SUFFIX, "")
             self._segments[new.base_offset] = new
             bisect.insort(self._bases, new.base_offset)
+            self.remove_deleted_files()
 
     def increment_log_start_offset(self, offset: int) -> None:
         """DeleteRecords: records below ``offset`` are no longer readable."""

@@ -109,17 +109,20 @@ class LogSegment:
     """One segment: ``<base>.log`` with ``<base>.index`` and ``<base>.timeindex`` beside it."""
 
     def __init__(self, directory: Path, base_offset: int, *, index_interval_bytes: int,
-                 max_index_size: int, created_ms: int | None = None):
+                 max_index_size: int, created_ms: int | None = None, file_suffix: str = ""):
+        """``file_suffix`` names a segment being built or swapped in (``.cleaned``, ``.swap``)."""
         self.directory = Path(directory)
         self.base_offset = base_offset
         self.index_interval_bytes = index_interval_bytes
-        self.log_path = segment_path(self.directory, base_offset, LOG_SUFFIX)
+
+        def path(suffix: str) -> Path:
+            return Path(str(segment_path(self.directory, base_offset, suffix)) + file_suffix)
+
+        self.log_path = path(LOG_SUFFIX)
         self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT, 0o644)
         self.size = os.fstat(self._fd).st_size
-        self.offset_index = OffsetIndex(segment_path(self.directory, base_offset, INDEX_SUFFIX),
-                                        base_offset, max_index_size)
-        self.time_index = TimeIndex(segment_path(self.directory, base_offset, TIME_INDEX_SUFFIX),
-                                    base_offset, max_index_size)
+        self.offset_index = OffsetIndex(path(INDEX_SUFFIX), base_offset, max_index_size)
+        self.time_index = TimeIndex(path(TIME_INDEX_SUFFIX), base_offset, max_index_size)
         self.created_ms = created_ms if created_ms is not None else time.time_ns() // 1_000_000
         self.bytes_since_last_index_entry = 0
         self.max_timestamp = NO_TIMESTAMP

@@ -387,11 +387,17 @@ class RecordBatchBuilder:
         self._next_delta = offset_delta + 1
         return offset_delta
 
-    def build(self) -> bytes:
+    def build(self, *, last_offset_delta: int | None = None) -> bytes:
+        """The batch. ``last_offset_delta`` may keep a larger last offset than the last record's,
+        as compaction does to preserve a batch's offset range."""
         base_timestamp = -1 if self._base_timestamp is None else self._base_timestamp
+        if last_offset_delta is None:
+            last_offset_delta = max(self._last_delta, 0)
+        elif last_offset_delta < self._last_delta:
+            raise ValueError(f"last offset delta {last_offset_delta} is below a record's")
         return assemble_batch(
             b"".join(self._records), record_count=len(self._records),
-            last_offset_delta=max(self._last_delta, 0), base_timestamp=base_timestamp,
+            last_offset_delta=last_offset_delta, base_timestamp=base_timestamp,
             max_timestamp=self._max_timestamp, **self._options,
         )
 
