@@ -1,0 +1,192 @@
+"""The logs of one broker, spread over its ``log.dirs``.
+
+Per log dir it keeps Kafka's checkpoint files (the recovery point and log start offset of every
+partition in that dir) and the clean-shutdown marker: present on start, the logs load without
+recovery; absent, every log recovers from its recovery point. The marker is removed once the logs
+are loaded, so a crash afterwards is seen as one. New partitions go to the dir holding the fewest,
+as Kafka places them. Background tasks flush by time, enforce retention, compact and write the
+checkpoints, each on its own interval.
+"""
+
+import logging
+import shutil
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from broker_lite.config import BrokerConfig, LogConfig
+
+from .checkpoints import OffsetCheckpointFile
+from .cleaner import clean
+from .files import (
+    CLEAN_SHUTDOWN_MARKER,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    partition_dir_name,
+    parse_partition_dir,
+)
+from .log import Log, wall_clock_ms
+from .retention import enforce_retention
+
+logger = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+_DELETE_SUFFIX = "-delete"  # a partition dir being removed: <topic>-<p>.<uuid>-delete
+
+
+class LogManager:
+    """Opens, creates and deletes the partition logs of a broker.
+
+    >>> import tempfile
+    >>> manager = LogManager(BrokerConfig({"log.dirs": tempfile.mkdtemp()}))
+    >>> manager.get_or_create("events", 0).log_end_offset
+    0
+    >>> manager.shutdown()
+    """
+
+    def __init__(self, config: BrokerConfig, *, clock: Callable[[], int] = wall_clock_ms):
+        self.config = config
+        self.clock = clock
+        self.log_dirs = [Path(d) for d in config.log_dirs]
+        self._logs: dict[TopicPartition, Log] = {}
+        self._dir_of: dict[TopicPartition, Path] = {}
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        for log_dir in self.log_dirs:
+            self._load_dir(log_dir)
+
+    # -- loading ------------------------------------------------------------------------------
+    def _load_dir(self, log_dir: Path) -> None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        marker = log_dir / CLEAN_SHUTDOWN_MARKER
+        clean_shutdown = marker.exists()
+        recovery_points = OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).read()
+        start_offsets = OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).read()
+        for child in sorted(log_dir.iterdir()):
+            if not child.is_dir():
+                continue
+            if child.name.endswith(_DELETE_SUFFIX):  # a deletion interrupted by a crash
+                shutil.rmtree(child, ignore_errors=True)
+                continue
+            parsed = parse_partition_dir(child.name)
+            if parsed is None:
+                continue
+            log = Log(child, self.config.log_config(), clock=self.clock,
+                      recovery_point=recovery_points.get(parsed, 0),
+                      log_start_offset=start_offsets.get(parsed, 0),
+                      clean_shutdown=clean_shutdown)
+            self._logs[parsed] = log
+            self._dir_of[parsed] = log_dir
+        if not clean_shutdown and self._logs:
+            logger.info("%s: loaded after an unclean shutdown; logs were recovered", log_dir)
+        marker.unlink(missing_ok=True)
+
+    # -- partitions ---------------------------------------------------------------------------
+    def get(self, topic: str, partition: int) -> Log | None:
+        return self._logs.get((topic, partition))
+
+    def get_or_create(self, topic: str, partition: int,
+                      topic_config: Mapping[str, str] | None = None) -> Log:
+        """The partition's log, created in the least loaded log dir when new."""
+        with self._lock:
+            key = (topic, partition)
+            if key in self._logs:
+                if topic_config is not None:
+                    self.update_config(topic, topic_config)
+                return self._logs[key]
+            log_dir = min(self.log_dirs, key=lambda d: sum(1 for v in self._dir_of.values()
+                                                         if v == d))
+            log = Log(log_dir / partition_dir_name(topic, partition),
+                      self.config.log_config(topic_config), clock=self.clock)
+            self._logs[key] = log
+            self._dir_of[key] = log_dir
+            return log
+
+    def update_config(self, topic: str, topic_config: Mapping[str, str]) -> LogConfig:
+        """Apply new topic-level overrides to every partition of ``topic``."""
+        config = self.config.log_config(topic_config)
+        with self._lock:
+            for (t, _), log in self._logs.items():
+                if t == topic:
+                    log.config = config
+        return config
+
+    def delete(self, topic: str, partition: int) -> None:
+        """Remove a partition's log from disk (topic deletion): renamed out of the way first, so
+        a crash midway leaves a ``-delete`` dir that the next start removes."""
+        with self._lock:
+            key = (topic, partition)
+            log = self._logs.pop(key, None)
+            self._dir_of.pop(key, None)
+            if log is None:
+                return
+            for segment in log.segments:
+                segment.close()
+            doomed = log.directory.with_name(
+                f"{log.directory.name}.{uuid.uuid4().hex}{_DELETE_SUFFIX}")
+            log.directory.rename(doomed)
+            shutil.rmtree(doomed, ignore_errors=True)
+
+    def partitions(self) -> list[TopicPartition]:
+        return sorted(self._logs)
+
+    # -- periodic work --------------------------------------------------------------------------
+    def checkpoint(self) -> None:
+        """Write every log dir's recovery points and log start offsets."""
+        with self._lock:
+            for log_dir in self.log_dirs:
+                mine = {tp: log for tp, log in self._logs.items() if self._dir_of[tp] == log_dir}
+                OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).write(
+                    {tp: log.recovery_point for tp, log in mine.items()})
+                OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).write(
+                    {tp: log.log_start_offset for tp, log in mine.items()})
+
+    def _each_log(self, task: Callable[[Log], object], what: str) -> None:
+        for tp, log in list(self._logs.items()):
+            try:
+                task(log)
+            except Exception:  # one bad partition must not stop the others' upkeep
+                logger.exception("%s failed for %s-%d", what, *tp)
+
+    def flush_by_time(self) -> None:
+        self._each_log(lambda log: log.maybe_flush_by_time(), "flush")
+
+    def enforce_retention(self) -> None:
+        self._each_log(enforce_retention, "retention")
+
+    def compact(self) -> None:
+        if self.config["log.cleaner.enable"]:
+            self._each_log(clean, "compaction")
+
+    def start_background_tasks(self, *, cleaner_interval_ms: int = 15_000,
+                               checkpoint_interval_ms: int = 60_000) -> None:
+        schedule = [
+            (self.flush_by_time, min(self.config["log.flush.scheduler.interval.ms"], 2**31)),
+            (self.enforce_retention, self.config["log.retention.check.interval.ms"]),
+            (self.compact, cleaner_interval_ms),
+            (self.checkpoint, checkpoint_interval_ms),
+        ]
+        for task, interval_ms in schedule:
+            thread = threading.Thread(target=self._repeat, args=(task, interval_ms / 1000),
+                                      name=f"log-{task.__name__}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def _repeat(self, task: Callable[[], None], interval_s: float) -> None:
+        while not self._stop.wait(interval_s):
+            task()
+
+    # -- shutdown -----------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Flush and close every log, write the checkpoints and the clean-shutdown markers."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+        with self._lock:
+            for log in self._logs.values():
+                log.close()
+            self.checkpoint()
+            for log_dir in self.log_dirs:
+                (log_dir / CLEAN_SHUTDOWN_MARKER).touch()
