@@ -24,6 +24,7 @@ from broker_lite.config import LogConfig
 
 from .errors import KafkaStorageError, OffsetOutOfRangeError
 from .files import DELETED_SUFFIX, SWAP_SUFFIX
+from .leader_epochs import LeaderEpochCache
 from .loader import load_segments
 from .segment import FileRegion, LogSegment
 from .validator import ValidatedRecords, validate_and_assign_offsets
@@ -66,6 +67,8 @@ class Log:
         # shutdown or has just been checked by recovery.
         self.recovery_point = self.log_end_offset
         self.high_watermark = self.log_end_offset
+        self.leader_epochs = LeaderEpochCache(self.directory)
+        self.leader_epochs.truncate_from_end(self.log_end_offset)  # epochs lost in recovery
         self._unflushed_records = 0
         self._last_flush_ms = clock()
         self._pending_deletions: list[tuple[int, LogSegment]] = []
@@ -107,6 +110,7 @@ class Log:
             except OSError as exc:
                 segment.truncate_to_size(size_before)
                 raise KafkaStorageError(f"{self.directory}: append failed: {exc}") from exc
+            self.leader_epochs.assign(partition_leader_epoch, validated.first_offset)
             self.high_watermark = self.log_end_offset
             self._unflushed_records += validated.record_count
             if self._unflushed_records >= self.config.flush_messages:
@@ -204,6 +208,7 @@ class Log:
                 if base >= offset and len(self._bases) > 1:
                     self._remove_segment(base).delete()
             self.active_segment.truncate_to(offset)
+            self.leader_epochs.truncate_from_end(self.log_end_offset)
             self.recovery_point = min(self.recovery_point, self.log_end_offset)
             self.high_watermark = min(self.high_watermark, self.log_end_offset)
 

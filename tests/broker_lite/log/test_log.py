@@ -375,3 +375,23 @@ def test_file_regions_survive_segment_deletion(open_log):
     region = log.read(0, 1 << 20)
     log.delete_segments(log.segments[:1], "test")
     assert next(iter_records(region.read())).offset == 0
+
+
+def test_leader_epochs_are_checkpointed_and_truncated_with_the_log(open_log, tmp_path):
+    log = open_log()
+    for i in range(3):
+        log.append(batch(i), partition_leader_epoch=0)
+    for i in range(3, 6):
+        log.append(batch(i), partition_leader_epoch=2)
+    log.append(batch(6), partition_leader_epoch=1)  # a stale epoch adds nothing
+    checkpoint = tmp_path / "topic-0" / "leader-epoch-checkpoint"
+    assert checkpoint.read_text() == "0\n2\n0 0\n2 3\n"
+    assert log.leader_epochs.end_offset_for(0, log.log_end_offset) == (0, 3)
+    assert log.leader_epochs.end_offset_for(1, log.log_end_offset) == (0, 3)
+    assert log.leader_epochs.end_offset_for(2, log.log_end_offset) == (2, 7)
+    stored = list(BatchReader(log.read(3, 1 << 20).read()))
+    assert {b.partition_leader_epoch for b in stored} == {2, 1}
+    log.truncate_to(2)
+    assert checkpoint.read_text() == "0\n1\n0 0\n"
+    log.close()
+    assert open_log(clean_shutdown=True).leader_epochs.entries == [(0, 0)]
