@@ -36,9 +36,10 @@ logger = logging.getLogger(__name__)
 
 
 def load_segments(directory: Path, *, index_interval_bytes: int, max_index_size: int,
-                  recovery_point: int, clean_shutdown: bool,
-                  log_start_offset: int = 0) -> list[LogSegment]:
-    """The segments of ``directory`` in offset order, recovered as needed (never empty)."""
+                  recovery_point: int, clean_shutdown: bool, log_start_offset: int = 0,
+                  leader_epochs=None) -> list[LogSegment]:
+    """The segments of ``directory`` in offset order, recovered as needed (never empty).
+    Recovered v2 batches also re-assign their leader epochs in ``leader_epochs``."""
     directory.mkdir(parents=True, exist_ok=True)
 
     def open_segment(base: int) -> LogSegment:
@@ -63,7 +64,7 @@ def load_segments(directory: Path, *, index_interval_bytes: int, max_index_size:
         if following is not None and following.base_offset <= recovery_point:
             segment.load()  # wholly below the recovery point: flushed before the crash
             continue
-        truncated = segment.recover()
+        truncated = segment.recover(leader_epochs)
         if truncated:
             logger.warning("%s: truncated %d invalid bytes at the end of %s", directory,
                            truncated, segment.log_path.name)

@@ -55,19 +55,22 @@ class Log:
         self.config = config
         self.clock = clock
         self._lock = threading.RLock()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.leader_epochs = LeaderEpochCache(self.directory)
         segments = load_segments(
             self.directory, index_interval_bytes=config.index_interval_bytes,
             max_index_size=config.segment_index_bytes, recovery_point=recovery_point,
             clean_shutdown=clean_shutdown, log_start_offset=log_start_offset,
+            leader_epochs=self.leader_epochs,
         )
         self._segments: dict[int, LogSegment] = {s.base_offset: s for s in segments}
         self._bases: list[int] = [s.base_offset for s in segments]
         self.log_start_offset = max(log_start_offset, self._bases[0])
-        # After loading, everything up to the log end was either flushed before a clean
-        # shutdown or has just been checked by recovery.
-        self.recovery_point = self.log_end_offset
+        # Only a flush moves the recovery point: what recovery rebuilt (indexes) is not on disk
+        # yet, and a crash before the next flush must recover it again, as in Kafka.
+        self.recovery_point = self.log_end_offset if clean_shutdown else \
+            min(recovery_point, self.log_end_offset)
         self.high_watermark = self.log_end_offset
-        self.leader_epochs = LeaderEpochCache(self.directory)
         self.leader_epochs.truncate_from_end(self.log_end_offset)  # epochs lost in recovery
         self._unflushed_records = 0
         self._last_flush_ms = clock()
@@ -105,12 +108,15 @@ class Log:
             )
             segment = self._maybe_roll(validated, now)
             size_before = segment.size
+            # The epoch is recorded before the data, as Kafka does, so a crash in between
+            # cannot leave data of an epoch the cache does not know.
+            self.leader_epochs.assign(partition_leader_epoch, validated.first_offset)
             try:
                 segment.append(validated.chunks, validated.batches)
             except OSError as exc:
                 segment.truncate_to_size(size_before)
+                self.leader_epochs.truncate_from_end(self.log_end_offset)
                 raise KafkaStorageError(f"{self.directory}: append failed: {exc}") from exc
-            self.leader_epochs.assign(partition_leader_epoch, validated.first_offset)
             self.high_watermark = self.log_end_offset
             self._unflushed_records += validated.record_count
             if self._unflushed_records >= self.config.flush_messages:

@@ -245,9 +245,10 @@ class LogSegment:
         return int(os.fstat(self._fd).st_mtime * 1000)
 
     # -- recovery and loading -----------------------------------------------------------------
-    def recover(self) -> int:
+    def recover(self, leader_epochs=None) -> int:
         """Rebuild the indexes from the data and cut the file at the first entry whose size,
-        CRC or offset order is wrong. Returns the number of bytes truncated."""
+        CRC or offset order is wrong; v2 batches re-assign their epochs in ``leader_epochs``.
+        Returns the number of bytes truncated."""
         self.offset_index.reset()
         self.time_index.reset()
         self.bytes_since_last_index_entry = 0
@@ -264,6 +265,8 @@ class LogSegment:
                         # Offsets must increase and fit the indexes' 4-byte relative offsets.
                         if last < self.next_offset or last - self.base_offset > 2**31 - 1:
                             break
+                        if leader_epochs is not None and batch.magic == 2:
+                            leader_epochs.assign(batch.partition_leader_epoch, batch.base_offset)
                         self._index_batch(valid, last, _max_timestamp(batch), batch.size_in_bytes)
                         valid += batch.size_in_bytes
                 except RecordsError:
