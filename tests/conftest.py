@@ -1,8 +1,12 @@
-"""Suite-wide rules: in CI a skipped test is a failure, so nothing passes by not running."""
+"""Suite-wide rules and fixtures: in CI a skipped test is a failure, so nothing passes by not
+running; the ZooKeeper fixtures are shared by every test package."""
 
 import os
 
 import pytest
+
+# One real ZooKeeper per test session, and the fixtures built on it, for every test package.
+pytest_plugins = ["broker_lite.zk.testing"]
 
 
 @pytest.hookimpl(hookwrapper=True)

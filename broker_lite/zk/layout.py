@@ -1,0 +1,557 @@
+"""Kafka 2.x's ZooKeeper layout: one definition per znode, each with its path, encoder and decoder.
+
+The tree (``[x]`` is a variable name, ``->`` the data; ``E`` ephemeral, ``S`` sequential)::
+
+    /cluster/id                                  -> {"version":"1","id":"<22 chars>"}
+    /controller                              E   -> {"version":1,"brokerid":1,"timestamp":"<ms>"}
+    /controller_epoch                            -> 1
+    /brokers/ids/[id]                        E   -> {"listener_security_protocol_map":{...},
+                                                     "endpoints":[...],"jmx_port":-1,"host":"h",
+                                                     "timestamp":"<ms>","port":9092,"version":4}
+    /brokers/seqid                               (its version numbers generated broker ids)
+    /brokers/topics/[topic]                      -> {"version":2,"partitions":{"0":[1,2]},
+                                                     "adding_replicas":{},"removing_replicas":{}}
+    /brokers/topics/[topic]/partitions/[p]/state -> {"controller_epoch":1,"leader":1,"version":1,
+                                                     "leader_epoch":0,"isr":[1]}
+    /config/topics/[topic]                       -> {"version":1,"config":{"cleanup.policy":"compact"}}
+    /config/changes/config_change_[seq]      S   -> {"version":2,"entity_path":"topics/<topic>"}
+    /admin/delete_topics/[topic]                 (no data)
+    /latest_producer_id_block                    -> {"version":1,"broker":1,"block_start":"0",
+                                                     "block_end":"999"}
+    /consumers/[group]/ids/[consumer_id]     E   -> {"version":1,"subscription":{"topic":1},
+                                                     "pattern":"static","timestamp":"<ms>"}
+    /consumers/[group]/owners/[topic]/[p]    E   -> <consumer thread id>
+    /consumers/[group]/offsets/[topic]/[p]       -> <offset>
+
+JSON is written as Kafka's Jackson writes it: compact, UTF-8, keys in the order Kafka's Scala maps
+put them (the orders above), so the bytes match a real broker's. Decoders accept any key order and
+raise :class:`MalformedZnodeError` naming the path when the data does not fit.
+
+>>> TopicPartitionStateZNode.encode(PartitionState(leader=1, leader_epoch=0, isr=(1,),
+...                                                controller_epoch=1))
+b'{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1]}'
+>>> TopicPartitionStateZNode.path("events", 0)
+'/brokers/topics/events/partitions/0/state'
+"""
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .endpoints import EndPoint, parse_endpoints
+from .errors import MalformedZnodeError
+
+
+def _dump(obj: object) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _load(data: bytes | None, path: str) -> dict:
+    if not data:
+        raise MalformedZnodeError(path, "no data")
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise MalformedZnodeError(path, f"not JSON ({exc})") from None
+    if not isinstance(obj, dict):
+        raise MalformedZnodeError(path, f"expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def _get(obj: Mapping, key: str, kind: type | tuple[type, ...], path: str):
+    if key not in obj:
+        raise MalformedZnodeError(path, f"missing field {key!r}")
+    value = obj[key]
+    # bool is an int in Python but never a number in these payloads
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _tuple(kind)):
+        raise MalformedZnodeError(path, f"field {key!r} has the wrong type: {value!r}")
+    return value
+
+
+def _tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _int(obj: Mapping, key: str, path: str) -> int:
+    return _get(obj, key, int, path)
+
+
+def _int_string(obj: Mapping, key: str, path: str) -> int:
+    """A number Kafka writes as a JSON string (timestamps, producer id bounds)."""
+    value = _get(obj, key, (str, int), path)
+    try:
+        return int(value)
+    except ValueError:
+        raise MalformedZnodeError(path, f"field {key!r} is not a number: {value!r}") from None
+
+
+def _int_list(value: object, what: str, path: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise MalformedZnodeError(path, f"{what} must be a list of integers: {value!r}")
+    return tuple(value)
+
+
+def _partition_map(value: object, what: str, path: str) -> dict[int, tuple[int, ...]]:
+    if not isinstance(value, dict):
+        raise MalformedZnodeError(path, f"{what} must be an object: {value!r}")
+    result = {}
+    for key, replicas in value.items():
+        try:
+            partition = int(key)
+        except ValueError:
+            raise MalformedZnodeError(path, f"{what} key {key!r} is not a partition") from None
+        result[partition] = _int_list(replicas, f"{what}[{key}]", path)
+    return dict(sorted(result.items()))
+
+
+def _decimal(data: bytes | None, path: str) -> int:
+    try:
+        return int((data or b"").decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        raise MalformedZnodeError(path, f"expected a decimal number, got {data!r}") from None
+
+
+# -- paths without data of their own -------------------------------------------------------------
+
+BROKER_IDS_PATH = "/brokers/ids"
+TOPICS_PATH = "/brokers/topics"
+CONSUMERS_PATH = "/consumers"
+CONFIG_CHANGES_PATH = "/config/changes"
+DELETE_TOPICS_PATH = "/admin/delete_topics"
+ISR_CHANGE_NOTIFICATION_PATH = "/isr_change_notification"
+LOG_DIR_EVENT_NOTIFICATION_PATH = "/log_dir_event_notification"
+
+# Kafka's ConfigType.all: the entity types with a /config/[type] directory.
+CONFIG_ENTITY_TYPES = ("topics", "clients", "users", "brokers")
+
+
+def config_entity_type_path(entity_type: str) -> str:
+    return f"/config/{entity_type}"
+
+
+def topic_partitions_path(topic: str) -> str:
+    return f"{TopicZNode.path(topic)}/partitions"
+
+
+def topic_partition_path(topic: str, partition: int) -> str:
+    return f"{topic_partitions_path(topic)}/{partition}"
+
+
+# -- /cluster/id ---------------------------------------------------------------------------------
+
+
+class ClusterIdZNode:
+    """The cluster id, written once by the first broker: 16 random bytes, URL-safe base64."""
+
+    PATH = "/cluster/id"
+
+    @staticmethod
+    def path() -> str:
+        return ClusterIdZNode.PATH
+
+    @staticmethod
+    def encode(cluster_id: str) -> bytes:
+        return _dump({"version": "1", "id": cluster_id})
+
+    @staticmethod
+    def decode(data: bytes | None, path: str = PATH) -> str:
+        return _get(_load(data, path), "id", str, path)
+
+
+# -- /controller, /controller_epoch -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ControllerInfo:
+    broker_id: int
+    timestamp_ms: int
+
+
+class ControllerZNode:
+    """Ephemeral: the broker acting as controller, created by the winner of the election."""
+
+    PATH = "/controller"
+
+    @staticmethod
+    def path() -> str:
+        return ControllerZNode.PATH
+
+    @staticmethod
+    def encode(info: ControllerInfo) -> bytes:
+        return _dump({"version": 1, "brokerid": info.broker_id, "timestamp": str(info.timestamp_ms)})
+
+    @staticmethod
+    def decode(data: bytes | None, path: str = PATH) -> ControllerInfo:
+        obj = _load(data, path)
+        return ControllerInfo(_int(obj, "brokerid", path), _int_string(obj, "timestamp", path))
+
+
+class ControllerEpochZNode:
+    """How many times a controller was elected, as a plain decimal string."""
+
+    PATH = "/controller_epoch"
+
+    @staticmethod
+    def path() -> str:
+        return ControllerEpochZNode.PATH
+
+    @staticmethod
+    def encode(epoch: int) -> bytes:
+        return str(epoch).encode("ascii")
+
+    @staticmethod
+    def decode(data: bytes | None, path: str = PATH) -> int:
+        return _decimal(data, path)
+
+
+# -- /brokers ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    """What ``/brokers/ids/[id]`` says about a live broker."""
+
+    broker_id: int
+    endpoints: tuple[EndPoint, ...]
+    timestamp_ms: int
+    rack: str | None = None
+    jmx_port: int = -1
+    version: int = 4
+
+    @property
+    def plaintext_endpoint(self) -> EndPoint | None:
+        return next((e for e in self.endpoints if e.security_protocol == "PLAINTEXT"), None)
+
+
+class BrokerIdZNode:
+    """Ephemeral registration of a live broker (format version 4).
+
+    ``host`` and ``port`` repeat the first PLAINTEXT endpoint for old clients (null and -1
+    without one); ``rack`` appears only when set.
+    """
+
+    VERSION = 4
+
+    @staticmethod
+    def path(broker_id: int) -> str:
+        return f"{BROKER_IDS_PATH}/{broker_id}"
+
+    @staticmethod
+    def encode(registration: BrokerRegistration) -> bytes:
+        plaintext = registration.plaintext_endpoint
+        obj = {
+            "listener_security_protocol_map": {
+                e.listener_name: e.security_protocol for e in registration.endpoints},
+            "endpoints": [e.connection_string for e in registration.endpoints],
+            "jmx_port": registration.jmx_port,
+            "host": plaintext.host if plaintext else None,
+            "timestamp": str(registration.timestamp_ms),
+            "port": plaintext.port if plaintext else -1,
+            "version": registration.version,
+        }
+        if registration.rack is not None:
+            obj["rack"] = registration.rack
+        return _dump(obj)
+
+    @staticmethod
+    def decode(data: bytes | None, path: str) -> BrokerRegistration:
+        obj = _load(data, path)
+        try:
+            broker_id = int(path.rsplit("/", 1)[-1])
+        except ValueError:
+            raise MalformedZnodeError(path, "the znode name is not a broker id") from None
+        version = _int(obj, "version", path)
+        protocol_map = obj.get("listener_security_protocol_map")
+        if protocol_map is not None and not isinstance(protocol_map, dict):
+            raise MalformedZnodeError(path, "listener_security_protocol_map must be an object")
+        if "endpoints" in obj:  # version 2 and later
+            endpoints = _get(obj, "endpoints", list, path)
+            if not all(isinstance(e, str) for e in endpoints):
+                raise MalformedZnodeError(path, f"endpoints must be strings: {endpoints!r}")
+            try:
+                parsed = parse_endpoints(",".join(endpoints), protocol_map)
+            except ValueError as exc:
+                raise MalformedZnodeError(path, str(exc)) from None
+        else:  # version 1: host and port of the one PLAINTEXT listener
+            host = _get(obj, "host", str, path)
+            parsed = (EndPoint("PLAINTEXT", host, _int(obj, "port", path), "PLAINTEXT"),)
+        rack = obj.get("rack")
+        if rack is not None and not isinstance(rack, str):
+            raise MalformedZnodeError(path, f"rack must be a string: {rack!r}")
+        return BrokerRegistration(broker_id, parsed, _int_string(obj, "timestamp", path), rack,
+                                  _int(obj, "jmx_port", path), version)
+
+
+class BrokerSequenceIdZNode:
+    """Broker id generation: each empty setData bumps the version, which becomes the new id
+    (plus ``reserved.broker.max.id``). The data itself is unused."""
+
+    PATH = "/brokers/seqid"
+
+    @staticmethod
+    def path() -> str:
+        return BrokerSequenceIdZNode.PATH
+
+
+@dataclass(frozen=True)
+class TopicAssignment:
+    """Replicas of each partition (the first is the preferred leader), plus the replicas being
+    added or removed by a reassignment in progress."""
+
+    partitions: Mapping[int, tuple[int, ...]]
+    adding_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    removing_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+
+
+class TopicZNode:
+    """A topic's replica assignment (format version 2, with reassignment fields since Kafka 2.4)."""
+
+    @staticmethod
+    def path(topic: str) -> str:
+        return f"{TOPICS_PATH}/{topic}"
+
+    @staticmethod
+    def encode(assignment: TopicAssignment) -> bytes:
+        def as_json(mapping: Mapping[int, Sequence[int]]) -> dict[str, list[int]]:
+            return {str(p): list(replicas) for p, replicas in sorted(mapping.items())}
+
+        return _dump({
+            "version": 2,
+            "partitions": as_json(assignment.partitions),
+            "adding_replicas": as_json(assignment.adding_replicas),
+            "removing_replicas": as_json(assignment.removing_replicas),
+        })
+
+    @staticmethod
+    def decode(data: bytes | None, path: str) -> TopicAssignment:
+        obj = _load(data, path)
+        _int(obj, "version", path)
+        partitions = _partition_map(_get(obj, "partitions", dict, path), "partitions", path)
+        # version 1 has no reassignment fields
+        adding = _partition_map(obj.get("adding_replicas", {}), "adding_replicas", path)
+        removing = _partition_map(obj.get("removing_replicas", {}), "removing_replicas", path)
+        return TopicAssignment(partitions, adding, removing)
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """Leader and in-sync replicas of a partition; ``leader`` is -1 while it has none."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int
+
+
+NO_LEADER = -1
+
+
+class TopicPartitionStateZNode:
+    """A partition's leader and ISR, written by the controller (and by leaders changing the ISR)."""
+
+    @staticmethod
+    def path(topic: str, partition: int) -> str:
+        return f"{topic_partition_path(topic, partition)}/state"
+
+    @staticmethod
+    def encode(state: PartitionState) -> bytes:
+        return _dump({
+            "controller_epoch": state.controller_epoch,
+            "leader": state.leader,
+            "version": 1,
+            "leader_epoch": state.leader_epoch,
+            "isr": list(state.isr),
+        })
+
+    @staticmethod
+    def decode(data: bytes | None, path: str) -> PartitionState:
+        obj = _load(data, path)
+        return PartitionState(
+            leader=_int(obj, "leader", path),
+            leader_epoch=_int(obj, "leader_epoch", path),
+            isr=_int_list(_get(obj, "isr", list, path), "isr", path),
+            controller_epoch=_int(obj, "controller_epoch", path),
+        )
+
+
+# -- /config -------------------------------------------------------------------------------------
+
+
+class ConfigEntityZNode:
+    """Config overrides of one entity, e.g. ``/config/topics/[topic]``; values are strings."""
+
+    @staticmethod
+    def path(entity_type: str, name: str) -> str:
+        return f"{config_entity_type_path(entity_type)}/{name}"
+
+    @staticmethod
+    def encode(config: Mapping[str, str]) -> bytes:
+        return _dump({"version": 1, "config": dict(config)})
+
+    @staticmethod
+    def decode(data: bytes | None, path: str) -> dict[str, str]:
+        config = _get(_load(data, path), "config", dict, path)
+        if not all(isinstance(v, str) for v in config.values()):
+            raise MalformedZnodeError(path, f"config values must be strings: {config!r}")
+        return config
+
+
+class ConfigEntityChangeNotificationSequenceZNode:
+    """A sequential notification that an entity's config changed (format version 2).
+
+    ZooKeeper appends a 10-digit sequence number to :attr:`PATH_PREFIX`.
+    """
+
+    PATH_PREFIX = f"{CONFIG_CHANGES_PATH}/config_change_"
+
+    @staticmethod
+    def path(sequence: int) -> str:
+        return f"{ConfigEntityChangeNotificationSequenceZNode.PATH_PREFIX}{sequence:010d}"
+
+    @staticmethod
+    def encode(entity_path: str) -> bytes:
+        return _dump({"version": 2, "entity_path": entity_path})
+
+    @staticmethod
+    def decode(data: bytes | None, path: str) -> str:
+        return _get(_load(data, path), "entity_path", str, path)
+
+
+# -- /admin --------------------------------------------------------------------------------------
+
+
+class DeleteTopicsTopicZNode:
+    """A topic queued for deletion; the controller removes it once the topic is gone."""
+
+    @staticmethod
+    def path(topic: str) -> str:
+        return f"{DELETE_TOPICS_PATH}/{topic}"
+
+    @staticmethod
+    def encode() -> bytes:
+        return b""
+
+
+# -- /latest_producer_id_block --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProducerIdBlock:
+    """Producer ids ``block_start`` to ``block_end`` (inclusive), owned by ``broker_id``."""
+
+    broker_id: int
+    block_start: int
+    block_end: int
+
+
+class ProducerIdBlockZNode:
+    """The most recently allocated block of producer ids (bounds written as JSON strings).
+    The znode exists from startup with no data until the first block is taken."""
+
+    PATH = "/latest_producer_id_block"
+
+    @staticmethod
+    def path() -> str:
+        return ProducerIdBlockZNode.PATH
+
+    @staticmethod
+    def encode(block: ProducerIdBlock) -> bytes:
+        return _dump({"version": 1, "broker": block.broker_id,
+                      "block_start": str(block.block_start), "block_end": str(block.block_end)})
+
+    @staticmethod
+    def decode(data: bytes | None, path: str = PATH) -> ProducerIdBlock | None:
+        if not data:
+            return None
+        obj = _load(data, path)
+        return ProducerIdBlock(_int(obj, "broker", path), _int_string(obj, "block_start", path),
+                               _int_string(obj, "block_end", path))
+
+
+# -- /consumers (ZooKeeper-based consumer groups) -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConsumerRegistration:
+    """A member of a ZooKeeper-based consumer group: topic -> stream count, and how the topics
+    were chosen (``static``, or ``white_list``/``black_list`` for patterns)."""
+
+    subscription: Mapping[str, int]
+    pattern: str
+    timestamp_ms: int
+
+
+class ConsumerIdZNode:
+    """Ephemeral registration of a consumer in a group."""
+
+    @staticmethod
+    def path(group: str, consumer_id: str) -> str:
+        return f"{CONSUMERS_PATH}/{group}/ids/{consumer_id}"
+
+    @staticmethod
+    def encode(registration: ConsumerRegistration) -> bytes:
+        return _dump({"version": 1, "subscription": dict(registration.subscription),
+                      "pattern": registration.pattern,
+                      "timestamp": str(registration.timestamp_ms)})
+
+    @staticmethod
+    def decode(data: bytes | None, path: str) -> ConsumerRegistration:
+        obj = _load(data, path)
+        subscription = _get(obj, "subscription", dict, path)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in subscription.values()):
+            raise MalformedZnodeError(path, f"subscription counts must be integers: {subscription!r}")
+        return ConsumerRegistration(subscription, _get(obj, "pattern", str, path),
+                                    _int_string(obj, "timestamp", path))
+
+
+class ConsumerOwnerZNode:
+    """Ephemeral: the consumer thread (``<consumer_id>-<n>``) that owns a partition."""
+
+    @staticmethod
+    def path(group: str, topic: str, partition: int) -> str:
+        return f"{CONSUMERS_PATH}/{group}/owners/{topic}/{partition}"
+
+    @staticmethod
+    def encode(consumer_thread_id: str) -> bytes:
+        return consumer_thread_id.encode("utf-8")
+
+    @staticmethod
+    def decode(data: bytes | None, path: str) -> str:
+        if not data:
+            raise MalformedZnodeError(path, "no data")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise MalformedZnodeError(path, "not UTF-8") from None
+
+
+class ConsumerOffsetZNode:
+    """The next offset a group consumes from a partition, as a decimal string."""
+
+    @staticmethod
+    def path(group: str, topic: str, partition: int) -> str:
+        return f"{CONSUMERS_PATH}/{group}/offsets/{topic}/{partition}"
+
+    @staticmethod
+    def encode(offset: int) -> bytes:
+        return str(offset).encode("ascii")
+
+    @staticmethod
+    def decode(data: bytes | None, path: str) -> int:
+        return _decimal(data, path)
+
+
+# Kafka's ZkData.PersistentZkPaths: created (empty) by every broker at startup.
+PERSISTENT_PATHS = (
+    CONSUMERS_PATH,
+    BROKER_IDS_PATH,
+    TOPICS_PATH,
+    CONFIG_CHANGES_PATH,
+    DELETE_TOPICS_PATH,
+    BrokerSequenceIdZNode.PATH,
+    ISR_CHANGE_NOTIFICATION_PATH,
+    ProducerIdBlockZNode.PATH,
+    LOG_DIR_EVENT_NOTIFICATION_PATH,
+    *(config_entity_type_path(t) for t in CONFIG_ENTITY_TYPES),
+)

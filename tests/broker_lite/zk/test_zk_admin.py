@@ -1,0 +1,143 @@
+"""Topic administration: Kafka's name rules and the znodes each operation writes."""
+
+import json
+
+import pytest
+
+from broker_lite.config import BrokerConfig, ConfigError
+from broker_lite.zk import (
+    InvalidPartitionsError,
+    InvalidReplicaAssignmentError,
+    InvalidReplicationFactorError,
+    InvalidTopicError,
+    TopicAlreadyMarkedForDeletionError,
+    TopicExistsError,
+    UnknownTopicError,
+    add_partitions,
+    create_topic,
+    delete_topic,
+    get_topic_assignment,
+    get_topic_config,
+    list_topics,
+    set_topic_config,
+    validate_topic_name,
+)
+from broker_lite.zk.cluster import ensure_persistent_paths
+from broker_lite.zk.registration import broker_registration, register_broker
+
+
+@pytest.mark.parametrize("name", ["a", "events", "Events.v1", "with_underscore-dash",
+                                  "__consumer_offsets", "x" * 249, "..."])
+def test_legal_names(name):
+    validate_topic_name(name)
+
+
+@pytest.mark.parametrize("name,message", [
+    ("", "can't be empty"),
+    (".", "cannot be '.' or '..'"),
+    ("..", "cannot be '.' or '..'"),
+    ("x" * 250, "can't be longer than 249 characters"),
+    ("a b", "character other than ASCII alphanumerics"),
+    ("a/b", "character other than ASCII alphanumerics"),
+    ("caf\u00e9", "character other than ASCII alphanumerics"),
+    ("a:b", "character other than ASCII alphanumerics"),
+])
+def test_illegal_names(name, message):
+    with pytest.raises(InvalidTopicError, match=message):
+        validate_topic_name(name)
+
+
+@pytest.fixture
+def brokers(zookeeper_client):
+    """Brokers 1, 2 and 3 registered (on the test's own session), no controller."""
+    ensure_persistent_paths(zookeeper_client)
+    for broker_id in (1, 2, 3):
+        register_broker(zookeeper_client, broker_registration(BrokerConfig(), broker_id))
+    return zookeeper_client
+
+
+def test_create_writes_config_then_assignment(brokers):
+    client = brokers
+    assignment = create_topic(client, "t", 3, 2, {"retention.ms": "60000"}, start_index=0)
+    assert assignment == {0: (1, 2), 1: (2, 3), 2: (3, 1)}
+    assert json.loads(client.get("/brokers/topics/t")[0]) == {
+        "version": 2, "partitions": {"0": [1, 2], "1": [2, 3], "2": [3, 1]},
+        "adding_replicas": {}, "removing_replicas": {}}
+    assert get_topic_config(client, "t") == {"retention.ms": "60000"}
+    assert list_topics(client) == ["t"]
+    # creating a topic writes no change notification: there is nothing to reload yet
+    assert client.get_children("/config/changes") == []
+
+
+def test_create_refusals(brokers):
+    client = brokers
+    create_topic(client, "a.b", 1, 1)
+    with pytest.raises(TopicExistsError, match="'a.b' already exists"):
+        create_topic(client, "a.b", 1, 1)
+    with pytest.raises(InvalidTopicError, match="'a_b' collides with existing topic 'a.b'"):
+        create_topic(client, "a_b", 1, 1)
+    with pytest.raises(InvalidReplicationFactorError,
+                       match="replication factor 4 is larger than the 3 live"):
+        create_topic(client, "big", 1, 4)
+    with pytest.raises(InvalidPartitionsError):
+        create_topic(client, "none", 0, 1)
+    with pytest.raises(ConfigError, match="unknown topic config 'retention.hours'"):
+        create_topic(client, "bad-config", 1, 1, {"retention.hours": "1"})
+    with pytest.raises(ConfigError, match="cleanup.policy"):
+        create_topic(client, "bad-value", 1, 1, {"cleanup.policy": "forever"})
+    with pytest.raises(InvalidReplicaAssignmentError, match="without gaps"):
+        create_topic(client, "gap", 2, 1, replica_assignment={0: [1], 2: [2]})
+    with pytest.raises(InvalidReplicaAssignmentError, match="lists a broker twice"):
+        create_topic(client, "twice", 1, 2, replica_assignment={0: [1, 1]})
+    assert list_topics(client) == ["a.b"]
+    assert client.get_children("/config/topics") == ["a.b"]
+
+
+def test_explicit_assignment(brokers):
+    create_topic(brokers, "manual", 2, 2, replica_assignment={0: [3, 1], 1: [1, 3]})
+    assert get_topic_assignment(brokers, "manual").partitions == {0: (3, 1), 1: (1, 3)}
+
+
+def test_delete_marks_the_topic(brokers):
+    client = brokers
+    create_topic(client, "gone", 1, 1)
+    delete_topic(client, "gone")
+    assert client.get("/admin/delete_topics/gone")[0] == b""
+    with pytest.raises(TopicAlreadyMarkedForDeletionError):
+        delete_topic(client, "gone")
+    with pytest.raises(TopicExistsError, match="marked for deletion"):
+        create_topic(client, "gone", 1, 1)
+    with pytest.raises(TopicAlreadyMarkedForDeletionError):
+        add_partitions(client, "gone", 2)
+    with pytest.raises(UnknownTopicError):
+        delete_topic(client, "never")
+
+
+def test_add_partitions_continues_the_round_robin(brokers):
+    client = brokers
+    create_topic(client, "grow", 2, 2, start_index=1)
+    assert get_topic_assignment(client, "grow").partitions == {0: (2, 1), 1: (3, 2)}
+    added = add_partitions(client, "grow", 5)
+    assert list(added) == [2, 3, 4] and all(len(r) == 2 for r in added.values())
+    assert [added[p][0] for p in added] == [1, 2, 3]  # leaders continue 2, 3, 1, 2, 3
+    assert get_topic_assignment(client, "grow").partitions == {0: (2, 1), 1: (3, 2), **added}
+    with pytest.raises(InvalidPartitionsError, match="has 5 partitions"):
+        add_partitions(client, "grow", 5)
+    with pytest.raises(InvalidReplicaAssignmentError):
+        add_partitions(client, "grow", 6, replica_assignment={5: [1]})
+    assert add_partitions(client, "grow", 6, replica_assignment={5: [1, 2]}) == {5: (1, 2)}
+    with pytest.raises(UnknownTopicError):
+        add_partitions(client, "never", 2)
+
+
+def test_set_topic_config_notifies(brokers):
+    client = brokers
+    create_topic(client, "conf", 1, 1)
+    set_topic_config(client, "conf", {"cleanup.policy": "compact", "segment.bytes": "1048576"})
+    set_topic_config(client, "conf", {"cleanup.policy": "delete"})
+    assert client.get("/config/topics/conf")[0] == b'{"version":1,"config":{"cleanup.policy":"delete"}}'
+    changes = sorted(client.get_children("/config/changes"))
+    assert changes == ["config_change_0000000000", "config_change_0000000001"]
+    assert client.get("/config/changes/" + changes[0])[0] == b'{"version":2,"entity_path":"topics/conf"}'
+    with pytest.raises(UnknownTopicError):
+        set_topic_config(client, "never", {})
