@@ -72,3 +72,16 @@ def test_from_file_with_overrides(tmp_path):
     path.write_text("broker.id=3\nlog.dirs=/a,/b\n")
     config = BrokerConfig.from_file(path, {"broker.id": "4"})
     assert config["broker.id"] == 4 and config.log_dirs == ("/a", "/b")
+
+
+def test_the_shipped_server_properties_parse_without_unknown_names():
+    import warnings
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "conf" / "server.properties"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        config = BrokerConfig.from_file(path)
+    assert config["zookeeper.connect"] is None  # embedded ZooKeeper by default
+    assert config["listeners"] == "PLAINTEXT://127.0.0.1:9092"
+    assert config.log_dirs == ("/tmp/kpy-logs",)
