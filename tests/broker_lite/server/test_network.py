@@ -1,0 +1,139 @@
+"""The network layer over real sockets, with a trivial echo handler (the protocol is elsewhere)."""
+
+import socket
+import struct
+import threading
+import time
+
+import pytest
+
+from broker_lite.log.segment import FileRegion
+from broker_lite.server.network import CloseConnection, SocketServer
+
+
+def frame(payload: bytes) -> bytes:
+    return struct.pack(">i", len(payload)) + payload
+
+
+def read_frame(sock: socket.socket) -> bytes:
+    size = struct.unpack(">i", recv_exactly(sock, 4))[0]
+    return recv_exactly(sock, size)
+
+
+def recv_exactly(sock, n):
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("closed")
+        data += chunk
+    return data
+
+
+@pytest.fixture
+def server(tmp_path):
+    path = tmp_path / "data"
+    path.write_bytes(b"0123456789" * 1000)
+    fd_holder = open(path, "rb")
+
+    def handle(payload, connection):
+        text = bytes(payload)
+        if text == b"close":
+            raise CloseConnection("asked to")
+        if text.startswith(b"sleep"):
+            time.sleep(float(text[5:]))
+            return [frame(text)]
+        if text == b"silent":
+            return None
+        if text == b"file":
+            region = FileRegion(fd_holder.fileno(), 10, 9990)
+            return [struct.pack(">i", 9990), region]
+        return [frame(text)]
+
+    srv = SocketServer("127.0.0.1", 0, handle, max_request_bytes=1000, idle_timeout_ms=500).start()
+    yield srv
+    srv.stop()
+    fd_holder.close()
+
+
+def connect(server):
+    return socket.create_connection(("127.0.0.1", server.port), timeout=5)
+
+
+def test_responses_come_back_in_request_order(server):
+    with connect(server) as sock:
+        sock.sendall(frame(b"sleep0.2") + frame(b"second") + frame(b"silent") + frame(b"third"))
+        assert [read_frame(sock) for _ in range(3)] == [b"sleep0.2", b"second", b"third"]
+
+
+def test_connections_are_served_concurrently(server):
+    with connect(server) as slow, connect(server) as fast:
+        slow.sendall(frame(b"sleep0.5"))
+        started = time.monotonic()
+        fast.sendall(frame(b"quick"))
+        assert read_frame(fast) == b"quick"
+        assert time.monotonic() - started < 0.4
+        assert read_frame(slow) == b"sleep0.5"
+
+
+def test_file_regions_are_sent_with_sendfile(server):
+    with connect(server) as sock:
+        sock.sendall(frame(b"file"))
+        assert read_frame(sock) == (b"0123456789" * 1000)[10:]
+
+
+@pytest.mark.parametrize("size", [1001, 2**31 - 1, -5])
+def test_oversized_or_negative_sizes_close_the_connection_before_reading(server, size):
+    with connect(server) as sock:
+        sock.sendall(struct.pack(">i", size))
+        assert sock.recv(1) == b""
+    with connect(server) as other:  # the server keeps serving
+        other.sendall(frame(b"still here"))
+        assert read_frame(other) == b"still here"
+
+
+def test_handler_can_close_its_connection(server):
+    with connect(server) as sock:
+        sock.sendall(frame(b"close"))
+        assert sock.recv(1) == b""
+
+
+def test_idle_connections_are_closed(server):
+    with connect(server) as sock:
+        time.sleep(0.8)
+        assert sock.recv(1) == b""
+    deadline = time.monotonic() + 2
+    while server.connection_count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.connection_count == 0
+
+
+def test_many_clients_at_once(server):
+    errors = []
+
+    def client(i):
+        try:
+            with connect(server) as sock:
+                for j in range(20):
+                    message = b"client-%d-%d" % (i, j)
+                    sock.sendall(frame(message))
+                    assert read_frame(sock) == message
+        except Exception as exc:  # collected for the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(30)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_stop_closes_everything(server):
+    sock = connect(server)
+    sock.sendall(frame(b"x"))
+    read_frame(sock)
+    server.stop()
+    assert sock.recv(1) == b""
+    with pytest.raises(OSError):
+        connect(server)
