@@ -1,0 +1,65 @@
+"""Kafka's wire protocol, sans I/O: primitive types, declarative API schemas, error codes.
+
+Bytes in, dicts out, and the reverse; the network layer (:mod:`broker_lite.server`) is a thin
+shell around these functions:
+
+* :func:`parse_request_header` / :func:`parse_request` -- a request frame (without its size) to a
+  :class:`RequestHeader` and a body dict;
+* :func:`encode_response` -- a body dict to the chunks of a response frame (size included);
+* :func:`encode_request` / :func:`parse_response` -- the client side, for clients and tests.
+
+Bodies are dicts keyed by the snake_case names of the fields of Kafka's message specs (see
+:mod:`.schema`); :data:`API_SCHEMAS` holds the request and response schema of every API known
+here, :class:`ErrorCode` Kafka's error codes. Errors in Python are :class:`ProtocolError`
+subclasses.
+"""
+
+from .apis import API_SCHEMAS, Api, ApiKey, api_for
+from .errors import (
+    EncodeError,
+    ErrorCode,
+    InvalidRequestError,
+    ProtocolError,
+    UnknownApiError,
+    UnsupportedVersionError,
+)
+from .framing import (
+    RequestHeader,
+    encode_request,
+    encode_response,
+    parse_request,
+    parse_request_header,
+    parse_response,
+    request_header_version,
+    response_header_version,
+)
+from .schema import Message, decode, encode, snake_case
+from .types import ZERO_UUID, Reader, Writer
+
+__all__ = [
+    "API_SCHEMAS",
+    "ZERO_UUID",
+    "Api",
+    "ApiKey",
+    "EncodeError",
+    "ErrorCode",
+    "InvalidRequestError",
+    "Message",
+    "ProtocolError",
+    "Reader",
+    "RequestHeader",
+    "UnknownApiError",
+    "UnsupportedVersionError",
+    "Writer",
+    "api_for",
+    "decode",
+    "encode",
+    "encode_request",
+    "encode_response",
+    "parse_request",
+    "parse_request_header",
+    "parse_response",
+    "request_header_version",
+    "response_header_version",
+    "snake_case",
+]

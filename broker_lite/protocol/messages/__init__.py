@@ -1,0 +1,42 @@
+"""The schemas of the APIs broker_lite knows, one module per API family, as Python data.
+
+Every declaration carries the full field list and version ranges of Kafka's JSON spec for that
+message (every version of the spec, including ones the broker does not advertise); the test
+``tests/broker_lite/protocol/test_spec_crosscheck.py`` checks them field by field against the
+specs. Which versions the broker advertises is the server's business.
+"""
+
+from . import (
+    api_versions,
+    configs,
+    fetch,
+    group_offsets,
+    groups,
+    headers,
+    metadata,
+    offsets,
+    produce,
+    sasl,
+    topics,
+)
+from .api_versions import *
+from .configs import *
+from .fetch import *
+from .group_offsets import *
+from .groups import *
+from .headers import *
+from .metadata import *
+from .offsets import *
+from .produce import *
+from .sasl import *
+from .topics import *
+
+#: Every declared message (requests, responses and headers), by spec name.
+ALL_MESSAGES = {
+    m.name: m
+    for module in (
+        headers, api_versions, metadata, produce, fetch, offsets, topics, configs, groups,
+        group_offsets, sasl,
+    )
+    for m in (getattr(module, n) for n in module.__all__)
+}

@@ -1,0 +1,174 @@
+"""Cross-check of the declared schemas against Kafka's JSON message specs.
+
+The project declares its schemas as Python data (broker_lite/protocol/messages); this test reads
+the specs in ``shared/reference/kafka-message-schemas`` (beside the repository) with their ``//``
+comments stripped and checks, for every declared message and every version of the spec: the
+API key, validVersions, flexibleVersions, and the ordered list of fields present in that version
+with their type, nullability in that version, tag (when tagged in that version), field-level
+flexibleVersions, ignorable flag and default, recursing into arrays of structs and struct fields.
+
+The version ranges are evaluated here with a parser of this test's own, not the package's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+
+from broker_lite.protocol import API_SCHEMAS, ApiKey
+from broker_lite.protocol.messages import ALL_MESSAGES
+
+SPECS = Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "kafka-message-schemas"
+
+pytestmark = pytest.mark.skipif(
+    not SPECS.is_dir(),
+    reason=f"Kafka's JSON message specs are not at {SPECS} (shared/reference is absent outside "
+    "this project's workspace), so the declared schemas cannot be cross-checked",
+)
+
+REQUIRED_APIS = ["ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets", "OffsetForLeaderEpoch", "CreateTopics", "DeleteTopics", "CreatePartitions", "DescribeConfigs", "AlterConfigs", "IncrementalAlterConfigs", "DescribeCluster", "FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch", "ListGroups", "DescribeGroups", "DeleteGroups", "OffsetDelete", "SaslHandshake"]
+
+PRIMITIVES = {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "string",
+              "uuid", "bytes", "records"}
+MAX_PROBE = 40  # versions 0..MAX_PROBE are probed for open-ended ranges
+
+
+def load_spec(name: str) -> dict:
+    text = (SPECS / f"{name}.json").read_text()
+    text = "\n".join(re.sub(r"^\s*//.*$", "", line) for line in text.splitlines())
+    return json.loads(text)
+
+
+def version_set(spec: str | None) -> frozenset[int]:
+    """The versions in 0..MAX_PROBE that a spec range covers."""
+    if spec is None or spec == "none":
+        return frozenset()
+    if spec.endswith("+"):
+        return frozenset(range(int(spec[:-1]), MAX_PROBE + 1))
+    if "-" in spec:
+        lo, hi = spec.split("-")
+        return frozenset(range(int(lo), int(hi) + 1))
+    return frozenset({int(spec)})
+
+
+def declared_set(versions) -> frozenset[int]:
+    return frozenset(v for v in range(MAX_PROBE + 1) if v in versions)
+
+
+def spec_default(f: dict):
+    t = f["type"]
+    if t.startswith("[]"):
+        return []
+    if t not in PRIMITIVES:
+        return "<struct>"
+    d = f.get("default")
+    if d is None:
+        return {"bool": False, "float64": 0.0, "string": "", "uuid": uuid.UUID(int=0),
+                "bytes": b"", "records": None}.get(t, 0)
+    if t == "string":
+        return None if d == "null" else d
+    if t == "bool":
+        return {"true": True, "false": False}[str(d)]
+    if t == "float64":
+        return float(d)
+    return int(str(d), 0)
+
+
+def declared_default(f):
+    if f.is_array:
+        return f.default
+    if f.struct is not None:
+        return "<struct>"
+    return f.default
+
+
+def spec_fields(fields: list, version: int) -> list:
+    out = []
+    for f in fields:
+        if version not in version_set(f["versions"]):
+            continue
+        tag = f.get("tag") if version in version_set(f.get("taggedVersions")) else None
+        row = (
+            f["name"], f["type"], version in version_set(f.get("nullableVersions")), tag,
+            f.get("flexibleVersions"), bool(f.get("ignorable", False)), spec_default(f),
+        )
+        out.append(row)
+        if "fields" in f:
+            out.append((f["name"], spec_fields(f["fields"], version)))
+    return out
+
+
+def our_fields(fields, version: int) -> list:
+    out = []
+    for f in fields:
+        if version not in f.versions:
+            continue
+        tag = f.tag if version in f.tagged else None
+        row = (
+            f.name, f.type, version in f.nullable, tag,
+            None if f.flexible is None else str(f.flexible), f.ignorable, declared_default(f),
+        )
+        out.append(row)
+        if f.struct is not None:
+            out.append((f.name, our_fields(f.struct.fields, version)))
+    return out
+
+
+def test_every_required_api_is_declared():
+    names = {api.name for api in API_SCHEMAS.values()}
+    assert names == set(REQUIRED_APIS)
+    assert {"RequestHeader", "ResponseHeader"} <= set(ALL_MESSAGES)
+
+
+@pytest.mark.parametrize("name", sorted(ALL_MESSAGES))
+def test_message_matches_spec(name):
+    spec = load_spec(name)
+    ours = ALL_MESSAGES[name]
+    assert ours.kind == spec["type"]
+    assert ours.api_key == spec.get("apiKey")
+    assert declared_set(ours.valid_versions) == version_set(spec["validVersions"])
+    assert declared_set(ours.flexible_versions) == version_set(spec.get("flexibleVersions"))
+    assert not spec.get("commonStructs"), "common structs would need checking too"
+    for version in sorted(version_set(spec["validVersions"])):
+        assert our_fields(ours.fields, version) == spec_fields(spec["fields"], version), (
+            f"{name} v{version}"
+        )
+
+
+@pytest.mark.parametrize("name", sorted(ALL_MESSAGES))
+def test_no_field_outside_every_valid_version(name):
+    """A declared field present in no valid version would escape the per-version comparison."""
+    valid = declared_set(ALL_MESSAGES[name].valid_versions)
+
+    def walk(fields):
+        for f in fields:
+            assert declared_set(f.versions) & valid, f"{name}.{f.name}"
+            if f.struct is not None:
+                walk(f.struct.fields)
+
+    walk(ALL_MESSAGES[name].fields)
+
+
+def test_api_keys_match_specs():
+    """Every request spec's apiKey has the ApiKey member of the same (UPPER_SNAKE) name."""
+    checked = 0
+    for path in sorted(SPECS.glob("*Request.json")):
+        spec = load_spec(path.stem)
+        name = path.stem[: -len("Request")]
+        member = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)).upper()
+        assert ApiKey[member] == spec["apiKey"], name
+        checked += 1
+    assert checked == len(ApiKey)
+
+
+def test_registry_versions_come_from_the_specs():
+    for key, api in API_SCHEMAS.items():
+        spec = load_spec(f"{api.name}Request")
+        assert key == spec["apiKey"]
+        assert declared_set(api.request.valid_versions) == version_set(spec["validVersions"])
+        assert declared_set(api.response.flexible_versions) == version_set(
+            load_spec(f"{api.name}Response").get("flexibleVersions"))
