@@ -193,16 +193,36 @@ class Log:
                     return region
             return None
 
-    def offset_for_timestamp(self, timestamp: int) -> int | None:
-        """The earliest offset whose timestamp is >= ``timestamp`` (ListOffsets by time)."""
+    def find_by_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(timestamp, offset) of the earliest record whose timestamp is >= ``timestamp``
+        (ListOffsets by time); None when every record is older."""
         with self._lock:
             for segment in self.segments:
-                if segment.largest_timestamp < timestamp or segment.size == 0:
+                if segment.size == 0 or segment.largest_timestamp < timestamp:
                     continue
-                found = segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
+                found = segment.find_by_timestamp(timestamp, self.log_start_offset)
                 if found is not None:
                     return found
             return None
+
+    def record_with_max_timestamp(self) -> tuple[int, int] | None:
+        """(timestamp, offset) of the record with the largest timestamp, the earliest on ties."""
+        with self._lock:
+            best = None
+            for segment in self.segments:
+                if segment.size and segment.max_timestamp >= 0 and \
+                        (best is None or segment.max_timestamp > best.max_timestamp):
+                    best = segment
+            return best.record_with_max_timestamp() if best is not None else None
+
+    def epoch_for_offset(self, offset: int) -> int:
+        """The leader epoch that wrote ``offset`` (-1 when unknown)."""
+        epoch = -1
+        for known, start in self.leader_epochs.entries:
+            if start > offset:
+                break
+            epoch = known
+        return epoch
 
     # -- truncation and deletion ----------------------------------------------------------------
     def truncate_to(self, offset: int) -> None:

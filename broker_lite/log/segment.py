@@ -224,18 +224,34 @@ class LogSegment:
     def read_bytes(self, position: int, size: int) -> bytes:
         return os.pread(self._fd, size, position)
 
-    def find_offset_by_timestamp(self, timestamp: int, starting_offset: int) -> int | None:
-        """The first offset >= ``starting_offset`` whose record timestamp is >= ``timestamp``."""
+    def find_by_timestamp(self, timestamp: int, starting_offset: int) -> tuple[int, int] | None:
+        """(timestamp, offset) of the first record at or after ``starting_offset`` whose
+        timestamp is >= ``timestamp``."""
         _, indexed_offset = self.time_index.lookup(timestamp)
         _, position = self.offset_index.lookup(max(indexed_offset, starting_offset))
         for header in self.entries(position):
             if header.max_timestamp < timestamp or header.last_offset < starting_offset:
                 continue
-            for batch in BatchReader(self.read_bytes(header.position, header.size)):
-                for record in batch:
-                    if record.offset >= starting_offset and record.timestamp >= timestamp:
-                        return record.offset
+            for record in self._records_of(header):
+                if record.offset >= starting_offset and record.timestamp >= timestamp:
+                    return record.timestamp, record.offset
         return None
+
+    def record_with_max_timestamp(self) -> tuple[int, int] | None:
+        """(timestamp, offset) of the first record holding the segment's largest timestamp."""
+        if self.max_timestamp < 0:
+            return None
+        header = self.translate_offset(self.offset_of_max_timestamp)
+        if header is not None:
+            for record in self._records_of(header):
+                if record.timestamp == self.max_timestamp:
+                    return record.timestamp, record.offset
+        return self.max_timestamp, self.offset_of_max_timestamp
+
+    def _records_of(self, header: EntryHeader):
+        for batch in BatchReader(self.read_bytes(header.position, header.size)):
+            if not batch.is_control_batch:
+                yield from batch
 
     @property
     def largest_timestamp(self) -> int:

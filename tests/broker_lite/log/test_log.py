@@ -13,6 +13,7 @@ from broker_lite.records import (
     BatchReader,
     CompressionType,
     CorruptRecordError,
+    RecordBatchBuilder,
     RecordTooLargeError,
     TimestampType,
     build_batch,
@@ -166,10 +167,22 @@ def test_timestamp_lookup(open_log):
     log = open_log()
     for i in range(40):
         log.append(batch(i, ts=10_000 + 10 * i))
-    assert log.offset_for_timestamp(0) == 0
-    assert log.offset_for_timestamp(10_000 + 10 * 25) == 25
-    assert log.offset_for_timestamp(10_000 + 10 * 25 - 3) == 25
-    assert log.offset_for_timestamp(10_000 + 10 * 39 + 1) is None
+    assert log.find_by_timestamp(0) == (10_000, 0)
+    assert log.find_by_timestamp(10_000 + 10 * 25) == (10_000 + 10 * 25, 25)
+    assert log.find_by_timestamp(10_000 + 10 * 25 - 3) == (10_000 + 10 * 25, 25)
+    assert log.find_by_timestamp(10_000 + 10 * 39 + 1) is None
+
+
+def test_record_with_max_timestamp_is_found_inside_its_batch(open_log):
+    log = open_log()
+    log.append(batch(0, ts=500))
+    builder = RecordBatchBuilder()
+    for key, ts in ((b"a", 700), (b"b", 900), (b"c", 800)):
+        builder.append(b"v", key=key, timestamp=ts)
+    log.append(builder.build())
+    log.append(batch(9, ts=600))
+    assert log.record_with_max_timestamp() == (900, 2)
+    assert log.epoch_for_offset(2) == 0
 
 
 def test_message_max_bytes_is_enforced(open_log):
