@@ -19,7 +19,8 @@ from broker_lite.zk.layout import PartitionState
 
 
 class PartitionManager:
-    def __init__(self, log_manager: LogManager, client: KazooClient, broker_id: int):
+    def __init__(self, log_manager: LogManager, client: KazooClient, broker_id: int = -1):
+        """``broker_id`` may be set later, once ZooKeeper has generated it."""
         self.log_manager = log_manager
         self.client = client
         self.broker_id = broker_id

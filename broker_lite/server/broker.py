@@ -1,0 +1,164 @@
+"""One broker_lite broker: its logs, its place in the ZooKeeper cluster, and its listener.
+
+Start-up order, as a Kafka broker's: ZooKeeper (an embedded server when ``zookeeper.connect`` is
+unset), the logs (recovered if the last shutdown was not clean), the listener (so the port is known
+when registering), then registration and the controller election in ZooKeeper. Shutdown reverses
+it and leaves the clean-shutdown marker, so the next start skips recovery.
+"""
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from kazoo.client import KazooClient
+
+from broker_lite.config import BrokerConfig
+from broker_lite.log.manager import LogManager
+from broker_lite.partitions import PartitionManager
+from broker_lite.zk import ZkBroker
+from broker_lite.zk.client import ZooKeeperConnection
+from broker_lite.zk.endpoints import EndPoint, parse_endpoints, parse_protocol_map
+from broker_lite.zk.layout import BrokerIdZNode
+
+from .apis import handlers
+from .dispatcher import Dispatcher
+from .metadata import ClusterMetadata
+from .network import SocketServer
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class BrokerServices:
+    """What request handlers work with."""
+
+    config: BrokerConfig
+    logs: LogManager
+    partitions: PartitionManager
+    cluster: ClusterMetadata
+    zk: KazooClient
+    broker_id: int = -1
+    cluster_id: str | None = None
+    dispatcher: Dispatcher | None = None
+    _appended: threading.Condition = field(default_factory=threading.Condition)
+
+    def notify_appended(self) -> None:
+        """Wake fetches waiting for data (long polls)."""
+        with self._appended:
+            self._appended.notify_all()
+
+    def wait_for_append(self, timeout_s: float) -> None:
+        with self._appended:
+            self._appended.wait(timeout_s)
+
+
+class Broker:
+    """A broker: ``Broker(config).start()`` serves until ``stop()``; ``port`` is where it
+    listens (useful with ``listeners=PLAINTEXT://127.0.0.1:0``)."""
+
+    def __init__(self, config: BrokerConfig):
+        self.config = config
+        self.zookeeper: ZooKeeperConnection | None = None
+        self.logs: LogManager | None = None
+        self.server: SocketServer | None = None
+        self.zk_broker: ZkBroker | None = None
+        self.services: BrokerServices | None = None
+
+    def start(self) -> "Broker":
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self) -> None:
+        config = self.config
+        self.zookeeper = ZooKeeperConnection(config).open()
+        client = self.zookeeper.client
+        self.logs = LogManager(config)
+        partitions = PartitionManager(self.logs, client)
+        listener = self._listener()
+        services = BrokerServices(config, self.logs, partitions,
+                                  ClusterMetadata(client, listener.listener_name), client)
+        dispatcher = Dispatcher(handlers(), services)
+        services.dispatcher = dispatcher
+        self.services = services
+        self.server = SocketServer(
+            listener.host, listener.port, dispatcher,
+            max_request_bytes=config["socket.request.max.bytes"],
+            idle_timeout_ms=config["connections.max.idle.ms"],
+        ).start()
+        advertised = self._advertised(listener, self.server.port)
+        self._wait_for_previous_session(client, config["broker.id"])
+        self.zk_broker = ZkBroker(client, config, partitions, endpoints=(advertised,))
+        self.zk_broker.start()
+        partitions.broker_id = services.broker_id = self.zk_broker.broker_id
+        services.cluster_id = self.zk_broker.cluster_id
+        self.logs.start_background_tasks()
+        logger.info("broker %d listening on %s:%d (ZooKeeper %s)", services.broker_id,
+                    advertised.host, advertised.port, self.zookeeper.connect_string)
+
+    def _wait_for_previous_session(self, client: KazooClient, broker_id: int) -> None:
+        """After a crash, this broker's id is still registered by its dead session until that
+        session times out: wait for it (a live broker with the same id never goes away, and
+        registration then refuses the duplicate)."""
+        if broker_id < 0:
+            return
+        path = BrokerIdZNode.path(broker_id)
+        deadline = time.monotonic() + self.config["zookeeper.session.timeout.ms"] / 1000 + 2
+        waited = False
+        while time.monotonic() < deadline:
+            stat = client.exists(path)
+            if stat is None or stat.ephemeralOwner == client.client_id[0]:
+                return
+            if not waited:
+                logger.info("broker id %d is still registered by an earlier session; waiting "
+                            "for it to expire", broker_id)
+                waited = True
+            time.sleep(0.2)
+
+    def _listener(self) -> EndPoint:
+        protocol_map = parse_protocol_map(self.config["listener.security.protocol.map"])
+        endpoints = parse_endpoints(self.config["listeners"], protocol_map)
+        plaintext = [e for e in endpoints if e.security_protocol == "PLAINTEXT"]
+        if not plaintext:
+            raise ValueError(f"listeners {self.config['listeners']!r} has no PLAINTEXT listener, "
+                             "the only protocol broker_lite serves")
+        return plaintext[0]
+
+    def _advertised(self, listener: EndPoint, bound_port: int) -> EndPoint:
+        text = self.config["advertised.listeners"]
+        if text:
+            protocol_map = parse_protocol_map(self.config["listener.security.protocol.map"])
+            for endpoint in parse_endpoints(text, protocol_map):
+                if endpoint.listener_name == listener.listener_name:
+                    return endpoint
+        host = listener.host or "127.0.0.1"
+        return EndPoint(listener.listener_name, host, bound_port, listener.security_protocol)
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return self.server.port
+
+    @property
+    def broker_id(self) -> int:
+        assert self.services is not None
+        return self.services.broker_id
+
+    def stop(self) -> None:
+        """Stop serving, leave the cluster, close the logs cleanly."""
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        if self.zk_broker is not None:
+            self.zk_broker.stop()
+            self.zk_broker = None
+        if self.logs is not None:
+            self.logs.shutdown()
+            self.logs = None
+        if self.zookeeper is not None:
+            self.zookeeper.close()
+            self.zookeeper = None

@@ -1,0 +1,1 @@
+"""One module per API family; each exposes ``handle(context, body) -> response body``."""

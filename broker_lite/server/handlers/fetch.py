@@ -1,0 +1,82 @@
+"""Fetch: record data of the partitions this broker leads, straight from the segment files.
+
+Each partition contributes whole batches from its fetch offset up to its high watermark, within
+``partition_max_bytes`` and the request's ``max_bytes`` (the first batch found always whole, so a
+consumer progresses past a batch larger than its limits). The data travels as file regions, sent
+with ``sendfile``. When fewer than ``min_bytes`` are available the request waits (long poll) until
+an append brings enough or ``max_wait_ms`` passes. Fetch sessions (KIP-227) are not kept: every
+response has session id 0, which tells clients to send full fetch requests.
+"""
+
+import time
+
+from broker_lite.log import OffsetOutOfRangeError
+from broker_lite.protocol import ErrorCode
+
+
+def handle(context, body: dict) -> dict:
+    services = context.services
+    deadline = time.monotonic() + max(body["max_wait_ms"], 0) / 1000
+    while True:
+        responses, total, failed = _read(services, body, context.version)
+        remaining = deadline - time.monotonic()
+        if total >= body["min_bytes"] or failed or remaining <= 0:
+            return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0,
+                    "responses": responses}
+        _release(responses)
+        services.wait_for_append(remaining)
+
+
+def _read(services, body: dict, version: int) -> tuple[list, int, bool]:
+    budget = body["max_bytes"] if version >= 3 else 2**31 - 1
+    total, failed = 0, False
+    responses = []
+    for topic in body["topics"]:
+        name = topic["topic"]
+        partitions = []
+        for request in topic["partitions"]:
+            response, size = _read_partition(services, name, request, budget - total, total == 0)
+            failed |= response["error_code"] != 0
+            total += size
+            partitions.append(response)
+        responses.append({"topic": name, "partitions": partitions})
+    return responses, total, failed
+
+
+def _read_partition(services, topic: str, request: dict, budget: int,
+                    first: bool) -> tuple[dict, int]:
+    index = request["partition"]
+    response = {"partition_index": index, "error_code": 0, "high_watermark": -1,
+                "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": None,
+                "preferred_read_replica": -1, "records": b""}
+    log = services.partitions.leader_log(topic, index)
+    if log is None:
+        known = services.cluster.partitions(topic)
+        response["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION \
+            if known is None or index >= len(known) else ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return response, 0
+    high_watermark = log.high_watermark
+    response.update(high_watermark=high_watermark, last_stable_offset=high_watermark,
+                    log_start_offset=log.log_start_offset)
+    limit = min(request["partition_max_bytes"], max(budget, 0))
+    if limit <= 0 and not first:
+        return response, 0
+    try:
+        region = log.read(request["fetch_offset"], max(limit, 1), max_offset=high_watermark,
+                          min_one_batch=first)
+    except OffsetOutOfRangeError:
+        response["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
+        return response, 0
+    if region is None:
+        return response, 0
+    response["records"] = region
+    return response, region.size
+
+
+def _release(responses: list) -> None:
+    """Close the file regions of a response that will not be sent."""
+    for topic in responses:
+        for partition in topic["partitions"]:
+            records = partition["records"]
+            if hasattr(records, "close"):
+                records.close()

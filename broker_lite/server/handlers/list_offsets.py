@@ -1,0 +1,51 @@
+"""ListOffsets: an offset by time for each partition this broker leads.
+
+    -2  earliest        the log start offset
+    -1  latest          the high watermark (the next offset a consumer will see)
+    -3  max timestamp   the record with the largest timestamp (KIP-734)
+    -4  earliest local  the log start offset (all data is local here)
+    t >= 0              the earliest record with timestamp >= t; offset -1 when there is none
+"""
+
+from broker_lite.protocol import ErrorCode
+
+EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -2, -1, -3, -4
+
+
+def handle(context, body: dict) -> dict:
+    services = context.services
+    return {"throttle_time_ms": 0, "topics": [
+        {"name": topic["name"],
+         "partitions": [_offset(services, topic["name"], p) for p in topic["partitions"]]}
+        for topic in body["topics"]
+    ]}
+
+
+def _offset(services, topic: str, request: dict) -> dict:
+    index = request["partition_index"]
+    response = {"partition_index": index, "error_code": 0, "timestamp": -1, "offset": -1,
+                "leader_epoch": -1}
+    log = services.partitions.leader_log(topic, index)
+    if log is None:
+        known = services.cluster.partitions(topic)
+        response["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION \
+            if known is None or index >= len(known) else ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return response
+    target = request["timestamp"]
+    if target in (EARLIEST, EARLIEST_LOCAL):
+        found = (-1, log.log_start_offset)
+    elif target == LATEST:
+        found = (-1, log.high_watermark)
+    elif target == MAX_TIMESTAMP:
+        found = log.record_with_max_timestamp()
+    elif target >= 0:
+        found = log.find_by_timestamp(target)
+    else:
+        response["error_code"] = ErrorCode.INVALID_REQUEST
+        return response
+    if found is not None:
+        timestamp, offset = found
+        epoch = log.leader_epochs.latest_epoch if target == LATEST else \
+            log.epoch_for_offset(offset)
+        response.update(timestamp=timestamp, offset=offset, leader_epoch=epoch)
+    return response

@@ -1,0 +1,81 @@
+"""Metadata: live brokers, the controller, and the partitions of the requested topics (all topics
+when the request names none), with leaders and replicas. Unknown topics are created when the
+request allows it and ``auto.create.topics.enable`` is set; they answer LEADER_NOT_AVAILABLE until
+the controller has elected their leaders, and clients retry."""
+
+import uuid
+
+from broker_lite.protocol import ErrorCode
+from broker_lite.zk.admin import create_topic, validate_topic_name
+from broker_lite.zk.errors import (
+    InvalidReplicationFactorError,
+    InvalidTopicError,
+    TopicExistsError,
+    ZooKeeperError,
+)
+
+NO_TOPIC_ID = uuid.UUID(int=0)
+
+
+def handle(context, body: dict) -> dict:
+    services = context.services
+    cluster = services.cluster
+    requested = body.get("topics")
+    if requested is None or (context.version == 0 and not requested):
+        names = cluster.topic_names()  # null (v1+) or empty (v0) means every topic
+        allow_create = False
+    else:
+        names = [t["name"] for t in requested]
+        allow_create = body.get("allow_auto_topic_creation", True) and \
+            services.config["auto.create.topics.enable"]
+    return {
+        "throttle_time_ms": 0,
+        "brokers": [{"node_id": b.broker_id, "host": b.host, "port": b.port, "rack": b.rack}
+                    for b in cluster.brokers()],
+        "cluster_id": services.cluster_id,
+        "controller_id": cluster.controller_id(),
+        "topics": [_topic(services, name, allow_create) for name in names],
+    }
+
+
+def _topic(services, name: str | None, allow_create: bool) -> dict:
+    if name is None:
+        return {"error_code": ErrorCode.UNKNOWN_TOPIC_ID, "name": None, "topic_id": NO_TOPIC_ID,
+                "partitions": []}
+    partitions = services.cluster.partitions(name)
+    if partitions is None:
+        return {"error_code": _auto_create(services, name) if allow_create
+                else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                "name": name, "topic_id": NO_TOPIC_ID, "partitions": []}
+    return {
+        "error_code": 0, "name": name, "topic_id": NO_TOPIC_ID,
+        "is_internal": name.startswith("__"),
+        "partitions": [_partition(p) for p in partitions],
+    }
+
+
+def _partition(info) -> dict:
+    state = info.state
+    if state is None or state.leader < 0:
+        return {"error_code": ErrorCode.LEADER_NOT_AVAILABLE, "partition_index": info.partition,
+                "leader_id": -1, "leader_epoch": -1, "replica_nodes": list(info.replicas),
+                "isr_nodes": list(state.isr) if state else [], "offline_replicas": []}
+    return {"error_code": 0, "partition_index": info.partition, "leader_id": state.leader,
+            "leader_epoch": state.leader_epoch, "replica_nodes": list(info.replicas),
+            "isr_nodes": list(state.isr), "offline_replicas": []}
+
+
+def _auto_create(services, name: str) -> ErrorCode:
+    try:
+        validate_topic_name(name)
+        create_topic(services.zk, name, services.config["num.partitions"],
+                     services.config["default.replication.factor"], {})
+    except InvalidTopicError:
+        return ErrorCode.INVALID_TOPIC_EXCEPTION
+    except TopicExistsError:
+        pass  # created meanwhile by someone else
+    except InvalidReplicationFactorError:
+        return ErrorCode.INVALID_REPLICATION_FACTOR
+    except ZooKeeperError:
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+    return ErrorCode.LEADER_NOT_AVAILABLE

@@ -1,0 +1,70 @@
+"""Produce: append each partition's batches to its log, when this broker leads the partition.
+
+With one replica per partition, acks=1 and acks=-1 (all) are both satisfied once the leader has
+appended; acks=0 gets no response at all. Each partition's outcome is independent: a corrupt batch
+for one partition does not fail the others.
+"""
+
+import logging
+
+from broker_lite.log import LogError
+from broker_lite.protocol import ErrorCode
+from broker_lite.records import RecordsError
+
+from ..errors import error_code_for
+
+logger = logging.getLogger(__name__)
+
+VALID_ACKS = (-1, 0, 1)
+
+
+def handle(context, body: dict) -> dict | None:
+    services = context.services
+    acks = body["acks"]
+    if acks not in VALID_ACKS:
+        results = [_topic(t, lambda p: _error(p, ErrorCode.INVALID_REQUIRED_ACKS))
+                   for t in body["topic_data"]]
+    else:
+        results = [_topic(t, lambda p, name=t["name"]: _append(services, name, p))
+                   for t in body["topic_data"]]
+        services.notify_appended()
+    if acks == 0:
+        return None
+    return {"responses": results, "throttle_time_ms": 0}
+
+
+def _topic(topic: dict, produce_one) -> dict:
+    return {"name": topic["name"],
+            "partition_responses": [produce_one(p) for p in topic["partition_data"]]}
+
+
+def _error(partition: dict, code: ErrorCode, message: str | None = None) -> dict:
+    return {"index": partition["index"], "error_code": code, "base_offset": -1,
+            "log_append_time_ms": -1, "log_start_offset": -1, "error_message": message}
+
+
+def _append(services, topic: str, partition: dict) -> dict:
+    index = partition["index"]
+    state = services.partitions.state(topic, index)
+    if state is None:
+        known = services.cluster.partitions(topic)
+        code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if known is None or index >= len(known) \
+            else ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return _error(partition, code)
+    log = services.partitions.leader_log(topic, index)
+    if log is None:
+        return _error(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    records = partition["records"]
+    if records is None or len(records) == 0:
+        return _error(partition, ErrorCode.CORRUPT_MESSAGE, "no records")
+    try:
+        appended = log.append(records, partition_leader_epoch=state.leader_epoch)
+    except (RecordsError, LogError) as exc:
+        return _error(partition, error_code_for(exc), str(exc))
+    except Exception as exc:  # answered as UNKNOWN_SERVER_ERROR; the others keep being served
+        logger.exception("append to %s-%d failed", topic, index)
+        return _error(partition, ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))
+    log_append_time = appended.max_timestamp \
+        if log.config.message_timestamp_type == "LogAppendTime" else -1
+    return {"index": index, "error_code": 0, "base_offset": appended.first_offset,
+            "log_append_time_ms": log_append_time, "log_start_offset": log.log_start_offset}

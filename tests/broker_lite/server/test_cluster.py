@@ -1,0 +1,108 @@
+"""Three broker_lite brokers sharing one ZooKeeper form a cluster: the controller spreads the
+partitions, Metadata names their leaders, clients produce and consume across all three, and a
+broker that does not lead a partition answers NOT_LEADER_OR_FOLLOWER."""
+
+import socket
+import struct
+import time
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from broker_lite.config import BrokerConfig
+from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_response
+from broker_lite.records import build_batch
+from broker_lite.server.broker import Broker
+from broker_lite.zk.testing import wait_until
+
+PARTITIONS = 6
+
+
+@pytest.fixture
+def cluster(zookeeper_connect, tmp_path):
+    brokers = []
+    for broker_id in (1, 2, 3):
+        config = BrokerConfig({
+            "broker.id": str(broker_id), "zookeeper.connect": zookeeper_connect,
+            "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path / f"b{broker_id}"),
+            "num.partitions": str(PARTITIONS),
+        })
+        brokers.append(Broker(config).start())
+    yield brokers
+    for broker in brokers:
+        broker.stop()
+
+
+def bootstrap(brokers) -> str:
+    return ",".join(f"127.0.0.1:{b.port}" for b in brokers)
+
+
+def leaders(brokers, topic: str) -> dict[int, int]:
+    partitions = brokers[0].services.cluster.partitions(topic) or []
+    return {p.partition: p.state.leader for p in partitions if p.state and p.state.leader >= 0}
+
+
+def request(port: int, api_key: int, version: int, body: dict) -> dict:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(encode_request(api_key, version, 7, "cluster-test", body))
+        size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+        data = sock.recv(size, socket.MSG_WAITALL)
+    correlation_id, response = parse_response(api_key, version, data)
+    assert correlation_id == 7
+    return response
+
+
+def test_partitions_spread_and_clients_use_every_broker(cluster):
+    topic = f"spread-{uuid.uuid4().hex[:6]}"
+    producer = Producer({"bootstrap.servers": bootstrap(cluster), "acks": "all",
+                         "linger.ms": 5, "log_level": 3})
+    values = {p: [b"p%d-%d" % (p, i) for i in range(40)] for p in range(PARTITIONS)}
+    producer.list_topics(topic, timeout=10)  # auto-creates it
+    wait_until(lambda: len(leaders(cluster, topic)) == PARTITIONS, message="all leaders")
+    assert set(leaders(cluster, topic).values()) == {1, 2, 3}
+    for p, batch in values.items():
+        for value in batch:
+            producer.produce(topic, partition=p, value=value)
+    assert producer.flush(30) == 0
+
+    consumer = Consumer({"bootstrap.servers": bootstrap(cluster), "group.id": "spread",
+                         "enable.auto.commit": False, "log_level": 3})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+    got = {p: [] for p in range(PARTITIONS)}
+    deadline = time.monotonic() + 30
+    try:
+        while sum(map(len, got.values())) < 40 * PARTITIONS and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                got[message.partition()].append(message.value())
+    finally:
+        consumer.close()
+    assert got == values
+    for broker in cluster:  # each broker holds exactly the partitions it leads
+        held = {p for t, p in broker.logs.partitions() if t == topic}
+        assert held == {p for p, leader in leaders(cluster, topic).items()
+                        if leader == broker.broker_id}
+
+
+def test_a_broker_that_does_not_lead_answers_not_leader(cluster):
+    topic = f"routing-{uuid.uuid4().hex[:6]}"
+    metadata = request(cluster[0].port, ApiKey.METADATA, 12,
+                       {"topics": [{"name": topic}], "allow_auto_topic_creation": True})
+    assert metadata["topics"][0]["error_code"] in (ErrorCode.LEADER_NOT_AVAILABLE, 0)
+    wait_until(lambda: len(leaders(cluster, topic)) == PARTITIONS, message="all leaders")
+    metadata = request(cluster[0].port, ApiKey.METADATA, 12, {"topics": [{"name": topic}]})
+    ports = {b["node_id"]: b["port"] for b in metadata["brokers"]}
+    assert sorted(ports) == [1, 2, 3]
+    partition = metadata["topics"][0]["partitions"][0]
+    leader = partition["leader_id"]
+    other = next(node for node in ports if node != leader)
+    produce = {"transactional_id": None, "acks": 1, "timeout_ms": 5000, "topic_data": [
+        {"name": topic, "partition_data": [
+            {"index": partition["partition_index"],
+             "records": build_batch([(b"k", b"v")], timestamp=1)}]}]}
+    wrong = request(ports[other], ApiKey.PRODUCE, 9, produce)
+    assert wrong["responses"][0]["partition_responses"][0]["error_code"] == \
+        ErrorCode.NOT_LEADER_OR_FOLLOWER
+    right = request(ports[leader], ApiKey.PRODUCE, 9, produce)
+    assert right["responses"][0]["partition_responses"][0]["error_code"] == 0
