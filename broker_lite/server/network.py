@@ -14,7 +14,6 @@ so Fetch data is never copied through Python.
 """
 
 import logging
-import os
 import socket
 import struct
 import threading
@@ -92,15 +91,13 @@ class Connection:
                 self._send_region(chunk)
 
     def _send_region(self, region) -> None:
+        # socket.sendfile uses sendfile(2) and, unlike a bare os.sendfile, waits for the socket
+        # to drain when the send buffer is full (a socket with a timeout is non-blocking).
         try:
-            offset, remaining = region.position, region.size
-            while remaining > 0:
-                sent = os.sendfile(self.sock.fileno(), region.fd, offset, remaining)
-                if sent == 0:  # the file is shorter than promised (truncated meanwhile): pad
-                    self.sock.sendall(bytes(remaining))
-                    break
-                offset += sent
-                remaining -= sent
+            with open(region.fd, "rb", buffering=0, closefd=False) as file:
+                sent = self.sock.sendfile(file, region.position, region.size)
+            if sent < region.size:  # the file is shorter than promised (truncated meanwhile)
+                self.sock.sendall(bytes(region.size - sent))
         finally:
             region.close()
 

@@ -34,6 +34,9 @@ def recv_exactly(sock, n):
 def server(tmp_path):
     path = tmp_path / "data"
     path.write_bytes(b"0123456789" * 1000)
+    big = tmp_path / "big"
+    big.write_bytes(bytes(range(256)) * (40 * 4096))  # 40 MiB: far beyond a socket buffer
+    big_holder = open(big, "rb")
     fd_holder = open(path, "rb")
 
     def handle(payload, connection):
@@ -48,12 +51,16 @@ def server(tmp_path):
         if text == b"file":
             region = FileRegion(fd_holder.fileno(), 10, 9990)
             return [struct.pack(">i", 9990), region]
+        if text == b"big":
+            size = 40 * 4096 * 256 - 3
+            return [struct.pack(">i", size), FileRegion(big_holder.fileno(), 3, size)]
         return [frame(text)]
 
     srv = SocketServer("127.0.0.1", 0, handle, max_request_bytes=1000, idle_timeout_ms=500).start()
     yield srv
     srv.stop()
     fd_holder.close()
+    big_holder.close()
 
 
 def connect(server):
@@ -74,6 +81,15 @@ def test_connections_are_served_concurrently(server):
         assert read_frame(fast) == b"quick"
         assert time.monotonic() - started < 0.4
         assert read_frame(slow) == b"sleep0.5"
+
+
+def test_a_region_larger_than_the_socket_buffers_arrives_whole(server):
+    with connect(server) as sock:
+        sock.sendall(frame(b"big"))
+        time.sleep(0.2)  # let the send buffer fill before reading
+        data = read_frame(sock)
+    assert len(data) == 40 * 4096 * 256 - 3
+    assert data == (bytes(range(256)) * (40 * 4096))[3:]
 
 
 def test_file_regions_are_sent_with_sendfile(server):
