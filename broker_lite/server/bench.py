@@ -1,0 +1,159 @@
+"""Benchmark: confluent-kafka producing and consuming through broker_lite, against librdkafka's
+built-in mock broker as the peer, in one run, in the spirit of Kafka's producer-perf-test and
+consumer-perf-test.
+
+    python -m broker_lite.server.bench [--records 1000000] [--repeat 3]
+
+For each codec (none, lz4): a producer sends ``--records`` records of 100 random-ish bytes
+(acks=1) to one partition, timed from the first ``produce`` to the end of ``flush``; then a
+consumer reads them all back from offset 0, timed until the last one arrives. broker_lite runs
+as its own process (``broker-lite start``, embedded ZooKeeper, data written to its log dir on
+disk); the mock broker is the C in-memory broker librdkafka starts for a client configured with
+``test.mock.num.brokers``; it keeps only a few megabytes per partition, so the consume phase
+reads whatever each broker holds and rates are compared per record. The same client code
+drives both; figures are medians over ``--repeat`` rounds, and ratios are broker_lite / mock.
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+
+RECORD_BYTES = 100
+
+
+def payloads(count: int) -> list[bytes]:
+    block = os.urandom(RECORD_BYTES * 1024)
+    return [block[(i % 1024) * RECORD_BYTES:(i % 1024 + 1) * RECORD_BYTES] for i in range(count)]
+
+
+def produce(bootstrap: str | None, topic: str, values: list[bytes], codec: str,
+            producer: Producer | None = None) -> float:
+    producer = producer or Producer({"bootstrap.servers": bootstrap, "log_level": 3})
+    start = time.perf_counter()
+    send = producer.produce
+    for value in values:
+        while True:
+            try:
+                send(topic, value, partition=0)
+                break
+            except BufferError:  # the local queue is full: let deliveries drain it
+                producer.poll(0.001)
+    remaining = producer.flush(120)
+    elapsed = time.perf_counter() - start
+    if remaining:
+        raise RuntimeError(f"{remaining} records were not delivered")
+    return elapsed
+
+
+def producer_config(codec: str) -> dict:
+    return {"acks": "1", "compression.type": codec, "linger.ms": 5,
+            "queue.buffering.max.messages": 1_000_000, "log_level": 3}
+
+
+def consume(bootstrap: str, topic: str) -> tuple[float, int]:
+    """Read the partition from its earliest to its latest offset; (seconds, records read).
+    The mock broker keeps only a few megabytes per partition, so each broker is read for what
+    it holds and the rates compared per record."""
+    # When the broker outpaces the application, librdkafka's local queue fills and it pauses
+    # fetching for fetch.queue.backoff.ms (1 s by default); the mock broker holds too little to
+    # ever fill it, so a short pause keeps the comparison about the brokers.
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{uuid.uuid4().hex}",
+                         "enable.auto.commit": False, "fetch.queue.backoff.ms": 5,
+                         "log_level": 3})
+    low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+    count = high - low
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    received = 0
+    start = time.perf_counter()
+    deadline = start + 300
+    try:
+        while received < count and time.perf_counter() < deadline:
+            # never ask for more than remain: consume() waits until it has them all
+            for message in consumer.consume(min(10_000, count - received), 1.0):
+                if message.error() is None:
+                    received += 1
+        elapsed = time.perf_counter() - start
+    finally:
+        consumer.close()
+    if received < count:
+        raise RuntimeError(f"consumed {received} of {count} records")
+    return elapsed, count
+
+
+class BrokerLiteProcess:
+    """``broker-lite start`` in a temporary directory, on a free port."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        properties = directory / "server.properties"
+        properties.write_text(f"broker.id=0\nlisteners=PLAINTEXT://127.0.0.1:0\n"
+                              f"log.dirs={directory / 'logs'}\nnum.partitions=1\n")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "broker_lite", "start", str(properties), "--log-level",
+             "WARNING"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.process.stdout.readline()
+        if "listening on" not in line:
+            self.process.kill()
+            raise RuntimeError(f"broker-lite did not start: {line!r}")
+        self.bootstrap = line.rsplit(" ", 1)[-1].strip()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def run_round(values: list[bytes], codec: str, broker: BrokerLiteProcess) -> dict:
+    """Records per second for each phase against each broker."""
+    topic = f"bench-{codec}-{uuid.uuid4().hex[:8]}"
+    lite_producer = Producer({"bootstrap.servers": broker.bootstrap, **producer_config(codec)})
+    lite_producer.list_topics(topic, timeout=10)  # auto-create before timing
+    time.sleep(0.5)
+    lite_produce = len(values) / produce(None, topic, values, codec, lite_producer)
+    seconds, count = consume(broker.bootstrap, topic)
+    lite_consume = count / seconds
+
+    mock_producer = Producer({"test.mock.num.brokers": 1, **producer_config(codec)})
+    mock = next(iter(mock_producer.list_topics(timeout=10).brokers.values()))
+    mock_produce = len(values) / produce(None, topic, values, codec, mock_producer)
+    seconds, count = consume(f"{mock.host}:{mock.port}", topic)
+    mock_consume = count / seconds
+    del mock_producer
+    return {"lite_produce": lite_produce, "lite_consume": lite_consume,
+            "mock_produce": mock_produce, "mock_consume": mock_consume}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    values = payloads(args.records)
+    print(f"{args.records:,} records of {RECORD_BYTES} bytes to one partition, acks=1, "
+          f"confluent-kafka; broker_lite (own process, on disk) vs librdkafka's mock broker; "
+          f"median of {args.repeat} rounds")
+    with tempfile.TemporaryDirectory(prefix="kpy-bench-") as tmp:
+        broker = BrokerLiteProcess(Path(tmp))
+        try:
+            for codec in ("none", "lz4"):
+                rounds = [run_round(values, codec, broker) for _ in range(args.repeat)]
+                median = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
+                for phase in ("produce", "consume"):
+                    lite, mock = median[f"lite_{phase}"], median[f"mock_{phase}"]
+                    print(f"{phase:<8} {codec:<5} broker_lite {lite:>11,.0f} rec/s "
+                          f"{lite * RECORD_BYTES / 1e6:>7.1f} MB/s | mock {mock:>11,.0f} rec/s "
+                          f"{mock * RECORD_BYTES / 1e6:>7.1f} MB/s | ratio {lite / mock:.2f}")
+        finally:
+            broker.stop()
+    print("target: broker_lite >= 0.8x the mock broker for produce and consume")
+
+
+if __name__ == "__main__":
+    main()
