@@ -1,8 +1,7 @@
 """The APIs this broker serves, with the versions it advertises (Kafka 3.9's unless noted).
 
 Produce is advertised from version 0 although only 3 and later (record batches) are accepted on
-the wire: librdkafka stops compressing when a broker's advertised minimum is above 0. Fetch stops
-at 12 for now: later versions name topics by topic id.
+the wire: librdkafka stops compressing when a broker's advertised minimum is above 0.
 """
 
 from broker_lite.protocol import ApiKey
@@ -32,7 +31,7 @@ def _produce(context, body):
 def handlers() -> dict[ApiKey, ApiHandler]:
     return {
         ApiKey.PRODUCE: ApiHandler(0, 11, _produce),
-        ApiKey.FETCH: ApiHandler(4, 12, fetch.handle),
+        ApiKey.FETCH: ApiHandler(4, 17, fetch.handle),
         ApiKey.LIST_OFFSETS: ApiHandler(1, 8, list_offsets.handle),
         ApiKey.METADATA: ApiHandler(0, 12, metadata.handle),
         ApiKey.API_VERSIONS: ApiHandler(0, 3, api_versions.handle),

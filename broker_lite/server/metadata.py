@@ -5,6 +5,7 @@ ZooKeeper is the source of truth for all of it, so every broker answers Metadata
 the partitions live; a client then sends each partition's requests to its leader.
 """
 
+import uuid
 from dataclasses import dataclass
 
 from kazoo.client import KazooClient
@@ -14,6 +15,8 @@ from broker_lite.zk.admin import get_partition_state, get_topic_assignment, list
 from broker_lite.zk.errors import UnknownTopicError
 from broker_lite.zk.layout import ControllerZNode, PartitionState
 from broker_lite.zk.registration import get_broker, live_broker_ids
+
+NO_TOPIC_ID = uuid.UUID(int=0)
 
 
 @dataclass(frozen=True)
@@ -31,10 +34,18 @@ class PartitionInfo:
     state: PartitionState | None  # None until the controller has elected a leader
 
 
+@dataclass(frozen=True)
+class TopicInfo:
+    name: str
+    topic_id: uuid.UUID  # the zero UUID for a topic created without one
+    partitions: list[PartitionInfo]
+
+
 class ClusterMetadata:
     def __init__(self, client: KazooClient, listener_name: str = "PLAINTEXT"):
         self.client = client
         self.listener_name = listener_name
+        self._names_by_id: dict[uuid.UUID, str] = {}
 
     def brokers(self) -> list[BrokerInfo]:
         result = []
@@ -60,13 +71,33 @@ class ClusterMetadata:
     def topic_names(self) -> list[str]:
         return list_topics(self.client)
 
-    def partitions(self, topic: str) -> list[PartitionInfo] | None:
-        """The topic's partitions in order, or None when the topic does not exist."""
+    def topic(self, topic: str) -> TopicInfo | None:
+        """The topic's id and partitions, or None when the topic does not exist."""
         try:
             assignment = get_topic_assignment(self.client, topic)
         except (UnknownTopicError, NoNodeError):
             return None
-        return [
+        partitions = [
             PartitionInfo(p, tuple(replicas), get_partition_state(self.client, topic, p))
             for p, replicas in sorted(assignment.partitions.items())
         ]
+        return TopicInfo(topic, assignment.topic_id or NO_TOPIC_ID, partitions)
+
+    def partitions(self, topic: str) -> list[PartitionInfo] | None:
+        """The topic's partitions in order, or None when the topic does not exist."""
+        info = self.topic(topic)
+        return info.partitions if info is not None else None
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        """The name of the topic with ``topic_id`` (Fetch 13+ names topics by id)."""
+        name = self._names_by_id.get(topic_id)
+        if name is not None and self.client.exists(f"/brokers/topics/{name}"):
+            return name
+        for name in self.topic_names():  # a topic created since: refresh the whole map
+            try:
+                found = get_topic_assignment(self.client, name).topic_id
+            except (UnknownTopicError, NoNodeError):
+                continue
+            if found is not None:
+                self._names_by_id[found] = name
+        return self._names_by_id.get(topic_id)

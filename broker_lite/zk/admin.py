@@ -21,6 +21,7 @@ broker_lite.zk.errors.InvalidTopicError: topic name 'a/b' is illegal: it contain
 """
 
 import re
+import uuid
 from collections.abc import Mapping, Sequence
 
 from kazoo.client import KazooClient
@@ -140,7 +141,9 @@ def create_topic(client: KazooClient, name: str, partitions: int, replication_fa
     overrides = _validate_config(config or {})
     _write_config(client, name, overrides)
     try:
-        client.create(TopicZNode.path(name), TopicZNode.encode(TopicAssignment(assignment)),
+        # every new topic gets its id, as since Kafka 2.8 (Fetch 13+ names topics by id)
+        client.create(TopicZNode.path(name),
+                      TopicZNode.encode(TopicAssignment(assignment, topic_id=uuid.uuid4())),
                       makepath=True)
     except NodeExistsError:
         raise TopicExistsError(f"topic {name!r} already exists") from None
@@ -194,7 +197,7 @@ def add_partitions(client: KazooClient, name: str, partition_count: int, *,
                     f"expected {partition_count - existing} new partitions of "
                     f"{replication_factor} replicas, got {added}")
         grown = TopicAssignment({**current.partitions, **added}, current.adding_replicas,
-                                current.removing_replicas)
+                                current.removing_replicas, current.topic_id)
         try:
             client.set(path, TopicZNode.encode(grown), version=stat.version)
         except BadVersionError:

@@ -9,7 +9,8 @@ The tree (``[x]`` is a variable name, ``->`` the data; ``E`` ephemeral, ``S`` se
                                                      "endpoints":[...],"jmx_port":-1,"host":"h",
                                                      "timestamp":"<ms>","port":9092,"version":4}
     /brokers/seqid                               (its version numbers generated broker ids)
-    /brokers/topics/[topic]                      -> {"version":2,"partitions":{"0":[1,2]},
+    /brokers/topics/[topic]                      -> {"version":3,"topic_id":"<22 chars>",
+                                                     "partitions":{"0":[1,2]},
                                                      "adding_replicas":{},"removing_replicas":{}}
     /brokers/topics/[topic]/partitions/[p]/state -> {"controller_epoch":1,"leader":1,"version":1,
                                                      "leader_epoch":0,"isr":[1]}
@@ -34,7 +35,9 @@ b'{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1]}'
 '/brokers/topics/events/partitions/0/state'
 """
 
+import base64
 import json
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -302,10 +305,27 @@ class TopicAssignment:
     partitions: Mapping[int, tuple[int, ...]]
     adding_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     removing_replicas: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
+    topic_id: uuid.UUID | None = None
+
+
+def encode_uuid(value: uuid.UUID) -> str:
+    """Kafka's textual UUID: URL-safe base64 of the 16 bytes, without padding (22 characters)."""
+    return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode("ascii")
+
+
+def decode_uuid(text: str, path: str) -> uuid.UUID:
+    try:
+        raw = base64.urlsafe_b64decode(text + "==")
+        if len(raw) != 16:
+            raise ValueError("not 16 bytes")
+    except (ValueError, TypeError) as exc:
+        raise MalformedZnodeError(path, f"topic_id {text!r} is not a UUID ({exc})") from None
+    return uuid.UUID(bytes=raw)
 
 
 class TopicZNode:
-    """A topic's replica assignment (format version 2, with reassignment fields since Kafka 2.4)."""
+    """A topic's replica assignment: format version 3 (Kafka 2.8+) with its topic id, version 2
+    (Kafka 2.4+, reassignment fields) without one; version 1 is read too."""
 
     @staticmethod
     def path(topic: str) -> str:
@@ -316,8 +336,11 @@ class TopicZNode:
         def as_json(mapping: Mapping[int, Sequence[int]]) -> dict[str, list[int]]:
             return {str(p): list(replicas) for p, replicas in sorted(mapping.items())}
 
+        head: dict = {"version": 2}
+        if assignment.topic_id is not None:
+            head = {"version": 3, "topic_id": encode_uuid(assignment.topic_id)}
         return _dump({
-            "version": 2,
+            **head,
             "partitions": as_json(assignment.partitions),
             "adding_replicas": as_json(assignment.adding_replicas),
             "removing_replicas": as_json(assignment.removing_replicas),
@@ -331,7 +354,11 @@ class TopicZNode:
         # version 1 has no reassignment fields
         adding = _partition_map(obj.get("adding_replicas", {}), "adding_replicas", path)
         removing = _partition_map(obj.get("removing_replicas", {}), "removing_replicas", path)
-        return TopicAssignment(partitions, adding, removing)
+        topic_id = obj.get("topic_id")
+        if topic_id is not None and not isinstance(topic_id, str):
+            raise MalformedZnodeError(path, "topic_id is not a string")
+        return TopicAssignment(partitions, adding, removing,
+                               decode_uuid(topic_id, path) if topic_id else None)
 
 
 @dataclass(frozen=True)

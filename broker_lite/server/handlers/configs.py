@@ -23,7 +23,13 @@ import logging
 from collections import Counter
 from collections.abc import Mapping
 
-from broker_lite.config import BROKER_CONFIG, TOPIC_TO_BROKER, BrokerConfig, ConfigError, LogConfig
+from broker_lite.config import (
+    BROKER_CONFIG,
+    TOPIC_TO_BROKER,
+    BrokerConfig,
+    ConfigError,
+    LogConfig,
+)
 from broker_lite.protocol import ErrorCode
 from broker_lite.zk.admin import get_topic_config, set_topic_config, validate_topic_name
 from broker_lite.zk.errors import InvalidTopicError, UnknownTopicError, ZooKeeperError

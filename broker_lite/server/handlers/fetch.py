@@ -32,15 +32,27 @@ def _read(services, body: dict, version: int) -> tuple[list, int, bool]:
     total, failed = 0, False
     responses = []
     for topic in body["topics"]:
-        name = topic["topic"]
+        # Fetch 13+ names topics by id only
+        name = topic["topic"] if version < 13 else services.cluster.topic_name(topic["topic_id"])
         partitions = []
         for request in topic["partitions"]:
-            response, size = _read_partition(services, name, request, budget - total, total == 0)
+            if name is None:
+                response, size = _unknown_topic_id(request), 0
+            else:
+                response, size = _read_partition(services, name, request, budget - total,
+                                                 total == 0)
             failed |= response["error_code"] != 0
             total += size
             partitions.append(response)
-        responses.append({"topic": name, "partitions": partitions})
+        responses.append({"topic": name or "", "topic_id": topic["topic_id"],
+                          "partitions": partitions})
     return responses, total, failed
+
+
+def _unknown_topic_id(request: dict) -> dict:
+    return {"partition_index": request["partition"], "error_code": ErrorCode.UNKNOWN_TOPIC_ID,
+            "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
+            "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
 
 
 def _read_partition(services, topic: str, request: dict, budget: int,

@@ -3,8 +3,6 @@ when the request names none), with leaders and replicas. Unknown topics are crea
 request allows it and ``auto.create.topics.enable`` is set; they answer LEADER_NOT_AVAILABLE until
 the controller has elected their leaders, and clients retry."""
 
-import uuid
-
 from broker_lite.protocol import ErrorCode
 from broker_lite.zk.admin import create_topic, validate_topic_name
 from broker_lite.zk.errors import (
@@ -14,7 +12,7 @@ from broker_lite.zk.errors import (
     ZooKeeperError,
 )
 
-NO_TOPIC_ID = uuid.UUID(int=0)
+from ..metadata import NO_TOPIC_ID
 
 
 def handle(context, body: dict) -> dict:
@@ -42,15 +40,15 @@ def _topic(services, name: str | None, allow_create: bool) -> dict:
     if name is None:
         return {"error_code": ErrorCode.UNKNOWN_TOPIC_ID, "name": None, "topic_id": NO_TOPIC_ID,
                 "partitions": []}
-    partitions = services.cluster.partitions(name)
-    if partitions is None:
+    info = services.cluster.topic(name)
+    if info is None:
         return {"error_code": _auto_create(services, name) if allow_create
                 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 "name": name, "topic_id": NO_TOPIC_ID, "partitions": []}
     return {
-        "error_code": 0, "name": name, "topic_id": NO_TOPIC_ID,
+        "error_code": 0, "name": name, "topic_id": info.topic_id,
         "is_internal": name.startswith("__"),
-        "partitions": [_partition(p) for p in partitions],
+        "partitions": [_partition(p) for p in info.partitions],
     }
 
 

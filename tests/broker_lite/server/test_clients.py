@@ -131,3 +131,31 @@ def test_kafka_python_produces_and_consumes_byte_for_byte(broker, codec, acks):
     consumer.close()
     assert [(m.offset, m.key, m.value, list(m.headers), m.timestamp) for m in got] == [
         (i, key, value, headers, ts) for i, (key, value, headers, ts) in enumerate(records)]
+
+
+@pytest.mark.parametrize("version", [12, 13, 17])
+def test_fetch_by_name_and_by_topic_id(broker, kafka_call, version):
+    """Fetch 13+ names topics by the id Metadata 10+ reports; unknown ids are answered as such."""
+    from broker_lite.protocol import ApiKey, ErrorCode
+    from broker_lite.records import iter_records
+
+    topic = f"ids-{version}"
+    producer = Producer({"bootstrap.servers": bootstrap(broker), "log_level": 3})
+    producer.produce(topic, partition=0, value=b"hello")
+    assert producer.flush(20) == 0
+    metadata = kafka_call(broker.port, ApiKey.METADATA, 12, {"topics": [{"name": topic}]})
+    topic_id = metadata["topics"][0]["topic_id"]
+    assert topic_id.int != 0
+
+    def fetch(name, identifier):
+        return kafka_call(broker.port, ApiKey.FETCH, version, {
+            "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+            "topics": [{"topic": name, "topic_id": identifier, "partitions": [
+                {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]})
+
+    response = fetch(topic if version < 13 else "", topic_id)["responses"][0]["partitions"][0]
+    assert response["error_code"] == 0
+    assert [r.value for r in iter_records(bytes(response["records"]))] == [b"hello"]
+    if version >= 13:
+        unknown = fetch("", uuid.uuid4())["responses"][0]["partitions"][0]
+        assert unknown["error_code"] == ErrorCode.UNKNOWN_TOPIC_ID

@@ -2,8 +2,6 @@
 partitions, Metadata names their leaders, clients produce and consume across all three, and a
 broker that does not lead a partition answers NOT_LEADER_OR_FOLLOWER."""
 
-import socket
-import struct
 import time
 import uuid
 
@@ -11,7 +9,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from broker_lite.config import BrokerConfig
-from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_response
+from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import build_batch
 from broker_lite.server.broker import Broker
 from broker_lite.zk.testing import wait_until
@@ -41,16 +39,6 @@ def bootstrap(brokers) -> str:
 def leaders(brokers, topic: str) -> dict[int, int]:
     partitions = brokers[0].services.cluster.partitions(topic) or []
     return {p.partition: p.state.leader for p in partitions if p.state and p.state.leader >= 0}
-
-
-def request(port: int, api_key: int, version: int, body: dict) -> dict:
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(encode_request(api_key, version, 7, "cluster-test", body))
-        size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
-        data = sock.recv(size, socket.MSG_WAITALL)
-    correlation_id, response = parse_response(api_key, version, data)
-    assert correlation_id == 7
-    return response
 
 
 def test_partitions_spread_and_clients_use_every_broker(cluster):
@@ -85,7 +73,8 @@ def test_partitions_spread_and_clients_use_every_broker(cluster):
                         if leader == broker.broker_id}
 
 
-def test_a_broker_that_does_not_lead_answers_not_leader(cluster):
+def test_a_broker_that_does_not_lead_answers_not_leader(cluster, kafka_call):
+    request = kafka_call
     topic = f"routing-{uuid.uuid4().hex[:6]}"
     metadata = request(cluster[0].port, ApiKey.METADATA, 12,
                        {"topics": [{"name": topic}], "allow_auto_topic_creation": True})

@@ -42,11 +42,21 @@ def exchange(port: int, frame: bytes, *, read: bool = True) -> bytes | None:
         sock.sendall(frame)
         if not read:
             return None
-        head = sock.recv(4, socket.MSG_WAITALL)
+        head = recv_up_to(sock, 4)
         if len(head) < 4:
             return None
-        size = struct.unpack(">i", head)[0]
-        return sock.recv(size, socket.MSG_WAITALL)
+        return recv_up_to(sock, struct.unpack(">i", head)[0])
+
+
+def recv_up_to(sock: socket.socket, n: int) -> bytes:
+    """Exactly ``n`` bytes, or fewer if the broker closes the connection first."""
+    data = bytearray()
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
 
 
 def framed(payload: bytes) -> bytes:

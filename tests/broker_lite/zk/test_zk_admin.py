@@ -1,6 +1,7 @@
 """Topic administration: Kafka's name rules and the znodes each operation writes."""
 
 import json
+import re
 
 import pytest
 
@@ -60,8 +61,12 @@ def test_create_writes_config_then_assignment(brokers):
     client = brokers
     assignment = create_topic(client, "t", 3, 2, {"retention.ms": "60000"}, start_index=0)
     assert assignment == {0: (1, 2), 1: (2, 3), 2: (3, 1)}
-    assert json.loads(client.get("/brokers/topics/t")[0]) == {
-        "version": 2, "partitions": {"0": [1, 2], "1": [2, 3], "2": [3, 1]},
+    written = json.loads(client.get("/brokers/topics/t")[0])
+    assert list(written) == ["version", "topic_id", "partitions", "adding_replicas",
+                             "removing_replicas"]
+    assert written["version"] == 3 and re.fullmatch(r"[A-Za-z0-9_-]{22}", written["topic_id"])
+    assert {k: v for k, v in written.items() if k not in ("version", "topic_id")} == {
+        "partitions": {"0": [1, 2], "1": [2, 3], "2": [3, 1]},
         "adding_replicas": {}, "removing_replicas": {}}
     assert get_topic_config(client, "t") == {"retention.ms": "60000"}
     assert list_topics(client) == ["t"]

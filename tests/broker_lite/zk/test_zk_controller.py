@@ -2,6 +2,7 @@
 broker's listener hears."""
 
 import json
+import re
 import logging
 
 import pytest
@@ -51,8 +52,10 @@ def test_created_topic_in_kafkas_format(start_zk_broker, zookeeper_client):
     wait_until(lambda: broker.is_controller)
     create_topic(zookeeper_client, "events", 2, 1, {"cleanup.policy": "compact"})
     wait_until(_all_led(zookeeper_client, "events", 2), message="partition states")
-    assert zookeeper_client.get("/brokers/topics/events")[0] == (
-        b'{"version":2,"partitions":{"0":[1],"1":[1]},"adding_replicas":{},"removing_replicas":{}}')
+    written = zookeeper_client.get("/brokers/topics/events")[0]
+    assert re.fullmatch(
+        rb'\{"version":3,"topic_id":"[A-Za-z0-9_-]{22}","partitions":\{"0":\[1\],"1":\[1\]\},'
+        rb'"adding_replicas":\{\},"removing_replicas":\{\}\}', written), written
     assert zookeeper_client.get("/config/topics/events")[0] == (
         b'{"version":1,"config":{"cleanup.policy":"compact"}}')
     for partition in (0, 1):

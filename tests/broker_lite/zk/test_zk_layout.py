@@ -1,3 +1,4 @@
+import uuid
 """Znode paths and payloads, byte for byte as a Kafka 2.x broker writes them, both ways."""
 
 import pytest
@@ -49,6 +50,11 @@ GOLDEN = [
     (TopicZNode, "/brokers/topics/events", TopicAssignment({0: (1, 2), 1: (2, 1)}),
      (b'{"version":2,"partitions":{"0":[1,2],"1":[2,1]},"adding_replicas":{},'
       b'"removing_replicas":{}}')),
+    # Kafka 2.8+: with the topic id, Kafka's textual UUID (URL-safe base64, no padding)
+    (TopicZNode, "/brokers/topics/events",
+     TopicAssignment({0: (1,)}, topic_id=uuid.UUID("0f2a3b4c-5d6e-4f70-8192-a3b4c5d6e7f8")),
+     (b'{"version":3,"topic_id":"Dyo7TF1uT3CBkqO0xdbn-A","partitions":{"0":[1]},'
+      b'"adding_replicas":{},"removing_replicas":{}}')),
     (TopicPartitionStateZNode, "/brokers/topics/events/partitions/0/state",
      PartitionState(leader=1, leader_epoch=0, isr=(1,), controller_epoch=1),
      b'{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1]}'),
