@@ -29,7 +29,11 @@ class PartitionManager:
 
     def on_partition_assigned(self, topic: str, partition: int, state: PartitionState,
                               replicas: list[int]) -> None:
-        self.log_manager.get_or_create(topic, partition, get_topic_config(self.client, topic))
+        log = self.log_manager.get_or_create(topic, partition,
+                                             get_topic_config(self.client, topic))
+        if state.leader == self.broker_id:
+            # As Kafka's makeLeader: the new epoch starts at the log end, even before it writes.
+            log.leader_epochs.assign(state.leader_epoch, log.log_end_offset)
         with self._lock:
             self._states[(topic, partition)] = state
 

@@ -31,15 +31,19 @@ class LeaderEpochCache:
         self._file.write(self.entries)
 
     def end_offset_for(self, epoch: int, log_end_offset: int) -> tuple[int, int]:
-        """(epoch, end offset) for OffsetForLeaderEpoch: the largest known epoch <= ``epoch`` and
-        the offset where it ended; (-1, -1) when ``epoch`` precedes every entry."""
-        if not self.entries or epoch < self.entries[0][0]:
+        """(epoch, end offset) for OffsetForLeaderEpoch, as Kafka's ``endOffsetFor``: the latest
+        epoch ends at the log end; an older one at the start of the next cached epoch, reported
+        as the largest cached epoch not above it (or itself, when older than every cached one);
+        -1 or an epoch newer than every cached one is unknown: (-1, -1)."""
+        if epoch == UNDEFINED_EPOCH:
             return UNDEFINED_EPOCH, UNDEFINED_EPOCH
-        for i, (known, _start) in enumerate(self.entries):
-            following = self.entries[i + 1] if i + 1 < len(self.entries) else None
-            if following is None or following[0] > epoch:
-                return known, following[1] if following is not None else log_end_offset
-        raise AssertionError("unreachable: the last entry always matches")
+        if epoch == self.latest_epoch:
+            return epoch, log_end_offset
+        higher = next((entry for entry in self.entries if entry[0] > epoch), None)
+        if higher is None:
+            return UNDEFINED_EPOCH, UNDEFINED_EPOCH
+        floor = [entry for entry in self.entries if entry[0] <= epoch]
+        return (floor[-1][0] if floor else epoch), higher[1]
 
     def truncate_from_end(self, end_offset: int) -> None:
         """The log lost every offset >= ``end_offset``: drop epochs that started there or later."""

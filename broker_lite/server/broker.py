@@ -19,7 +19,8 @@ from broker_lite.partitions import PartitionManager
 from broker_lite.zk import ZkBroker
 from broker_lite.zk.client import ZooKeeperConnection
 from broker_lite.zk.endpoints import EndPoint, parse_endpoints, parse_protocol_map
-from broker_lite.zk.layout import BrokerIdZNode
+from broker_lite.zk.admin import get_topic_config
+from broker_lite.zk.layout import CONFIG_CHANGES_PATH, BrokerIdZNode
 
 from .apis import handlers
 from .dispatcher import Dispatcher
@@ -96,9 +97,23 @@ class Broker:
         self.zk_broker.start()
         partitions.broker_id = services.broker_id = self.zk_broker.broker_id
         services.cluster_id = self.zk_broker.cluster_id
+        client.ChildrenWatch(CONFIG_CHANGES_PATH, self._on_config_changes)
         self.logs.start_background_tasks()
         logger.info("broker %d listening on %s:%d (ZooKeeper %s)", services.broker_id,
                     advertised.host, advertised.port, self.zookeeper.connect_string)
+
+    def _on_config_changes(self, _children: list[str]) -> bool:
+        """A topic config changed somewhere in the cluster (AlterConfigs on any broker writes a
+        ``/config/changes`` notification): reapply the overrides of every topic held here."""
+        logs, zookeeper = self.logs, self.zookeeper
+        if logs is None or zookeeper is None or zookeeper.client is None:
+            return False  # stopped: end the watch
+        for topic in {t for t, _ in logs.partitions()}:
+            try:
+                logs.update_config(topic, get_topic_config(zookeeper.client, topic))
+            except Exception:  # a topic deleted meanwhile, a bad override: keep watching
+                logger.exception("could not reload the config of topic %s", topic)
+        return True
 
     def _wait_for_previous_session(self, client: KazooClient, broker_id: int) -> None:
         """After a crash, this broker's id is still registered by its dead session until that

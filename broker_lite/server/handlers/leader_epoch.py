@@ -3,9 +3,9 @@ follower) can tell whether the log it read was truncated since.
 
 For each partition: the largest epoch of the log's leader epoch cache not above the requested one,
 and the offset where it ended (the start of the next epoch, or the log end offset for the latest),
-with Kafka's answers at the edges: the partition's current leader epoch, even before it wrote
-anything, ends at the log end; an epoch older than every cached one ends where the first cached
-epoch starts; an epoch newer than the current one, or -1, is unknown (-1, -1).
+with Kafka's answers at the edges (see ``LeaderEpochCache.end_offset_for``; a leader records its
+epoch at the log end when it becomes leader, so its current epoch ends at the log end even
+before it wrote anything).
 
 ``current_leader_epoch`` (unless -1) must match the partition's: older is FENCED_LEADER_EPOCH,
 newer UNKNOWN_LEADER_EPOCH. Only the leader answers (NOT_LEADER_OR_FOLLOWER), except to the
@@ -52,23 +52,7 @@ def _partition(services, topic: str, request: dict, leader_only: bool) -> dict:
     if leader_only and state.leader != services.broker_id:
         response["error_code"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
         return response
-    epoch, end_offset = end_offset_for(log, request["leader_epoch"], state.leader_epoch)
+    epoch, end_offset = log.leader_epochs.end_offset_for(request["leader_epoch"],
+                                                         log.log_end_offset)
     response.update(leader_epoch=epoch, end_offset=end_offset)
     return response
-
-
-def end_offset_for(log, requested: int, partition_epoch: int) -> tuple[int, int]:
-    """Kafka's ``LeaderEpochFileCache.endOffsetFor`` on the log's cache, which, as on a Kafka
-    leader, is taken to hold the partition's current epoch from the log end when no record of
-    that epoch was written yet."""
-    cache = log.leader_epochs
-    log_end_offset = log.log_end_offset
-    latest = max(cache.latest_epoch, partition_epoch)
-    if requested == UNDEFINED_EPOCH or requested > latest:
-        return UNDEFINED_EPOCH, UNDEFINED_OFFSET
-    if requested == latest:
-        return requested, log_end_offset
-    entries = cache.entries
-    if not entries or requested < entries[0][0]:
-        return requested, entries[0][1] if entries else log_end_offset
-    return cache.end_offset_for(requested, log_end_offset)

@@ -408,3 +408,15 @@ def test_leader_epochs_are_checkpointed_and_truncated_with_the_log(open_log, tmp
     assert checkpoint.read_text() == "0\n1\n0 0\n"
     log.close()
     assert open_log(clean_shutdown=True).leader_epochs.entries == [(0, 0)]
+
+
+def test_end_offset_for_follows_kafkas_edges(open_log):
+    log = open_log()
+    log.append(batch(0), partition_leader_epoch=2)
+    log.append(batch(1), partition_leader_epoch=5)
+    cache = log.leader_epochs
+    assert cache.end_offset_for(-1, 2) == (-1, -1)
+    assert cache.end_offset_for(1, 2) == (1, 0)  # older than every cached epoch
+    assert cache.end_offset_for(3, 2) == (2, 1)  # between: the floor epoch, the next start
+    assert cache.end_offset_for(5, 2) == (5, 2)  # the latest ends at the log end
+    assert cache.end_offset_for(6, 2) == (-1, -1)  # newer than every cached epoch

@@ -95,3 +95,19 @@ def test_a_broker_that_does_not_lead_answers_not_leader(cluster, kafka_call):
         ErrorCode.NOT_LEADER_OR_FOLLOWER
     right = request(ports[leader], ApiKey.PRODUCE, 9, produce)
     assert right["responses"][0]["partition_responses"][0]["error_code"] == 0
+
+
+def test_a_config_change_made_on_one_broker_reaches_the_logs_of_the_others(cluster, kafka_call):
+    topic = f"conf-{uuid.uuid4().hex[:6]}"
+    kafka_call(cluster[0].port, ApiKey.METADATA, 12, {"topics": [{"name": topic}]})
+    wait_until(lambda: len(leaders(cluster, topic)) == PARTITIONS, message="all leaders")
+    response = kafka_call(cluster[0].port, ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, {
+        "resources": [{"resource_type": 2, "resource_name": topic, "configs": [
+            {"name": "retention.ms", "config_operation": 0, "value": "12345"}]}],
+        "validate_only": False})
+    assert response["responses"][0]["error_code"] == 0
+    holders = [b for b in cluster if any(t == topic for t, _ in b.logs.partitions())]
+    assert len(holders) == 3
+    wait_until(lambda: all(b.logs.get(t, p).config.retention_ms == 12345
+                           for b in holders for t, p in b.logs.partitions() if t == topic),
+               message="every broker applied the override")
