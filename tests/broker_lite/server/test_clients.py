@@ -13,20 +13,33 @@ from broker_lite.server.broker import Broker
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
 
+def start_brokers(zookeeper_connect, tmp_path, count: int) -> list[Broker]:
+    return [Broker(BrokerConfig({
+        "broker.id": str(broker_id), "zookeeper.connect": zookeeper_connect,
+        "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path / f"logs-{broker_id}"),
+        "num.partitions": "1",
+    })).start() for broker_id in range(1, count + 1)]
+
+
 @pytest.fixture
 def broker(zookeeper_connect, tmp_path):
-    config = BrokerConfig({
-        "broker.id": "1", "zookeeper.connect": zookeeper_connect,
-        "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path / "logs"),
-        "num.partitions": "1",
-    })
-    started = Broker(config).start()
+    (started,) = start_brokers(zookeeper_connect, tmp_path, 1)
     yield started
     started.stop()
 
 
-def bootstrap(broker) -> str:
-    return f"127.0.0.1:{broker.port}"
+@pytest.fixture(params=[1, 3], ids=["one-broker", "three-brokers"])
+def deployment(request, zookeeper_connect, tmp_path):
+    """A single broker, or a three-broker cluster (the partition lands on any of them)."""
+    brokers = start_brokers(zookeeper_connect, tmp_path, request.param)
+    yield brokers
+    for b in brokers:
+        b.stop()
+
+
+def bootstrap(brokers) -> str:
+    brokers = brokers if isinstance(brokers, list) else [brokers]
+    return ",".join(f"127.0.0.1:{b.port}" for b in brokers)
 
 
 def sample(n: int, tag: str) -> list[tuple]:
@@ -62,7 +75,8 @@ def confluent_consume(broker, topic: str, count: int, timeout_s: float = 30) -> 
 
 @pytest.mark.parametrize("acks", ["0", "1", "all"])
 @pytest.mark.parametrize("codec", CODECS)
-def test_confluent_kafka_produces_and_consumes_byte_for_byte(broker, codec, acks):
+def test_confluent_kafka_produces_and_consumes_byte_for_byte(deployment, codec, acks):
+    broker = deployment
     topic = f"cf-{codec}-{acks}"
     records = sample(300, codec)
     producer = Producer({"bootstrap.servers": bootstrap(broker), "compression.type": codec,
@@ -79,7 +93,8 @@ def test_confluent_kafka_produces_and_consumes_byte_for_byte(broker, codec, acks
         (i, key, value, headers, ts) for i, (key, value, headers, ts) in enumerate(records)]
 
 
-def test_confluent_kafka_offsets_for_times(broker):
+def test_confluent_kafka_offsets_for_times(deployment):
+    broker = deployment
     topic = "times"
     producer = Producer({"bootstrap.servers": bootstrap(broker), "linger.ms": 0, "log_level": 3})
     for i in range(50):
@@ -101,7 +116,8 @@ def test_confluent_kafka_offsets_for_times(broker):
 
 @pytest.mark.parametrize("acks", [0, 1, "all"])
 @pytest.mark.parametrize("codec", [None, "gzip", "snappy", "lz4", "zstd"])
-def test_kafka_python_produces_and_consumes_byte_for_byte(broker, codec, acks):
+def test_kafka_python_produces_and_consumes_byte_for_byte(deployment, codec, acks):
+    broker = deployment
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition as KTopicPartition
 
     topic = f"kp-{codec}-{acks}"
