@@ -1,0 +1,17 @@
+import re
+import subprocess
+import sys
+
+
+def test_benchmark_command_prints_both_brokers_and_ratios():
+    done = subprocess.run([sys.executable, "-m", "broker_lite.server.bench", "--records", "20000",
+                           "--repeat", "1"], capture_output=True, text=True, timeout=300,
+                          check=True)
+    rows = [line for line in done.stdout.splitlines() if re.match(r"^(produce|consume) ", line)]
+    assert [tuple(r.split()[:2]) for r in rows] == [
+        ("produce", "none"), ("consume", "none"), ("produce", "lz4"), ("consume", "lz4")]
+    for row in rows:
+        lite, mock = [float(x.replace(",", "")) for x in re.findall(r"([\d,]+) rec/s", row)]
+        ratio = float(re.search(r"ratio ([\d.]+)", row).group(1))
+        assert lite > 0 and mock > 0
+        assert abs(ratio - lite / mock) < 0.01
