@@ -10,12 +10,11 @@ shutdown, 1 when the broker could not start, 2 for a usage error.
 
 import argparse
 import logging
-import signal
 import sys
-import threading
 from pathlib import Path
 
 from broker_lite.config import BrokerConfig, ConfigError
+from broker_lite.foreground import termination_requested
 
 DEFAULT_PROPERTIES = Path("conf/server.properties")
 
@@ -43,9 +42,7 @@ def start(args: argparse.Namespace) -> int:
     if config is None:
         print(f"broker-lite: no such properties file: {path}", file=sys.stderr)
         return 2
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
+    stop = termination_requested()
     try:
         broker = Broker(config).start()
     except Exception as exc:

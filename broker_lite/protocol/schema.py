@@ -455,12 +455,16 @@ def _fixed_array_decoder(code: str, compact: bool, nullable: bool, item_size: in
     return decode_fixed_array
 
 
+def _encode_null_array(w: Writer, compact: bool, nullable: bool) -> None:
+    if not nullable:
+        raise EncodeError("null value for an array that is not nullable in this version")
+    w.array_length(None, compact)
+
+
 def _fixed_array_encoder(code: str, compact: bool, nullable: bool) -> Callable:
     def encode_fixed_array(w: Writer, v) -> None:
         if v is None:
-            if not nullable:
-                raise EncodeError("null value for an array that is not nullable in this version")
-            w.array_length(None, compact)
+            _encode_null_array(w, compact, nullable)
             return
         w.array_length(len(v), compact)
         w.buf += _struct.pack(f">{len(v)}{code}", *v)
@@ -488,9 +492,7 @@ def _array_decoder(item_dec: Callable, compact: bool, nullable: bool, min_item: 
 def _array_encoder(item_enc: Callable, compact: bool, nullable: bool) -> Callable:
     def encode_array(w: Writer, v) -> None:
         if v is None:
-            if not nullable:
-                raise EncodeError("null value for an array that is not nullable in this version")
-            w.array_length(None, compact)
+            _encode_null_array(w, compact, nullable)
             return
         w.array_length(len(v), compact)
         i = 0

@@ -14,13 +14,12 @@ SIGINT and SIGTERM stop the server and exit with status 0.
 """
 
 import argparse
-import signal
 import sys
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..config import read_properties
+from ..foreground import termination_requested
 from .errors import ZooKeeperConfigError, ZooKeeperUnavailableError
 from .server import EmbeddedZooKeeper, log_tail
 
@@ -62,9 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {args.config}: {exc}", file=sys.stderr)
         return 2
 
-    stopping = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stopping.set())
+    stopping = termination_requested()
     try:
         server.start()
     except ZooKeeperUnavailableError as exc:
