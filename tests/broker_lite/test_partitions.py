@@ -58,7 +58,8 @@ def test_assigned_partitions_get_logs_and_deleted_topics_leave_the_disk(brokers,
 
     delete_topic(zookeeper_client, "views")
     wait_until(lambda: not any(partition_dirs(m) for m in managers), message="logs deleted")
-    wait_until(lambda: not zookeeper_client.exists("/brokers/topics/views"),
-               message="topic gone from ZooKeeper")
-    assert not zookeeper_client.exists("/admin/delete_topics/views")
+    # the controller removes the deletion marker last
+    wait_until(lambda: not zookeeper_client.exists("/brokers/topics/views")
+               and not zookeeper_client.exists("/admin/delete_topics/views"),
+               message="topic and its deletion marker gone from ZooKeeper")
     assert all(m.log_manager.partitions() == [] for m in managers)
