@@ -196,6 +196,8 @@ def create_topics(context, body: dict) -> dict:
                 except (ZooKeeperError, ConfigError) as exc:
                     raise _api_error(exc) from None
                 logger.info("created topic %s with %d partitions", name, len(assignment))
+                info = services.cluster.topic(name)
+                result["topic_id"] = info.topic_id if info is not None else NO_TOPIC_ID
                 created[name] = result
         except ApiError as exc:
             result.update(error_code=exc.code, error_message=exc.message)
@@ -247,11 +249,13 @@ def delete_topics(context, body: dict) -> dict:
     pending: dict[str, list[dict]] = {}
     for result in results:
         name = result["name"]
-        if result["topic_id"] != NO_TOPIC_ID:
-            # broker_lite's topics have no ids (every topic's is the zero UUID)
-            result.update(error_code=ErrorCode.UNKNOWN_TOPIC_ID,
-                          error_message=f"Topic id {result['topic_id']} is unknown.")
-            continue
+        if result["topic_id"] != NO_TOPIC_ID:  # v6: by topic id
+            name = services.cluster.topic_name(result["topic_id"])
+            if name is None:
+                result.update(error_code=ErrorCode.UNKNOWN_TOPIC_ID,
+                              error_message=f"Topic id {result['topic_id']} is unknown.")
+                continue
+            result["name"] = name
         if name is None or not _exists(services, TopicZNode.path(name)):
             result.update(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                           error_message=f"The topic '{name}' does not exist.")

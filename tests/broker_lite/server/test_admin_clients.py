@@ -2,8 +2,6 @@
 and kafka-python's KafkaAdminClient create, describe, configure, grow and delete topics; a raw
 OffsetForLeaderEpoch request checks the epoch end offsets after producing."""
 
-import socket
-import struct
 import time
 import uuid
 from pathlib import Path
@@ -21,8 +19,9 @@ from confluent_kafka.admin import (
 )
 
 from broker_lite.config import TOPIC_TO_BROKER, BrokerConfig
-from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_response
+from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.server.broker import Broker
+from broker_lite.server.testing import call
 from broker_lite.zk.testing import wait_until
 
 
@@ -312,21 +311,7 @@ def test_kafka_python_admin(broker):
 
 
 def raw_request(broker, api_key: ApiKey, version: int, body: dict) -> dict:
-    with socket.create_connection(("127.0.0.1", broker.port), timeout=10) as sock:
-        sock.sendall(encode_request(api_key, version, 7, "test", body))
-        size = struct.unpack(">i", _recv(sock, 4))[0]
-        correlation_id, response = parse_response(api_key, version, _recv(sock, size))
-    assert correlation_id == 7
-    return response
-
-
-def _recv(sock, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        assert chunk, "connection closed"
-        data += chunk
-    return data
+    return call(broker.port, api_key, version, body)
 
 
 @pytest.mark.parametrize("version", [2, 3, 4])
@@ -384,6 +369,22 @@ def test_raw_admin_edge_cases(broker, admin):
         "timeout_ms": 5000})
     assert [r["error_code"] for r in deleted["responses"]] == [
         ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]
+
+    # by the id Metadata reports (v6): the response names the topic, and it is gone
+    made = raw_request(broker, ApiKey.CREATE_TOPICS, 7, {
+        "topics": [{"name": "by-id", "num_partitions": 1, "replication_factor": 1,
+                    "assignments": [], "configs": []}], "timeout_ms": 10000,
+        "validate_only": False})
+    assert made["topics"][0]["error_code"] == 0
+    metadata = raw_request(broker, ApiKey.METADATA, 12, {"topics": [{"name": "by-id"}]})
+    topic_id = metadata["topics"][0]["topic_id"]
+    assert topic_id.int != 0 and made["topics"][0]["topic_id"] == topic_id
+    by_id = raw_request(broker, ApiKey.DELETE_TOPICS, 6, {
+        "topics": [{"name": None, "topic_id": topic_id}], "timeout_ms": 10000})
+    assert [(r["name"], r["error_code"]) for r in by_id["responses"]] == [("by-id", 0)]
+    gone = raw_request(broker, ApiKey.METADATA, 12, {"topics": [{"name": "by-id"}],
+                                                     "allow_auto_topic_creation": False})
+    assert gone["topics"][0]["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
     described = raw_request(broker, ApiKey.DESCRIBE_CONFIGS, 4, {
         "resources": [{"resource_type": 2, "resource_name": "raw",
