@@ -10,6 +10,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kazoo.client import KazooClient
 
@@ -17,11 +18,12 @@ from broker_lite.config import BrokerConfig
 from broker_lite.log.manager import LogManager
 from broker_lite.partitions import PartitionManager
 from broker_lite.zk import ZkBroker
+from broker_lite.zk.admin import get_topic_config
 from broker_lite.zk.client import ZooKeeperConnection
 from broker_lite.zk.endpoints import EndPoint, parse_endpoints, parse_protocol_map
-from broker_lite.zk.admin import get_topic_config
 from broker_lite.zk.layout import CONFIG_CHANGES_PATH, BrokerIdZNode
 
+from . import meta_properties
 from .apis import handlers
 from .dispatcher import Dispatcher
 from .metadata import ClusterMetadata
@@ -75,6 +77,11 @@ class Broker:
         return self
 
     def _start(self) -> None:
+        log_dirs = [Path(d) for d in self.config.log_dirs]
+        recorded = meta_properties.read(log_dirs)
+        broker_id = meta_properties.check(recorded, self.config["broker.id"])
+        if broker_id != self.config["broker.id"]:  # broker.id=-1: the id generated earlier
+            self.config = BrokerConfig({**self.config.originals, "broker.id": str(broker_id)})
         config = self.config
         self.zookeeper = ZooKeeperConnection(config).open()
         client = self.zookeeper.client
@@ -97,6 +104,9 @@ class Broker:
         self.zk_broker.start()
         partitions.broker_id = services.broker_id = self.zk_broker.broker_id
         services.cluster_id = self.zk_broker.cluster_id
+        meta_properties.check_cluster(recorded, services.cluster_id)
+        meta_properties.write(log_dirs, meta_properties.BrokerMetadata(services.broker_id,
+                                                                       services.cluster_id))
         client.ChildrenWatch(CONFIG_CHANGES_PATH, self._on_config_changes)
         self.logs.start_background_tasks()
         logger.info("broker %d listening on %s:%d (ZooKeeper %s)", services.broker_id,

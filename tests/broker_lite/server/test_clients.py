@@ -118,7 +118,8 @@ def test_confluent_kafka_offsets_for_times(deployment):
 @pytest.mark.parametrize("codec", [None, "gzip", "snappy", "lz4", "zstd"])
 def test_kafka_python_produces_and_consumes_byte_for_byte(deployment, codec, acks):
     broker = deployment
-    from kafka import KafkaConsumer, KafkaProducer, TopicPartition as KTopicPartition
+    from kafka import KafkaConsumer, KafkaProducer
+    from kafka import TopicPartition as KTopicPartition
 
     topic = f"kp-{codec}-{acks}"
     records = sample(200, str(codec))
