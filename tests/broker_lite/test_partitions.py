@@ -14,6 +14,15 @@ from broker_lite.zk.client import connect_from_config
 from broker_lite.zk.testing import wait_until
 
 
+@pytest.fixture(scope="session", params=["embedded", "standalone"])
+def zookeeper_ensemble(request) -> str:
+    """The embedded server, and a separate one reached like an external ensemble (with the
+    chroot every test gets)."""
+    if request.param == "embedded":
+        return request.getfixturevalue("zookeeper_server").connect_string
+    return request.getfixturevalue("standalone_zookeeper")
+
+
 @pytest.fixture
 def brokers(zookeeper_connect, tmp_path):
     started = []
