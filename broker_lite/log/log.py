@@ -247,10 +247,7 @@ class Log:
                     raise ValueError("the active segment is never deleted")
                 logger.info("%s: deleting segment %d (%s)", self.directory.name,
                             segment.base_offset, reason)
-                self._remove_segment(segment.base_offset)
-                segment.change_suffix("", DELETED_SUFFIX)
-                self._pending_deletions.append(
-                    (self.clock() + self.config.file_delete_delay_ms, segment))
+                self._retire(segment)
             self.log_start_offset = max(self.log_start_offset, self._bases[0])
             self.remove_deleted_files()
 
@@ -260,6 +257,13 @@ class Log:
         self._pending_deletions = [(w, s) for w, s in self._pending_deletions if w > now]
         for segment in due:
             segment.delete()
+
+    def _retire(self, segment: LogSegment) -> None:
+        """Take a segment out of the log: renamed ``.deleted`` now, removed from disk after
+        ``file.delete.delay.ms``."""
+        self._remove_segment(segment.base_offset)
+        segment.change_suffix("", DELETED_SUFFIX)
+        self._pending_deletions.append((self.clock() + self.config.file_delete_delay_ms, segment))
 
     def _remove_segment(self, base: int) -> LogSegment:
         self._bases.remove(base)
@@ -272,10 +276,7 @@ class Log:
         suffix; a crash in between leaves a ``.swap`` file that loading completes."""
         with self._lock:
             for segment in old:
-                self._remove_segment(segment.base_offset)
-                segment.change_suffix("", DELETED_SUFFIX)
-                self._pending_deletions.append(
-                    (self.clock() + self.config.file_delete_delay_ms, segment))
+                self._retire(segment)
             on_step("deleted")
             new.change_suffix(SWAP_SUFFIX, "")
             self._segments[new.base_offset] = new

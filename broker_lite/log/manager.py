@@ -23,8 +23,8 @@ from .files import (
     CLEAN_SHUTDOWN_MARKER,
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
-    partition_dir_name,
     parse_partition_dir,
+    partition_dir_name,
 )
 from .log import Log, wall_clock_ms
 from .retention import enforce_retention

@@ -37,7 +37,11 @@ from broker_lite.records import (
     RecordTooLargeError,
     TimestampType,
 )
-from broker_lite.records.record_batch import ATTRIBUTES_OFFSET, CRC_OFFSET, TIMESTAMP_TYPE_FLAG
+from broker_lite.records.record_batch import (
+    ATTRIBUTES_OFFSET,
+    CRC_OFFSET,
+    TIMESTAMP_TYPE_FLAG,
+)
 
 from .segment import NO_TIMESTAMP, BatchSummary
 

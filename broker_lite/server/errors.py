@@ -26,3 +26,12 @@ def error_code_for(exc: BaseException) -> ErrorCode:
         if isinstance(exc, kind):
             return code
     return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+def not_served_error(services, topic: str, partition: int) -> ErrorCode:
+    """Why this broker has no leader log for a partition: it does not exist, or another broker
+    leads it (the client refreshes its metadata and goes there)."""
+    partitions = services.cluster.partitions(topic)
+    if partitions is None or partition >= len(partitions):
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return ErrorCode.NOT_LEADER_OR_FOLLOWER

@@ -13,6 +13,8 @@ import time
 from broker_lite.log import OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
 
+from ..errors import not_served_error
+
 
 def handle(context, body: dict) -> dict:
     services = context.services
@@ -63,9 +65,7 @@ def _read_partition(services, topic: str, request: dict, budget: int,
                 "preferred_read_replica": -1, "records": b""}
     log = services.partitions.leader_log(topic, index)
     if log is None:
-        known = services.cluster.partitions(topic)
-        response["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION \
-            if known is None or index >= len(known) else ErrorCode.NOT_LEADER_OR_FOLLOWER
+        response["error_code"] = not_served_error(services, topic, index)
         return response, 0
     high_watermark = log.high_watermark
     response.update(high_watermark=high_watermark, last_stable_offset=high_watermark,

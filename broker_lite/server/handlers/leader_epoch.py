@@ -15,6 +15,8 @@ Kafka.
 
 from broker_lite.protocol import ErrorCode
 
+from ..errors import not_served_error
+
 UNDEFINED_EPOCH = -1
 UNDEFINED_OFFSET = -1
 DEBUGGING_REPLICA_ID = -2
@@ -38,9 +40,7 @@ def _partition(services, topic: str, request: dict, leader_only: bool) -> dict:
     state = services.partitions.state(topic, index)
     log = services.logs.get(topic, index) if state is not None else None
     if state is None or log is None:
-        known = services.cluster.partitions(topic)
-        response["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION \
-            if known is None or index >= len(known) else ErrorCode.NOT_LEADER_OR_FOLLOWER
+        response["error_code"] = not_served_error(services, topic, index)
         return response
     current = request.get("current_leader_epoch", -1)
     if current != -1 and current < state.leader_epoch:

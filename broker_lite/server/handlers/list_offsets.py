@@ -9,6 +9,8 @@
 
 from broker_lite.protocol import ErrorCode
 
+from ..errors import not_served_error
+
 EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -2, -1, -3, -4
 
 
@@ -27,9 +29,7 @@ def _offset(services, topic: str, request: dict) -> dict:
                 "leader_epoch": -1}
     log = services.partitions.leader_log(topic, index)
     if log is None:
-        known = services.cluster.partitions(topic)
-        response["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION \
-            if known is None or index >= len(known) else ErrorCode.NOT_LEADER_OR_FOLLOWER
+        response["error_code"] = not_served_error(services, topic, index)
         return response
     target = request["timestamp"]
     if target in (EARLIEST, EARLIEST_LOCAL):

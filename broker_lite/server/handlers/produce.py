@@ -11,7 +11,7 @@ from broker_lite.log import LogError
 from broker_lite.protocol import ErrorCode
 from broker_lite.records import RecordsError
 
-from ..errors import error_code_for
+from ..errors import error_code_for, not_served_error
 
 logger = logging.getLogger(__name__)
 
@@ -47,10 +47,7 @@ def _append(services, topic: str, partition: dict) -> dict:
     index = partition["index"]
     state = services.partitions.state(topic, index)
     if state is None:
-        known = services.cluster.partitions(topic)
-        code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if known is None or index >= len(known) \
-            else ErrorCode.NOT_LEADER_OR_FOLLOWER
-        return _error(partition, code)
+        return _error(partition, not_served_error(services, topic, index))
     log = services.partitions.leader_log(topic, index)
     if log is None:
         return _error(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
