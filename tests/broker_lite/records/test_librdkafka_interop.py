@@ -16,7 +16,14 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from kafka.protocol.consumer.fetch import FetchRequest, FetchResponse
 from kafka.protocol.producer.produce import ProduceRequest, ProduceResponse
 
-from broker_lite.records import CompressionType, RecordBatch, build_batch, iter_batches, iter_records
+from broker_lite.records import (
+    CompressionType,
+    RecordBatch,
+    build_batch,
+    iter_batches,
+    iter_records,
+)
+from broker_lite.server.testing import recv_exactly
 from kspark.arrow import batches_to_arrow
 
 CODECS = list(CompressionType)
@@ -46,18 +53,9 @@ def round_trip(address: tuple[str, int], request, response_class, version: int):
     request.with_header(correlation_id=1, client_id="kpy-tests")
     with socket.create_connection(address, timeout=10) as sock:
         sock.sendall(request.encode(version=version, header=True, framed=True))
-        (size,) = struct.unpack(">i", _recv_exactly(sock, 4))
-        return response_class.decode(_recv_exactly(sock, size), version=version, header=True)
+        (size,) = struct.unpack(">i", recv_exactly(sock, 4))
+        return response_class.decode(recv_exactly(sock, size), version=version, header=True)
 
-
-def _recv_exactly(sock: socket.socket, n: int) -> bytes:
-    chunks = bytearray()
-    while len(chunks) < n:
-        chunk = sock.recv(n - len(chunks))
-        if not chunk:
-            raise ConnectionError("broker closed the connection")
-        chunks += chunk
-    return bytes(chunks)
 
 
 def fetch_raw(address, topic: str, partition: int = 0) -> bytes:

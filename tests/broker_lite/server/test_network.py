@@ -9,6 +9,7 @@ import pytest
 
 from broker_lite.log.segment import FileRegion
 from broker_lite.server.network import CloseConnection, SocketServer
+from broker_lite.server.testing import recv_exactly
 
 
 def frame(payload: bytes) -> bytes:
@@ -19,15 +20,6 @@ def read_frame(sock: socket.socket) -> bytes:
     size = struct.unpack(">i", recv_exactly(sock, 4))[0]
     return recv_exactly(sock, size)
 
-
-def recv_exactly(sock, n):
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
 
 
 @pytest.fixture
