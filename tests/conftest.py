@@ -18,7 +18,6 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"skipped in CI, which counts as a failure: {report.longrepr}"
 
 
-
 @pytest.fixture
 def kafka_call():
     """``call(port, api_key, version, body) -> response body``: one request over a fresh
@@ -26,3 +25,23 @@ def kafka_call():
     from broker_lite.server.testing import call
 
     return call
+
+
+@pytest.fixture
+def broker(zookeeper_connect, tmp_path):
+    """One broker_lite broker on an ephemeral port (``bootstrap(broker)`` for clients)."""
+    from broker_lite.server.testing import start_brokers, stop_brokers
+
+    brokers = start_brokers(zookeeper_connect, tmp_path)
+    yield brokers[0]
+    stop_brokers(brokers)
+
+
+@pytest.fixture
+def three_brokers(zookeeper_connect, tmp_path):
+    """A three-broker cluster sharing one ZooKeeper."""
+    from broker_lite.server.testing import start_brokers, stop_brokers
+
+    brokers = start_brokers(zookeeper_connect, tmp_path, 3)
+    yield brokers
+    stop_brokers(brokers)

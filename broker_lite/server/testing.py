@@ -1,8 +1,14 @@
-"""Talking to a broker one request at a time over a blocking socket, for tests and diagnostics."""
+"""Test support: brokers started in-process, and one request at a time over a blocking socket.
+
+``start_brokers`` starts brokers on ephemeral ports against a ZooKeeper; ``bootstrap`` is the
+``bootstrap.servers`` string for them; ``call`` sends one request and returns the response body.
+"""
 
 import socket
 import struct
+from pathlib import Path
 
+from broker_lite.config import BrokerConfig
 from broker_lite.protocol import encode_request, parse_response
 
 
@@ -26,3 +32,42 @@ def call(port: int, api_key: int, version: int, body: dict, *, correlation_id: i
     if got_id != correlation_id:
         raise ConnectionError(f"response to correlation id {got_id}, expected {correlation_id}")
     return response
+
+
+def broker_config(zookeeper_connect: str, log_dir: Path, broker_id: int = 1,
+                  properties: dict[str, str] | None = None) -> BrokerConfig:
+    """A broker on an ephemeral loopback port; ``properties`` override the defaults here."""
+    return BrokerConfig({
+        "broker.id": str(broker_id), "zookeeper.connect": zookeeper_connect,
+        "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(log_dir),
+        "num.partitions": "1",
+        **(properties or {}),
+    })
+
+
+def start_brokers(zookeeper_connect: str, log_root: Path, count: int = 1,
+                  properties: dict[str, str] | None = None) -> list:
+    """Start brokers 1..count, logs under ``log_root/b<id>``; stop them with ``stop_brokers``."""
+    from broker_lite.server.broker import Broker  # the broker imports this package's siblings
+
+    brokers = []
+    try:
+        for broker_id in range(1, count + 1):
+            config = broker_config(zookeeper_connect, log_root / f"b{broker_id}", broker_id,
+                                   properties)
+            brokers.append(Broker(config).start())
+    except BaseException:
+        stop_brokers(brokers)
+        raise
+    return brokers
+
+
+def stop_brokers(brokers) -> None:
+    for broker in brokers:
+        broker.stop()
+
+
+def bootstrap(brokers) -> str:
+    """The ``bootstrap.servers`` of one broker or a list of them."""
+    brokers = brokers if isinstance(brokers, (list, tuple)) else [brokers]
+    return ",".join(f"127.0.0.1:{b.port}" for b in brokers)

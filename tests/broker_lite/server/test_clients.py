@@ -7,25 +7,9 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from broker_lite.config import BrokerConfig
-from broker_lite.server.broker import Broker
+from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
-
-
-def start_brokers(zookeeper_connect, tmp_path, count: int) -> list[Broker]:
-    return [Broker(BrokerConfig({
-        "broker.id": str(broker_id), "zookeeper.connect": zookeeper_connect,
-        "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path / f"logs-{broker_id}"),
-        "num.partitions": "1",
-    })).start() for broker_id in range(1, count + 1)]
-
-
-@pytest.fixture
-def broker(zookeeper_connect, tmp_path):
-    (started,) = start_brokers(zookeeper_connect, tmp_path, 1)
-    yield started
-    started.stop()
 
 
 @pytest.fixture(params=[1, 3], ids=["one-broker", "three-brokers"])
@@ -33,13 +17,7 @@ def deployment(request, zookeeper_connect, tmp_path):
     """A single broker, or a three-broker cluster (the partition lands on any of them)."""
     brokers = start_brokers(zookeeper_connect, tmp_path, request.param)
     yield brokers
-    for b in brokers:
-        b.stop()
-
-
-def bootstrap(brokers) -> str:
-    brokers = brokers if isinstance(brokers, list) else [brokers]
-    return ",".join(f"127.0.0.1:{b.port}" for b in brokers)
+    stop_brokers(brokers)
 
 
 def sample(n: int, tag: str) -> list[tuple]:

@@ -8,10 +8,9 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from broker_lite.config import BrokerConfig
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import build_batch
-from broker_lite.server.broker import Broker
+from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
 
 PARTITIONS = 6
@@ -19,21 +18,9 @@ PARTITIONS = 6
 
 @pytest.fixture
 def cluster(zookeeper_connect, tmp_path):
-    brokers = []
-    for broker_id in (1, 2, 3):
-        config = BrokerConfig({
-            "broker.id": str(broker_id), "zookeeper.connect": zookeeper_connect,
-            "listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path / f"b{broker_id}"),
-            "num.partitions": str(PARTITIONS),
-        })
-        brokers.append(Broker(config).start())
+    brokers = start_brokers(zookeeper_connect, tmp_path, 3, {"num.partitions": str(PARTITIONS)})
     yield brokers
-    for broker in brokers:
-        broker.stop()
-
-
-def bootstrap(brokers) -> str:
-    return ",".join(f"127.0.0.1:{b.port}" for b in brokers)
+    stop_brokers(brokers)
 
 
 def leaders(brokers, topic: str) -> dict[int, int]:
