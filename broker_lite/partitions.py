@@ -6,9 +6,17 @@ partition assigned to this broker gets its log, created with its topic's overrid
 moved to other brokers stops being served but keeps its data until its topic is deleted. The
 latest partition state (leader, leader epoch, ISR) of each held partition is kept for the request
 handlers.
+
+Leadership listeners registered for a topic (the group coordinator, for ``__consumer_offsets``)
+are told when this broker becomes the leader of one of its partitions (or its leader epoch
+changes) and when it stops leading one. They are called on ZooKeeper's event thread, so they only
+queue work. The broker may learn its own id after the partitions are loaded (a generated
+``broker.id``): leadership is judged again when it is set.
 """
 
+import logging
 import threading
+from typing import Protocol
 
 from kazoo.client import KazooClient
 
@@ -17,15 +25,69 @@ from broker_lite.log.manager import LogManager
 from broker_lite.zk.admin import get_topic_config
 from broker_lite.zk.layout import PartitionState
 
+logger = logging.getLogger(__name__)
+
+
+class LeadershipListener(Protocol):
+    def on_elected(self, partition: int, leader_epoch: int) -> None:
+        """This broker leads ``partition`` (newly, or in a new leader epoch)."""
+
+    def on_resigned(self, partition: int, leader_epoch: int | None) -> None:
+        """This broker no longer leads ``partition`` (``leader_epoch`` None: it is gone)."""
+
 
 class PartitionManager:
     def __init__(self, log_manager: LogManager, client: KazooClient, broker_id: int = -1):
         """``broker_id`` may be set later, once ZooKeeper has generated it."""
         self.log_manager = log_manager
         self.client = client
-        self.broker_id = broker_id
+        self._broker_id = broker_id
         self._states: dict[tuple[str, int], PartitionState] = {}
         self._lock = threading.Lock()
+        self._leadership_listeners: dict[str, list[LeadershipListener]] = {}
+        self._led: dict[tuple[str, int], int] = {}  # partitions led -> leader epoch told
+
+    @property
+    def broker_id(self) -> int:
+        return self._broker_id
+
+    @broker_id.setter
+    def broker_id(self, broker_id: int) -> None:
+        self._broker_id = broker_id
+        with self._lock:
+            states = dict(self._states)
+        for (topic, partition), state in sorted(states.items()):
+            self._leadership_changed(topic, partition, state)
+
+    def add_leadership_listener(self, topic: str, listener: LeadershipListener) -> None:
+        """Tell ``listener`` when this broker starts or stops leading a partition of
+        ``topic`` (at once for those it leads already)."""
+        with self._lock:
+            self._leadership_listeners.setdefault(topic, []).append(listener)
+            led = sorted((p, self._states[(t, p)]) for (t, p) in self._states if t == topic)
+        for partition, state in led:
+            self._leadership_changed(topic, partition, state)
+
+    def _leadership_changed(self, topic: str, partition: int,
+                            state: PartitionState | None) -> None:
+        leads = state is not None and self._broker_id >= 0 and state.leader == self._broker_id
+        with self._lock:
+            listeners = list(self._leadership_listeners.get(topic, ()))
+            if not listeners:
+                return
+            before = self._led.get((topic, partition))
+            if leads:
+                self._led[(topic, partition)] = state.leader_epoch
+            else:
+                self._led.pop((topic, partition), None)
+        for listener in listeners:
+            try:
+                if leads and before != state.leader_epoch:
+                    listener.on_elected(partition, state.leader_epoch)
+                elif not leads and before is not None:
+                    listener.on_resigned(partition, state.leader_epoch if state else None)
+            except Exception:  # one listener's failure must not stop the others
+                logger.exception("leadership listener failed for %s-%d", topic, partition)
 
     def on_partition_assigned(self, topic: str, partition: int, state: PartitionState,
                               replicas: list[int]) -> None:
@@ -36,10 +98,12 @@ class PartitionManager:
             log.leader_epochs.assign(state.leader_epoch, log.log_end_offset)
         with self._lock:
             self._states[(topic, partition)] = state
+        self._leadership_changed(topic, partition, state)
 
     def on_partition_removed(self, topic: str, partition: int, *, delete: bool) -> None:
         with self._lock:
             self._states.pop((topic, partition), None)
+        self._leadership_changed(topic, partition, None)
         if delete:
             self.log_manager.delete(topic, partition)
 

@@ -2,9 +2,13 @@
 
 One cleaning pass over a log:
 
-1. The inactive segments old enough to clean (``min.compaction.lag.ms``) are the section cleaned;
-   the active segment is never touched.
-2. An offset map is built over that section: key -> offset of its latest record.
+1. The inactive segments old enough to clean (``min.compaction.lag.ms``) and wholly below the
+   first open transaction are the section cleaned; the active segment is never touched. (A
+   record of an open transaction may yet be aborted: it must not make an older value of its key
+   go, as in Kafka, which cleans only below the first unstable offset.)
+2. An offset map is built over that section: key -> offset of its latest record, leaving out
+   records of aborted transactions (found in the transaction indexes), which read_committed
+   consumers never see. Not being the latest of their keys, those records go in step 3.
 3. Segments are cleaned in groups (consecutive, together no larger than ``segment.bytes``), each
    group into one new segment named after the group's first base offset. A record survives when it
    is the latest of its key, except tombstones (null values) in segments whose largest timestamp
@@ -15,7 +19,9 @@ One cleaning pass over a log:
      id, epoch, base sequence and flags, so offsets and sequence metadata stay as they were;
    - a v2 batch that loses all of them is dropped, unless it is its producer's last batch in the
      log: then it is kept empty, so the producer state can still be rebuilt from the log;
-   - control batches (transaction markers) are kept as they are;
+   - control batches (transaction markers) are kept as they are, so every transaction whose data
+     remains keeps its end, and the aborted transactions of the group's transaction indexes are
+     carried over to the new segment's index (their markers, which they are keyed by, stay);
    - legacy (v0/v1) messages are kept or dropped whole; a compressed legacy wrapper that loses some
      inner messages is replaced by its survivors as plain messages at their own offsets.
 
@@ -56,10 +62,14 @@ class CleaningResult:
 
 
 def cleanable_segments(log: Log, now_ms: int) -> list[LogSegment]:
-    """Inactive segments whose records are all older than ``min.compaction.lag.ms``."""
+    """Inactive segments whose records are all older than ``min.compaction.lag.ms`` and below
+    the first open transaction."""
+    first_unstable = log.first_unstable_offset
     section = []
     for segment in log.segments[:-1]:
         if now_ms - segment.largest_timestamp < log.config.min_compaction_lag_ms:
+            break
+        if first_unstable is not None and segment.next_offset > first_unstable:
             break
         section.append(segment)
     return section
@@ -75,7 +85,8 @@ def clean(log: Log, now_ms: int | None = None,
     section = cleanable_segments(log, now_ms)
     if not section:
         return CleaningResult(0, 0, 0, 0)
-    latest, last_batch_of_producer = _scan(section, log.segments[-1])
+    aborted = _aborted_ranges(log, section)
+    latest, last_batch_of_producer = _scan(section, log.segments[-1], aborted)
     horizon = now_ms - log.config.delete_retention_ms
     before = after = removed = 0
     for group in _groups(section, log.config.segment_bytes):
@@ -93,16 +104,32 @@ def _batches(segment: LogSegment):
     return BatchReader(segment.read_bytes(0, segment.size))
 
 
-def _scan(section: list[LogSegment], active: LogSegment) -> tuple[dict, dict]:
-    """The offset map (key -> latest offset) of the section, and the base offset of each
-    producer's last batch in the whole log."""
+def _aborted_ranges(log: Log, section: list[LogSegment]) -> dict[int, list[tuple[int, int]]]:
+    """Producer id -> (first offset, marker offset) of its transactions aborted in the
+    section's range."""
+    ranges: dict[int, list[tuple[int, int]]] = {}
+    for txn in log.collect_aborted_transactions(section[0].base_offset, section[-1].next_offset):
+        ranges.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
+    return ranges
+
+
+def _is_aborted(batch, aborted: dict) -> bool:
+    if not getattr(batch, "is_transactional", False) or batch.is_control_batch:
+        return False
+    return any(first <= batch.base_offset <= last
+               for first, last in aborted.get(batch.producer_id, ()))
+
+
+def _scan(section: list[LogSegment], active: LogSegment, aborted: dict) -> tuple[dict, dict]:
+    """The offset map (key -> latest offset) of the section without aborted records, and the
+    base offset of each producer's last batch in the whole log."""
     latest: dict[bytes, int] = {}
     last_batch_of_producer: dict[int, int] = {}
     for segment in section:
         for batch in _batches(segment):
             if batch.producer_id >= 0:
                 last_batch_of_producer[batch.producer_id] = batch.base_offset
-            if batch.is_control_batch:
+            if batch.is_control_batch or _is_aborted(batch, aborted):
                 continue
             for record in batch:
                 if record.key is not None:
@@ -131,6 +158,7 @@ def _clean_group(log: Log, group: list[LogSegment], latest: dict, last_batch_of_
     cleaned = LogSegment(log.directory, base, index_interval_bytes=config.index_interval_bytes,
                          max_index_size=config.segment_index_bytes, file_suffix=CLEANED_SUFFIX)
     cleaned.truncate_to_size(0)  # a leftover of an earlier, interrupted cleaning
+    cleaned.txn_index.reset()
     removed = 0
     for segment in group:
         drop_tombstones = segment.largest_timestamp < horizon
@@ -140,6 +168,8 @@ def _clean_group(log: Log, group: list[LogSegment], latest: dict, last_batch_of_
             for data in kept:
                 summary = _summary(data)
                 cleaned.append([data], [summary])
+        for txn in segment.txn_index:
+            cleaned.txn_index.append(txn)
     cleaned.on_become_inactive()
     cleaned.flush()
     on_step("cleaned")

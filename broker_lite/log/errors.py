@@ -12,3 +12,18 @@ class OffsetOutOfRangeError(LogError):
 class KafkaStorageError(LogError):
     """The disk failed an operation (full, read-only, I/O error); the append was undone
     (Kafka's KAFKA_STORAGE_ERROR)."""
+
+
+class OutOfOrderSequenceError(LogError):
+    """A producer's batch does not continue its sequence: a gap, a batch older than the ones
+    remembered, or a new epoch not starting at 0 (Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER)."""
+
+
+class InvalidProducerEpochError(LogError):
+    """A batch from an epoch older than the producer's current one: a fenced, zombie writer
+    (Kafka's INVALID_PRODUCER_EPOCH)."""
+
+
+class TransactionCoordinatorFencedError(LogError):
+    """A transaction marker from a coordinator epoch older than one already seen
+    (Kafka's TRANSACTION_COORDINATOR_FENCED)."""

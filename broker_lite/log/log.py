@@ -10,6 +10,17 @@ Appends go to the last (active) segment, which rolls into a new one on ``segment
 ``segment.ms`` or full indexes. Data reaches the disk (fsync) every ``flush.messages`` records or
 ``flush.ms`` milliseconds, as the seeds describe; the recovery point is the offset below which all
 data is known to be on disk, so recovery after a crash scans only what lies past it.
+
+Appends of idempotent producers are checked against the partition's producer state
+(:mod:`.producer_state`) under the log lock, after offsets are assigned and before anything is
+written: a retried batch is answered with the offsets it got the first time and not written
+again. The state changes only once the write succeeded. It is snapshotted on every roll (at the
+new segment's base offset) and on close, so loading reads little of the log.
+
+Transactional batches open transactions and markers close them (:mod:`.transactions`): the last
+stable offset is where the earliest open transaction starts (else the high watermark), and a
+read_committed consumer reads only below it (:meth:`Log.read_committed`), along with the aborted
+transactions of what it reads, which each segment's transaction index keeps (:mod:`.txn_index`).
 """
 
 import bisect
@@ -18,15 +29,26 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from broker_lite.config import LogConfig
+from broker_lite.records import BatchReader, RecordBatch
 
 from .errors import KafkaStorageError, OffsetOutOfRangeError
 from .files import DELETED_SUFFIX, SWAP_SUFFIX
 from .leader_epochs import LeaderEpochCache
-from .loader import load_segments
+from .loader import load_producer_state, load_segments, rebuild_producer_state
+from .producer_snapshot import SnapshotEntry
+from .producer_state import (
+    AppendOrigin,
+    DuplicateBatch,
+    ProducerBatch,
+    ProducerStateManager,
+)
 from .segment import FileRegion, LogSegment
+from .transactions import OngoingTransactions
+from .txn_index import AbortedTxn
 from .validator import ValidatedRecords, validate_and_assign_offsets
 
 logger = logging.getLogger(__name__)
@@ -34,6 +56,16 @@ logger = logging.getLogger(__name__)
 
 def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+@dataclass(slots=True)
+class CommittedRead:
+    """What a read_committed consumer gets: batches below the last stable offset, and the
+    aborted transactions overlapping them (their records are to be dropped)."""
+
+    region: FileRegion | None
+    aborted_transactions: list[AbortedTxn]
+    last_stable_offset: int
 
 
 class Log:
@@ -72,6 +104,12 @@ class Log:
             min(recovery_point, self.log_end_offset)
         self.high_watermark = self.log_end_offset
         self.leader_epochs.truncate_from_end(self.log_end_offset)  # epochs lost in recovery
+        self.producer_state = ProducerStateManager(self.directory)
+        load_producer_state(self.producer_state, self.segments,
+                            log_start_offset=self.log_start_offset,
+                            recovery_point=self.recovery_point, clean_shutdown=clean_shutdown,
+                            now_ms=clock())
+        self.transactions = OngoingTransactions.of_producers(self.producer_state.producers.values())
         self._unflushed_records = 0
         self._last_flush_ms = clock()
         self._pending_deletions: list[tuple[int, LogSegment]] = []
@@ -93,9 +131,38 @@ class Log:
     def size(self) -> int:
         return sum(s.size for s in self._segments.values())
 
+    @property
+    def first_unstable_offset(self) -> int | None:
+        """First offset of the earliest open transaction (not below the log start); None when
+        no transaction is open."""
+        with self._lock:
+            first = self.transactions.first_unstable_offset
+            return None if first is None else max(first, self.log_start_offset)
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Offsets below it are decided: read_committed consumers read up to it."""
+        with self._lock:
+            first = self.first_unstable_offset
+            return self.high_watermark if first is None else min(first, self.high_watermark)
+
+    @property
+    def ongoing_transactions(self) -> dict[int, int]:
+        """Producer id -> first offset of its open transaction, earliest first."""
+        with self._lock:
+            return self.transactions.as_dict()
+
+    def active_producers(self) -> list[SnapshotEntry]:
+        """The producers the partition remembers, each as its snapshot entry (DescribeProducers)."""
+        with self._lock:
+            return [entry.to_snapshot() for entry in self.producer_state.producers.values()]
+
     # -- appending ----------------------------------------------------------------------------
-    def append(self, records, *, partition_leader_epoch: int = 0) -> ValidatedRecords:
-        """Validate ``records``, give them the next offsets, and append them."""
+    def append(self, records, *, partition_leader_epoch: int = 0,
+               origin: AppendOrigin = AppendOrigin.CLIENT) -> ValidatedRecords:
+        """Validate ``records``, give them the next offsets, and append them. A retry of a
+        producer's batch already in the log is not appended again: the result then carries
+        the original offsets and no batch (``batches == []``)."""
         with self._lock:
             now = self.clock()
             validated = validate_and_assign_offsets(
@@ -106,6 +173,17 @@ class Log:
                 else None,
                 require_keys=self.config.compact,
             )
+            producer_batches = _producer_batches(records, validated)
+            producer_update, txn_events = None, []
+            if producer_batches:
+                checked = self.producer_state.prepare(producer_batches, origin)
+                if isinstance(checked, DuplicateBatch):
+                    logger.debug("%s: a retried batch, already at offsets %d-%d",
+                                 self.directory.name, checked.first_offset,
+                                 checked.last_offset)
+                    return _duplicate(checked)
+                producer_update = checked
+                txn_events = self.transactions.prepare(producer_batches)
             segment = self._maybe_roll(validated, now)
             size_before = segment.size
             # The epoch is recorded before the data, as Kafka does, so a crash in between
@@ -117,6 +195,16 @@ class Log:
                 segment.truncate_to_size(size_before)
                 self.leader_epochs.truncate_from_end(self.log_end_offset)
                 raise KafkaStorageError(f"{self.directory}: append failed: {exc}") from exc
+            if producer_update is not None:
+                self.producer_state.apply(producer_update)
+            self.producer_state.update_map_end_offset(self.log_end_offset)
+            # An abort is indexed with the LSO of the moment its marker is written, as in Kafka.
+            for completed, last_stable_offset in self.transactions.apply(txn_events):
+                try:
+                    segment.update_txn_index(completed, last_stable_offset)
+                except OSError as exc:
+                    raise KafkaStorageError(
+                        f"{self.directory}: transaction index update failed: {exc}") from exc
             self.high_watermark = self.log_end_offset
             self._unflushed_records += validated.record_count
             if self._unflushed_records >= self.config.flush_messages:
@@ -141,10 +229,16 @@ class Log:
             current.on_become_inactive()
             current.flush()  # the inactive segment is complete; its data and indexes are durable
             base = self.log_end_offset
+            now = now if now is not None else self.clock()
+            # The state at the new base offset: loading then starts from it and this segment.
+            # Written before the segment exists, a crash in between leaves a valid snapshot of
+            # the log end, as a clean shutdown does.
+            self.producer_state.remove_expired_producers(now)
+            self.producer_state.take_snapshot()
             segment = LogSegment(self.directory, base,
                                  index_interval_bytes=self.config.index_interval_bytes,
                                  max_index_size=self.config.segment_index_bytes,
-                                 created_ms=now if now is not None else self.clock())
+                                 created_ms=now)
             segment.next_offset = base
             self._segments[base] = segment
             self._bases.append(base)
@@ -172,26 +266,61 @@ class Log:
         """Whole batches from the one holding ``offset``, within ``max_bytes`` (but the first
         batch whole), not past ``max_offset`` (e.g. the high watermark). None at the log end."""
         with self._lock:
-            end = self.log_end_offset
-            if offset < self.log_start_offset or offset > end:
-                raise OffsetOutOfRangeError(
-                    f"offset {offset} is outside [{self.log_start_offset}, {end}] of "
-                    f"{self.directory.name}"
-                )
-            limit = end if max_offset is None else min(max_offset, end)
-            if offset >= limit:
-                return None
-            i = max(bisect.bisect_right(self._bases, offset) - 1, 0)
+            return self._read(offset, max_bytes, max_offset, min_one_batch)[1]
+
+    def read_committed(self, offset: int, max_bytes: int, *,
+                       min_one_batch: bool = True) -> CommittedRead:
+        """:meth:`read` up to the last stable offset, with the aborted transactions that
+        overlap what is returned (Fetch with isolation level READ_COMMITTED)."""
+        with self._lock:
+            last_stable = self.last_stable_offset
+            segment, region = self._read(offset, max_bytes, last_stable, min_one_batch)
+            if region is None:
+                return CommittedRead(None, [], last_stable)
+            # Bound the search by what the region may hold, as Kafka does.
+            upper = segment.fetch_upper_bound_offset(region.position + region.size)
+            if upper is None:
+                i = bisect.bisect_right(self._bases, segment.base_offset)
+                upper = self._bases[i] if i < len(self._bases) else self.log_end_offset
+            return CommittedRead(region, self.collect_aborted_transactions(offset, upper),
+                                 last_stable)
+
+    def _read(self, offset: int, max_bytes: int, max_offset: int | None,
+              min_one_batch: bool) -> tuple[LogSegment | None, FileRegion | None]:
+        end = self.log_end_offset
+        if offset < self.log_start_offset or offset > end:
+            raise OffsetOutOfRangeError(
+                f"offset {offset} is outside [{self.log_start_offset}, {end}] of "
+                f"{self.directory.name}"
+            )
+        limit = end if max_offset is None else min(max_offset, end)
+        if offset >= limit:
+            return None, None
+        i = max(bisect.bisect_right(self._bases, offset) - 1, 0)
+        for base in self._bases[i:]:
+            segment = self._segments[base]
+            max_position = None
+            if limit < end and limit < segment.next_offset:
+                header = segment.translate_offset(limit)
+                max_position = header.position if header is not None else None
+            region = segment.read(offset, max_bytes, max_position, min_one_batch)
+            if region is not None:
+                return segment, region
+        return None, None
+
+    def collect_aborted_transactions(self, start: int, end: int) -> list[AbortedTxn]:
+        """The aborted transactions overlapping offsets ``[start, end)``, from the segment
+        holding ``start`` on, until an abort's LSO shows no later one can overlap (Kafka's
+        ``collectAbortedTransactions``)."""
+        with self._lock:
+            found: list[AbortedTxn] = []
+            i = max(bisect.bisect_right(self._bases, start) - 1, 0)
             for base in self._bases[i:]:
-                segment = self._segments[base]
-                max_position = None
-                if limit < end and limit < segment.next_offset:
-                    header = segment.translate_offset(limit)
-                    max_position = header.position if header is not None else None
-                region = segment.read(offset, max_bytes, max_position, min_one_batch)
-                if region is not None:
-                    return region
-            return None
+                aborted, complete = self._segments[base].collect_aborted_txns(start, end)
+                found.extend(aborted)
+                if complete:
+                    break
+            return found
 
     def find_by_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(timestamp, offset) of the earliest record whose timestamp is >= ``timestamp``
@@ -235,6 +364,11 @@ class Log:
                     self._remove_segment(base).delete()
             self.active_segment.truncate_to(offset)
             self.leader_epochs.truncate_from_end(self.log_end_offset)
+            rebuild_producer_state(self.producer_state, self.segments,
+                                   log_start_offset=self.log_start_offset,
+                                   snapshot_limit=self.log_end_offset, now_ms=self.clock())
+            self.transactions = OngoingTransactions.of_producers(
+                self.producer_state.producers.values())
             self.recovery_point = min(self.recovery_point, self.log_end_offset)
             self.high_watermark = min(self.high_watermark, self.log_end_offset)
 
@@ -249,6 +383,7 @@ class Log:
                             segment.base_offset, reason)
                 self._retire(segment)
             self.log_start_offset = max(self.log_start_offset, self._bases[0])
+            self.producer_state.delete_snapshots_before(self._bases[0])
             self.remove_deleted_files()
 
     def remove_deleted_files(self, now: int | None = None) -> None:
@@ -292,8 +427,10 @@ class Log:
 
     # -- closing ------------------------------------------------------------------------------
     def close(self) -> None:
+        """Flush, snapshot the producer state at the log end, and close the files."""
         with self._lock:
             self.flush()
+            self.producer_state.take_snapshot()
             for segment in self._segments.values():
                 segment.close()
             for _, segment in self._pending_deletions:
@@ -311,3 +448,21 @@ class Log:
         return (f"Log({self.directory.name}, start={self.log_start_offset}, "
                 f"end={self.log_end_offset}, segments={len(self._bases)})")
 
+
+def _producer_batches(records, validated: ValidatedRecords) -> list[ProducerBatch]:
+    """The v2 batches of an append that carry a producer id, with the offsets and timestamps
+    the validation gave them (one summary per batch, in order)."""
+    view = records if isinstance(records, memoryview) else memoryview(records).cast("B")
+    found = []
+    for batch, summary in zip(BatchReader(view), validated.batches):
+        if isinstance(batch, RecordBatch) and batch.producer_id >= 0:
+            found.append(ProducerBatch.of(batch, summary.last_offset - batch.last_offset_delta,
+                                          summary.max_timestamp))
+    return found
+
+
+def _duplicate(duplicate: DuplicateBatch) -> ValidatedRecords:
+    return ValidatedRecords(first_offset=duplicate.first_offset,
+                            last_offset=duplicate.last_offset,
+                            max_timestamp=duplicate.timestamp,
+                            offset_of_max_timestamp=duplicate.last_offset)

@@ -1,11 +1,17 @@
-"""A log segment: one ``.log`` file of record batches plus its offset and time indexes.
+"""A log segment: one ``.log`` file of record batches plus its offset, time and transaction
+indexes.
 
 The ``.log`` file holds batches back to back exactly as they were appended (after offset
 assignment), in any message format; it is what a Fetch response carries, so reads hand out a
 :class:`FileRegion` to send with ``sendfile`` rather than bytes. Its name is its base offset: the
 first offset it may hold. Only the last segment of a log (the active one) is appended to.
+
+The offset and time indexes are rebuilt from the segment alone; the transaction index
+(:mod:`.txn_index`) also needs the transactions open before the segment, so the log maintains it
+(on appends, truncation and loading) and the segment only keeps, checks and moves its file.
 """
 
+import bisect
 import mmap
 import os
 import struct
@@ -17,10 +23,17 @@ from pathlib import Path
 from broker_lite.records import BatchReader, RecordsError
 from broker_lite.records.record_batch import LOG_OVERHEAD
 
-from .files import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, segment_path
+from .files import (
+    INDEX_SUFFIX,
+    LOG_SUFFIX,
+    TIME_INDEX_SUFFIX,
+    TXN_INDEX_SUFFIX,
+    segment_path,
+)
 from .index import CorruptIndexError
 from .offset_index import OffsetIndex
 from .time_index import TimeIndex
+from .txn_index import AbortedTxn, TransactionIndex
 
 # Enough of any entry's header to know its magic and last offset (v2 header up to maxTimestamp).
 _PEEK = 43
@@ -106,7 +119,8 @@ def _entry_header(buf: bytes, position: int) -> EntryHeader | None:
 
 
 class LogSegment:
-    """One segment: ``<base>.log`` with ``<base>.index`` and ``<base>.timeindex`` beside it."""
+    """One segment: ``<base>.log`` with ``<base>.index``, ``<base>.timeindex`` and, once a
+    transaction is aborted in it, ``<base>.txnindex`` beside it."""
 
     def __init__(self, directory: Path, base_offset: int, *, index_interval_bytes: int,
                  max_index_size: int, created_ms: int | None = None, file_suffix: str = ""):
@@ -123,6 +137,7 @@ class LogSegment:
         self.size = os.fstat(self._fd).st_size
         self.offset_index = OffsetIndex(path(INDEX_SUFFIX), base_offset, max_index_size)
         self.time_index = TimeIndex(path(TIME_INDEX_SUFFIX), base_offset, max_index_size)
+        self.txn_index = TransactionIndex(path(TXN_INDEX_SUFFIX), base_offset)
         self.created_ms = created_ms if created_ms is not None else time.time_ns() // 1_000_000
         self.bytes_since_last_index_entry = 0
         self.max_timestamp = NO_TIMESTAMP
@@ -221,6 +236,15 @@ class LogSegment:
             size = first.size
         return FileRegion(self._fd, first.position, size)
 
+    def fetch_upper_bound_offset(self, end_position: int) -> int | None:
+        """An offset above every offset of the batches before ``end_position``: that of the
+        first index entry at or past it (Kafka's ``fetchUpperBoundOffset``); None when the
+        index has none, so the next segment's base offset bounds them."""
+        i = bisect.bisect_left(self.offset_index.values, end_position)
+        if i == len(self.offset_index.values):
+            return None
+        return self.base_offset + self.offset_index.keys[i]
+
     def read_bytes(self, position: int, size: int) -> bytes:
         return os.pread(self._fd, size, position)
 
@@ -260,11 +284,24 @@ class LogSegment:
             return self.max_timestamp
         return int(os.fstat(self._fd).st_mtime * 1000)
 
+    # -- transactions -------------------------------------------------------------------------
+    def update_txn_index(self, completed, last_stable_offset: int) -> None:
+        """Record a transaction closed by a marker written in this segment (a
+        :class:`~.transactions.CompletedTxn`): the index keeps the aborted ones."""
+        if completed.is_aborted:
+            self.txn_index.append(AbortedTxn(completed.producer_id, completed.first_offset,
+                                             completed.last_offset, last_stable_offset))
+
+    def collect_aborted_txns(self, fetch_offset: int,
+                             upper_bound: int) -> tuple[list[AbortedTxn], bool]:
+        return self.txn_index.collect(fetch_offset, upper_bound)
+
     # -- recovery and loading -----------------------------------------------------------------
     def recover(self, leader_epochs=None) -> int:
-        """Rebuild the indexes from the data and cut the file at the first entry whose size,
-        CRC or offset order is wrong; v2 batches re-assign their epochs in ``leader_epochs``.
-        Returns the number of bytes truncated."""
+        """Rebuild the offset and time indexes from the data and cut the file at the first
+        entry whose size, CRC or offset order is wrong; v2 batches re-assign their epochs in
+        ``leader_epochs``. Returns the number of bytes truncated. The transaction index is left
+        as it is: rebuilding it needs the log's producer state (see :mod:`.loader`)."""
         self.offset_index.reset()
         self.time_index.reset()
         self.bytes_since_last_index_entry = 0
@@ -306,6 +343,7 @@ class LogSegment:
             self.time_index.sanity_check()
         except CorruptIndexError:
             self.recover()
+            self._check_txn_index()
             return
         timestamp, offset = self.time_index.last_entry
         self.max_timestamp, self.offset_of_max_timestamp = timestamp, offset
@@ -320,6 +358,13 @@ class LogSegment:
             if header.max_timestamp > self.max_timestamp:
                 self.max_timestamp = header.max_timestamp
                 self.offset_of_max_timestamp = header.last_offset
+        self._check_txn_index()
+
+    def _check_txn_index(self) -> None:
+        try:
+            self.txn_index.sanity_check(self.next_offset)
+        except CorruptIndexError:
+            self.txn_index.needs_rebuild = True
 
     # -- truncation, flushing, files ------------------------------------------------------------
     def truncate_to(self, offset: int) -> int:
@@ -331,6 +376,7 @@ class LogSegment:
         os.ftruncate(self._fd, header.position)
         self.size = header.position
         self.recover()  # indexes and in-memory state from what is left
+        self.txn_index.truncate_to(offset)
         return removed
 
     def truncate_to_size(self, size: int) -> None:
@@ -342,11 +388,13 @@ class LogSegment:
         os.fsync(self._fd)
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def close(self) -> None:
         if self._fd >= 0:
             self.offset_index.close()
             self.time_index.close()
+            self.txn_index.close()
             os.close(self._fd)
             self._fd = -1
 
@@ -356,12 +404,13 @@ class LogSegment:
         target = Path(str(self.log_path).removesuffix(old) + new)
         os.replace(self.log_path, target)
         self.log_path = target
-        for index in (self.offset_index, self.time_index):
+        for index in (self.offset_index, self.time_index, self.txn_index):
             index.rename(Path(str(index.path).removesuffix(old) + new))
 
     def delete(self) -> None:
         self.close()
-        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+        for path in (self.log_path, self.offset_index.path, self.time_index.path,
+                     self.txn_index.path):
             path.unlink(missing_ok=True)
 
     def __repr__(self) -> str:

@@ -1,7 +1,9 @@
 """The APIs this broker serves, with the versions it advertises (Kafka 3.9's unless noted).
 
 Produce is advertised from version 0 although only 3 and later (record batches) are accepted on
-the wire: librdkafka stops compressing when a broker's advertised minimum is above 0.
+the wire: librdkafka stops compressing when a broker's advertised minimum is above 0. OffsetCommit
+starts at version 2 and OffsetFetch at 1, the versions Kafka 4 kept (KIP-896): version 0 of both
+kept offsets in ZooKeeper.
 """
 
 from broker_lite.protocol import ApiKey
@@ -13,10 +15,14 @@ from .handlers import (
     configs,
     coordinator,
     fetch,
+    group_offsets,
+    groups,
     leader_epoch,
     list_offsets,
     metadata,
     produce,
+    producer_ids,
+    producers,
     topics,
 )
 from .network import CloseConnection
@@ -36,6 +42,16 @@ def handlers() -> dict[ApiKey, ApiHandler]:
         ApiKey.METADATA: ApiHandler(0, 12, metadata.handle),
         ApiKey.API_VERSIONS: ApiHandler(0, 3, api_versions.handle),
         ApiKey.FIND_COORDINATOR: ApiHandler(0, 4, coordinator.find_coordinator),
+        ApiKey.OFFSET_COMMIT: ApiHandler(2, 9, group_offsets.offset_commit),
+        ApiKey.OFFSET_FETCH: ApiHandler(1, 9, group_offsets.offset_fetch),
+        ApiKey.OFFSET_DELETE: ApiHandler(0, 0, group_offsets.offset_delete),
+        ApiKey.JOIN_GROUP: ApiHandler(0, 9, groups.join_group),
+        ApiKey.HEARTBEAT: ApiHandler(0, 4, groups.heartbeat),
+        ApiKey.LEAVE_GROUP: ApiHandler(0, 5, groups.leave_group),
+        ApiKey.SYNC_GROUP: ApiHandler(0, 5, groups.sync_group),
+        ApiKey.DESCRIBE_GROUPS: ApiHandler(0, 5, groups.describe_groups),
+        ApiKey.LIST_GROUPS: ApiHandler(0, 5, groups.list_groups),
+        ApiKey.DELETE_GROUPS: ApiHandler(0, 2, groups.delete_groups),
         ApiKey.CREATE_TOPICS: ApiHandler(2, 7, topics.create_topics),
         ApiKey.DELETE_TOPICS: ApiHandler(1, 6, topics.delete_topics),
         ApiKey.CREATE_PARTITIONS: ApiHandler(0, 3, topics.create_partitions),
@@ -44,4 +60,6 @@ def handlers() -> dict[ApiKey, ApiHandler]:
         ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiHandler(0, 1, configs.incremental_alter_configs),
         ApiKey.DESCRIBE_CLUSTER: ApiHandler(0, 1, cluster.describe_cluster),
         ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiHandler(2, 4, leader_epoch.handle),
+        ApiKey.INIT_PRODUCER_ID: ApiHandler(0, 5, producer_ids.init_producer_id),
+        ApiKey.DESCRIBE_PRODUCERS: ApiHandler(0, 0, producers.describe_producers),
     }

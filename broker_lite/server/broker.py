@@ -15,6 +15,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from broker_lite.config import BrokerConfig
+from broker_lite.coordinator.service import start_group_coordinator
 from broker_lite.log.manager import LogManager
 from broker_lite.partitions import PartitionManager
 from broker_lite.zk import ZkBroker
@@ -44,6 +45,8 @@ class BrokerServices:
     broker_id: int = -1
     cluster_id: str | None = None
     dispatcher: Dispatcher | None = None
+    group_coordinator: object | None = None  # broker_lite.coordinator.GroupCoordinator
+    producer_ids: object | None = None  # created on first use (handlers.producer_ids)
     _appended: threading.Condition = field(default_factory=threading.Condition)
 
     def notify_appended(self) -> None:
@@ -92,6 +95,8 @@ class Broker:
                                   ClusterMetadata(client, listener.listener_name), client)
         dispatcher = Dispatcher(handlers(), services)
         services.dispatcher = dispatcher
+        services.group_coordinator = start_group_coordinator(config, partitions, client,
+                                                             services.notify_appended)
         self.services = services
         self.server = SocketServer(
             listener.host, listener.port, dispatcher,
@@ -108,7 +113,7 @@ class Broker:
         meta_properties.write(log_dirs, meta_properties.BrokerMetadata(services.broker_id,
                                                                        services.cluster_id))
         client.ChildrenWatch(CONFIG_CHANGES_PATH, self._on_config_changes)
-        self.logs.start_background_tasks()
+        self.logs.start_background_tasks(cleaner_interval_ms=config["log.cleaner.backoff.ms"])
         logger.info("broker %d listening on %s:%d (ZooKeeper %s)", services.broker_id,
                     advertised.host, advertised.port, self.zookeeper.connect_string)
 
@@ -178,6 +183,8 @@ class Broker:
         if self.server is not None:
             self.server.stop()
             self.server = None
+        if self.services is not None and self.services.group_coordinator is not None:
+            self.services.group_coordinator.shutdown()
         if self.zk_broker is not None:
             self.zk_broker.stop()
             self.zk_broker = None

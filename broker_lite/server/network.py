@@ -167,6 +167,18 @@ class SocketServer:
         with self._lock:
             return len(self._connections)
 
+    def drop_connections(self) -> int:
+        """Cut every current connection (the listener keeps accepting), as a network failure
+        would; return how many were cut."""
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            try:
+                connection.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        return len(connections)
+
     def stop(self) -> None:
         self.stopping = True
         if self._listener is not None:

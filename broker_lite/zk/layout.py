@@ -141,6 +141,16 @@ def topic_partition_path(topic: str, partition: int) -> str:
     return f"{topic_partitions_path(topic)}/{partition}"
 
 
+def consumer_ids_path(group: str) -> str:
+    """The members of a ZooKeeper-based consumer group (children: ``ConsumerIdZNode``)."""
+    return f"{CONSUMERS_PATH}/{group}/ids"
+
+
+def consumer_owners_path(group: str, topic: str) -> str:
+    """The owned partitions of one topic in a group (children: ``ConsumerOwnerZNode``)."""
+    return f"{CONSUMERS_PATH}/{group}/owners/{topic}"
+
+
 # -- /cluster/id ---------------------------------------------------------------------------------
 
 

@@ -16,6 +16,8 @@ from . import (
     metadata,
     offsets,
     produce,
+    producer_ids,
+    producers,
     sasl,
     topics,
 )
@@ -28,6 +30,8 @@ from .headers import *
 from .metadata import *
 from .offsets import *
 from .produce import *
+from .producer_ids import *
+from .producers import *
 from .sasl import *
 from .topics import *
 
@@ -36,7 +40,7 @@ ALL_MESSAGES = {
     m.name: m
     for module in (
         headers, api_versions, metadata, produce, fetch, offsets, topics, configs, groups,
-        group_offsets, sasl,
+        group_offsets, sasl, producer_ids, producers,
     )
     for m in (getattr(module, n) for n in module.__all__)
 }

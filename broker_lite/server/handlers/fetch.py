@@ -6,6 +6,18 @@ consumer progresses past a batch larger than its limits). The data travels as fi
 with ``sendfile``. When fewer than ``min_bytes`` are available the request waits (long poll) until
 an append brings enough or ``max_wait_ms`` passes. Fetch sessions (KIP-227) are not kept: every
 response has session id 0, which tells clients to send full fetch requests.
+
+The isolation level decides how far a consumer reads (KIP-98):
+
+- READ_UNCOMMITTED (0): up to the high watermark, open and aborted transactions included;
+  ``aborted_transactions`` is null.
+- READ_COMMITTED (1): up to the last stable offset, the start of the earliest open transaction;
+  ``aborted_transactions`` lists (producer id, first offset) of the aborted transactions that
+  overlap the returned batches, whose records the consumer drops (it stops dropping a producer's
+  records at that producer's ABORT marker).
+
+Every response carries the partition's last stable offset, whatever the isolation level, as
+Kafka's does.
 """
 
 import time
@@ -14,6 +26,8 @@ from broker_lite.log import OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
 
 from ..errors import not_served_error
+
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 
 
 def handle(context, body: dict) -> dict:
@@ -42,7 +56,7 @@ def _read(services, body: dict, version: int) -> tuple[list, int, bool]:
                 response, size = _unknown_topic_id(request), 0
             else:
                 response, size = _read_partition(services, name, request, budget - total,
-                                                 total == 0)
+                                                 total == 0, body["isolation_level"])
             failed |= response["error_code"] != 0
             total += size
             partitions.append(response)
@@ -57,8 +71,8 @@ def _unknown_topic_id(request: dict) -> dict:
             "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
 
 
-def _read_partition(services, topic: str, request: dict, budget: int,
-                    first: bool) -> tuple[dict, int]:
+def _read_partition(services, topic: str, request: dict, budget: int, first: bool,
+                    isolation_level: int) -> tuple[dict, int]:
     index = request["partition"]
     response = {"partition_index": index, "error_code": 0, "high_watermark": -1,
                 "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": None,
@@ -68,14 +82,24 @@ def _read_partition(services, topic: str, request: dict, budget: int,
         response["error_code"] = not_served_error(services, topic, index)
         return response, 0
     high_watermark = log.high_watermark
-    response.update(high_watermark=high_watermark, last_stable_offset=high_watermark,
-                    log_start_offset=log.log_start_offset)
+    committed = isolation_level == READ_COMMITTED
+    response.update(high_watermark=high_watermark, last_stable_offset=log.last_stable_offset,
+                    log_start_offset=log.log_start_offset,
+                    aborted_transactions=[] if committed else None)
     limit = min(request["partition_max_bytes"], max(budget, 0))
     if limit <= 0 and not first:
         return response, 0
     try:
-        region = log.read(request["fetch_offset"], max(limit, 1), max_offset=high_watermark,
-                          min_one_batch=first)
+        if committed:
+            read = log.read_committed(request["fetch_offset"], max(limit, 1),
+                                      min_one_batch=first)
+            region = read.region
+            response.update(last_stable_offset=read.last_stable_offset, aborted_transactions=[
+                {"producer_id": txn.producer_id, "first_offset": txn.first_offset}
+                for txn in read.aborted_transactions])
+        else:
+            region = log.read(request["fetch_offset"], max(limit, 1), max_offset=high_watermark,
+                              min_one_batch=first)
     except OffsetOutOfRangeError:
         response["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
         return response, 0

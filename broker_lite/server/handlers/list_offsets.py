@@ -1,10 +1,15 @@
 """ListOffsets: an offset by time for each partition this broker leads.
 
     -2  earliest        the log start offset
-    -1  latest          the high watermark (the next offset a consumer will see)
+    -1  latest          the high watermark (the next offset a consumer will see); under
+                        READ_COMMITTED the last stable offset
     -3  max timestamp   the record with the largest timestamp (KIP-734)
     -4  earliest local  the log start offset (all data is local here)
     t >= 0              the earliest record with timestamp >= t; offset -1 when there is none
+
+As in Kafka, lookups by time (``t >= 0`` and max timestamp) only answer offsets a consumer of the
+request's isolation level can fetch: below the high watermark, or below the last stable offset
+under READ_COMMITTED (isolation level 1, from version 2); beyond it the answer is offset -1.
 """
 
 from broker_lite.protocol import ErrorCode
@@ -12,18 +17,21 @@ from broker_lite.protocol import ErrorCode
 from ..errors import not_served_error
 
 EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -2, -1, -3, -4
+READ_COMMITTED = 1
 
 
 def handle(context, body: dict) -> dict:
     services = context.services
+    committed = body.get("isolation_level", 0) == READ_COMMITTED
     return {"throttle_time_ms": 0, "topics": [
         {"name": topic["name"],
-         "partitions": [_offset(services, topic["name"], p) for p in topic["partitions"]]}
+         "partitions": [_offset(services, topic["name"], p, committed)
+                       for p in topic["partitions"]]}
         for topic in body["topics"]
     ]}
 
 
-def _offset(services, topic: str, request: dict) -> dict:
+def _offset(services, topic: str, request: dict, committed: bool) -> dict:
     index = request["partition_index"]
     response = {"partition_index": index, "error_code": 0, "timestamp": -1, "offset": -1,
                 "leader_epoch": -1}
@@ -32,10 +40,11 @@ def _offset(services, topic: str, request: dict) -> dict:
         response["error_code"] = not_served_error(services, topic, index)
         return response
     target = request["timestamp"]
+    fetchable = log.last_stable_offset if committed else log.high_watermark
     if target in (EARLIEST, EARLIEST_LOCAL):
         found = (-1, log.log_start_offset)
     elif target == LATEST:
-        found = (-1, log.high_watermark)
+        found = (-1, fetchable)
     elif target == MAX_TIMESTAMP:
         found = log.record_with_max_timestamp()
     elif target >= 0:
@@ -43,6 +52,9 @@ def _offset(services, topic: str, request: dict) -> dict:
     else:
         response["error_code"] = ErrorCode.INVALID_REQUEST
         return response
+    if found is not None and target not in (EARLIEST, EARLIEST_LOCAL, LATEST) \
+            and found[1] >= fetchable:
+        found = None
     if found is not None:
         timestamp, offset = found
         epoch = log.leader_epochs.latest_epoch if target == LATEST else \

@@ -1,8 +1,10 @@
 """Metadata: live brokers, the controller, and the partitions of the requested topics (all topics
 when the request names none), with leaders and replicas. Unknown topics are created when the
 request allows it and ``auto.create.topics.enable`` is set; they answer LEADER_NOT_AVAILABLE until
-the controller has elected their leaders, and clients retry."""
+the controller has elected their leaders, and clients retry. Kafka's internal topics are marked
+internal; ``__consumer_offsets`` is auto-created by the group coordinator, with its own settings."""
 
+from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.protocol import ErrorCode
 from broker_lite.zk.admin import create_topic, validate_topic_name
 from broker_lite.zk.errors import (
@@ -47,7 +49,7 @@ def _topic(services, name: str | None, allow_create: bool) -> dict:
                 "name": name, "topic_id": NO_TOPIC_ID, "partitions": []}
     return {
         "error_code": 0, "name": name, "topic_id": info.topic_id,
-        "is_internal": name.startswith("__"),
+        "is_internal": name in INTERNAL_TOPICS,
         "partitions": [_partition(p) for p in info.partitions],
     }
 
@@ -64,6 +66,13 @@ def _partition(info) -> dict:
 
 
 def _auto_create(services, name: str) -> ErrorCode:
+    coordinator = getattr(services, "group_coordinator", None)
+    if coordinator is not None and name == coordinator.topic:
+        try:
+            coordinator.create_topic()
+        except Exception:  # noqa: BLE001 (no live broker yet, ZooKeeper trouble: the client
+            pass  # retries, as it does while the new topic has no leader)
+        return ErrorCode.LEADER_NOT_AVAILABLE
     try:
         validate_topic_name(name)
         create_topic(services.zk, name, services.config["num.partitions"],

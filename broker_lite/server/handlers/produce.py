@@ -2,12 +2,25 @@
 
 With one replica per partition, acks=1 and acks=-1 (all) are both satisfied once the leader has
 appended; acks=0 gets no response at all. Each partition's outcome is independent: a corrupt batch
-for one partition does not fail the others.
+for one partition does not fail the others. Kafka's internal topics are written by the
+coordinators only: a Produce to them is answered INVALID_TOPIC_EXCEPTION.
+
+Batches of idempotent producers are checked by the log against the partition's producer state.
+A retry of a batch already written is answered as Kafka 3.x answers it: no error, the offset it
+got the first time, nothing written again (DUPLICATE_SEQUENCE_NUMBER is not used). A gap in the
+sequence is OUT_OF_ORDER_SEQUENCE_NUMBER and a fenced epoch INVALID_PRODUCER_EPOCH; a producer
+the partition does not know may start at any sequence, so UNKNOWN_PRODUCER_ID is not answered.
 """
 
 import logging
 
+from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.log import LogError
+from broker_lite.log.errors import (
+    InvalidProducerEpochError,
+    OutOfOrderSequenceError,
+    TransactionCoordinatorFencedError,
+)
 from broker_lite.protocol import ErrorCode
 from broker_lite.records import RecordsError
 
@@ -16,6 +29,12 @@ from ..errors import error_code_for, not_served_error
 logger = logging.getLogger(__name__)
 
 VALID_ACKS = (-1, 0, 1)
+
+_PRODUCER_STATE_ERRORS = {
+    OutOfOrderSequenceError: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    InvalidProducerEpochError: ErrorCode.INVALID_PRODUCER_EPOCH,
+    TransactionCoordinatorFencedError: ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+}
 
 
 def handle(context, body: dict) -> dict | None:
@@ -45,6 +64,9 @@ def _error(partition: dict, code: ErrorCode, message: str | None = None) -> dict
 
 def _append(services, topic: str, partition: dict) -> dict:
     index = partition["index"]
+    if topic in INTERNAL_TOPICS:  # only the coordinators write there
+        return _error(partition, ErrorCode.INVALID_TOPIC_EXCEPTION,
+                      f"Cannot append to internal topic {topic}")
     state = services.partitions.state(topic, index)
     if state is None:
         return _error(partition, not_served_error(services, topic, index))
@@ -57,7 +79,8 @@ def _append(services, topic: str, partition: dict) -> dict:
     try:
         appended = log.append(records, partition_leader_epoch=state.leader_epoch)
     except (RecordsError, LogError) as exc:
-        return _error(partition, error_code_for(exc), str(exc))
+        code = _PRODUCER_STATE_ERRORS.get(type(exc)) or error_code_for(exc)
+        return _error(partition, code, str(exc))
     except Exception as exc:  # answered as UNKNOWN_SERVER_ERROR; the others keep being served
         logger.exception("append to %s-%d failed", topic, index)
         return _error(partition, ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))

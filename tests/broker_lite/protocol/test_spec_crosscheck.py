@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(
     "this project's workspace), so the declared schemas cannot be cross-checked",
 )
 
-REQUIRED_APIS = ["ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets", "OffsetForLeaderEpoch", "CreateTopics", "DeleteTopics", "CreatePartitions", "DescribeConfigs", "AlterConfigs", "IncrementalAlterConfigs", "DescribeCluster", "FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch", "ListGroups", "DescribeGroups", "DeleteGroups", "OffsetDelete", "SaslHandshake"]
+REQUIRED_APIS = ["ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets", "OffsetForLeaderEpoch", "CreateTopics", "DeleteTopics", "CreatePartitions", "DescribeConfigs", "AlterConfigs", "IncrementalAlterConfigs", "DescribeCluster", "FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch", "ListGroups", "DescribeGroups", "DeleteGroups", "OffsetDelete", "SaslHandshake", "InitProducerId", "DescribeProducers"]
 
 PRIMITIVES = {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "string",
               "uuid", "bytes", "records"}

@@ -101,10 +101,9 @@ def test_kafka_python_produces_and_consumes_byte_for_byte(deployment, codec, ack
 
     topic = f"kp-{codec}-{acks}"
     records = sample(200, str(codec))
-    # kafka-python 3 makes acks=all idempotent by default, which needs InitProducerId; the
-    # broker does not serve it yet, so the plain (non-idempotent) acks=all path is tested.
+    # kafka-python 3's defaults: acks=all makes the producer idempotent (InitProducerId).
     producer = KafkaProducer(bootstrap_servers=bootstrap(broker), compression_type=codec,
-                             acks=acks, linger_ms=5, enable_idempotence=False)
+                             acks=acks, linger_ms=5)
     futures = [producer.send(topic, key=key, value=value, headers=headers, timestamp_ms=ts,
                              partition=0)
                for key, value, headers, ts in records]

@@ -1,0 +1,30 @@
+"""The group coordinator: consumer groups and their committed offsets in ``__consumer_offsets``.
+
+=====================  =============================================================
+module                 concept
+=====================  =============================================================
+``partitioner``        which partition of an internal topic holds a key
+``records``            the key and value schemas of ``__consumer_offsets`` records
+``offsets``            committed offsets and their expiry
+``consumer_protocol``  the topics of a consumer's subscription
+``group``              a group's state machine, members, generation and protocol
+``timer``              deadlines (sessions, rebalances, expiry)
+``append``             writing coordinator records to the log
+``loader``             rebuilding groups and offsets from the log
+``manager``            the groups of the owned partitions, and the offsets cache
+``offsets_topic``      creating ``__consumer_offsets``
+``coordinator``        the classic group protocol (Kafka's GroupCoordinator)
+=====================  =============================================================
+"""
+
+from .config import GroupConfig, OffsetConfig
+from .coordinator import GroupCoordinator
+from .offsets_topic import OFFSETS_TOPIC
+from .partitioner import partition_for
+
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+# Kafka's internal topics: clients may read them but never produce to them.
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC})
+
+__all__ = ["INTERNAL_TOPICS", "OFFSETS_TOPIC", "TRANSACTION_STATE_TOPIC", "GroupConfig",
+           "GroupCoordinator", "OffsetConfig", "partition_for"]

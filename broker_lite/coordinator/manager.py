@@ -1,0 +1,429 @@
+"""The groups this broker coordinates, their offsets cache, and ``__consumer_offsets`` (Kafka's
+``GroupMetadataManager``).
+
+A broker coordinates the groups of the ``__consumer_offsets`` partitions it leads. When it
+becomes a partition's leader, the partition is *loading* until the groups and offsets of its log
+are rebuilt (on a background thread, one partition after another); then it is *owned*. When it
+stops leading one, the partition's groups are unloaded. Loads and unloads run in the order they
+were asked for, and each carries the partition's leader epoch, so a stale one is ignored.
+
+Everything that changes a group's durable state goes through the log first: the group metadata
+of a completed rebalance (:meth:`store_group`), offset commits (:meth:`store_offsets`), and the
+tombstones of expired or deleted offsets and groups (:meth:`cleanup_group_metadata`). The cache
+is updated after the append, so what OffsetFetch answers is always in the log.
+
+Lock order: the partition lock before a group's lock, never the reverse; the groups map's lock
+is held only for map operations.
+"""
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+
+from broker_lite.log import Log
+from broker_lite.protocol import ErrorCode
+
+from . import loader
+from .append import AppendFailed, append_records
+from .config import OffsetConfig
+from .group import DEAD, EMPTY, Group
+from .offsets import CommittedOffset, OffsetAndMetadata, TopicPartition
+from .partitioner import partition_for
+from .records import (
+    group_metadata_key,
+    group_metadata_value,
+    offset_commit_key,
+    offset_commit_value,
+)
+
+logger = logging.getLogger(__name__)
+
+# (the leader log of a partition, its leader epoch), or None when this broker does not lead it
+LeaderLog = Callable[[int], tuple[Log, int] | None]
+
+# How a failed append of a commit is answered (Kafka's translation of produce errors).
+COMMIT_APPEND_ERRORS = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.INVALID_COMMIT_OFFSET_SIZE,
+    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.INVALID_COMMIT_OFFSET_SIZE,
+    ErrorCode.INVALID_FETCH_SIZE: ErrorCode.INVALID_COMMIT_OFFSET_SIZE,
+}
+
+# ... and a failed append of group metadata.
+GROUP_APPEND_ERRORS = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.REBALANCE_IN_PROGRESS,
+    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
+    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
+    ErrorCode.INVALID_FETCH_SIZE: ErrorCode.UNKNOWN_SERVER_ERROR,
+}
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class GroupMetadataManager:
+    """Groups and offsets of the owned partitions of ``__consumer_offsets``.
+
+    Parameters
+    ----------
+    config : OffsetConfig
+    leader_log : callable
+        ``leader_log(partition) -> (Log, leader_epoch) | None``.
+    partition_count : callable
+        The partition count of ``__consumer_offsets`` as created, or None while it does not
+        exist (then ``offsets.topic.num.partitions``, the count it will be created with).
+    clock_ms : callable
+        Wall-clock milliseconds (commit timestamps, state timestamps, expiry).
+    on_appended : callable
+        Told after every append (wakes fetches of the topic waiting for data).
+    """
+
+    def __init__(self, config: OffsetConfig, leader_log: LeaderLog, *,
+                 partition_count: Callable[[], int | None] = lambda: None,
+                 clock_ms: Callable[[], int] = wall_clock_ms,
+                 on_appended: Callable[[], None] = lambda: None):
+        self.config = config
+        self.leader_log = leader_log
+        self.clock_ms = clock_ms
+        self.on_appended = on_appended
+        self._topic_partition_count = partition_count
+        self._partition_count: int | None = None
+        self._partition_lock = threading.RLock()
+        self._loading: set[int] = set()
+        self._owned: set[int] = set()
+        self._epochs: dict[int, int] = {}
+        self._groups: dict[str, Group] = {}
+        self._groups_lock = threading.Lock()
+        self._tasks: queue.Queue = queue.Queue()
+        self._worker: threading.Thread | None = None
+        self.shutting_down = False
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.resolve_partition_count()
+        self._worker = threading.Thread(target=self._run_tasks, name="group-metadata-loader",
+                                        daemon=True)
+        self._worker.start()
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+        self._tasks.put(None)
+        if self._worker is not None and self._worker is not threading.current_thread():
+            self._worker.join(timeout=30)
+
+    def wait_for_tasks(self, timeout_s: float = 30) -> bool:
+        """Wait until the loads and unloads asked for so far have run; False on a timeout."""
+        done = threading.Event()
+        self._tasks.put(done.set)
+        return done.wait(timeout_s)
+
+    def _run_tasks(self) -> None:
+        while True:
+            task = self._tasks.get()
+            if task is None or self.shutting_down:
+                return
+            try:
+                task()
+            except Exception:  # a failed load must not stop the next ones
+                logger.exception("group metadata task failed")
+
+    # -- partitions -------------------------------------------------------------------------
+
+    def resolve_partition_count(self) -> int:
+        """The partition count of ``__consumer_offsets``: the topic's once it exists (read
+        once), the configured one until then."""
+        if self._partition_count is None:
+            count = self._topic_partition_count()
+            if count is not None and count > 0:
+                self._partition_count = count
+                if count != self.config.num_partitions:
+                    logger.info("__consumer_offsets has %d partitions (configured: %d); "
+                                "groups are placed by the topic's", count,
+                                self.config.num_partitions)
+        return self._partition_count or self.config.num_partitions
+
+    @property
+    def partition_count(self) -> int:
+        return self.resolve_partition_count()
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self.partition_count)
+
+    def is_partition_owned(self, partition: int) -> bool:
+        with self._partition_lock:
+            return partition in self._owned
+
+    def is_partition_loading(self, partition: int) -> bool:
+        with self._partition_lock:
+            return partition in self._loading
+
+    def is_group_local(self, group_id: str) -> bool:
+        return self.is_partition_owned(self.partition_for(group_id))
+
+    def is_group_loading(self, group_id: str) -> bool:
+        return self.is_partition_loading(self.partition_for(group_id))
+
+    @property
+    def is_loading(self) -> bool:
+        with self._partition_lock:
+            return bool(self._loading)
+
+    def owned_partitions(self) -> set[int]:
+        with self._partition_lock:
+            return set(self._owned)
+
+    def _maybe_update_epoch(self, partition: int, epoch: int | None) -> bool:
+        """Record ``epoch`` if it is the newest seen; whether a task of ``epoch`` may run
+        (None: always)."""
+        with self._partition_lock:
+            current = self._epochs.get(partition)
+            if epoch is not None and (current is None or epoch > current):
+                self._epochs[partition] = current = epoch
+            return epoch is None or epoch == current
+
+    # -- the groups map ---------------------------------------------------------------------
+
+    def get_group(self, group_id: str) -> Group | None:
+        with self._groups_lock:
+            return self._groups.get(group_id)
+
+    def get_or_create_group(self, group_id: str) -> Group:
+        with self._groups_lock:
+            group = self._groups.get(group_id)
+            if group is None:
+                group = self._groups[group_id] = Group(group_id, self.clock_ms())
+            return group
+
+    def add_group(self, group: Group) -> Group:
+        """Add ``group`` unless one with its id is cached; the cached one."""
+        with self._groups_lock:
+            return self._groups.setdefault(group.group_id, group)
+
+    def remove_group(self, group: Group) -> bool:
+        """Drop ``group`` from the cache if it is the one cached under its id."""
+        with self._groups_lock:
+            if self._groups.get(group.group_id) is group:
+                del self._groups[group.group_id]
+                return True
+            return False
+
+    def current_groups(self) -> list[Group]:
+        with self._groups_lock:
+            return list(self._groups.values())
+
+    def group_not_exists(self, group_id: str) -> bool:
+        """This broker owns the group's partition and knows no live group of that id."""
+        with self._partition_lock:
+            if not self.is_group_local(group_id):
+                return False
+            group = self.get_group(group_id)
+            if group is None:
+                return True
+            with group.lock:
+                return group.is_(DEAD)
+
+    # -- appends ----------------------------------------------------------------------------
+
+    def append(self, partition: int, records: list[tuple[bytes, bytes | None]],
+               **batch_options) -> int:
+        """Append records to ``partition`` of ``__consumer_offsets`` (see
+        :func:`.append.append_records`); the offset of the first. Raises :class:`AppendFailed`."""
+        found = self.leader_log(partition)
+        log, epoch = found if found is not None else (None, -1)
+        offset = append_records(log, epoch, records, timestamp_ms=self.clock_ms(),
+                                compression=self.config.compression, **batch_options)
+        self.on_appended()
+        return offset
+
+    def store_group(self, group: Group, assignment: Mapping[str, bytes]) -> ErrorCode:
+        """Write the group's current generation with ``assignment`` (the caller holds the
+        group's lock); NONE or the error to answer with."""
+        record = group.to_record(dict(assignment))
+        try:
+            self.append(self.partition_for(group.group_id),
+                        [(group_metadata_key(group.group_id), group_metadata_value(record))])
+        except AppendFailed as exc:
+            logger.warning("storing group %s generation %d failed: %s", group.group_id,
+                           group.generation_id, exc)
+            return GROUP_APPEND_ERRORS.get(exc.code, exc.code)
+        return ErrorCode.NONE
+
+    def store_offsets(self, group: Group, offsets: Mapping[TopicPartition, OffsetAndMetadata],
+                      *, producer_id: int = -1,
+                      producer_epoch: int = -1) -> dict[TopicPartition, ErrorCode]:
+        """Write commits, then cache them (the caller holds the group's lock); the error of
+        each partition. Commits with metadata longer than ``offset.metadata.max.bytes`` are
+        refused (OFFSET_METADATA_TOO_LARGE) and the others written."""
+        valid = {tp: v for tp, v in offsets.items()
+                 if v.metadata is None or len(v.metadata) <= self.config.max_metadata_size}
+        result = {tp: ErrorCode.OFFSET_METADATA_TOO_LARGE for tp in offsets if tp not in valid}
+        if not valid:
+            return result
+        transactional = producer_id >= 0
+        try:
+            base_offset = self.append(
+                self.partition_for(group.group_id),
+                [(offset_commit_key(group.group_id, tp.topic, tp.partition),
+                  offset_commit_value(value)) for tp, value in valid.items()],
+                producer_id=producer_id, producer_epoch=producer_epoch,
+                transactional=transactional)
+        except AppendFailed as exc:
+            error = COMMIT_APPEND_ERRORS.get(exc.code, exc.code)
+            logger.debug("offset commit of group %s failed: %s", group.group_id, exc)
+            return {**result, **{tp: error for tp in valid}}
+        if not group.is_(DEAD) and not transactional:
+            for tp, value in valid.items():
+                group.offsets.on_append(tp, CommittedOffset(base_offset, value))
+        return {**result, **{tp: ErrorCode.NONE for tp in valid}}
+
+    def get_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None
+                    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        """The committed offsets of ``partitions`` (None: every partition with one); None for
+        a partition without."""
+        group = self.get_group(group_id)
+        if group is None:
+            return dict.fromkeys(partitions or ())
+        with group.lock:
+            if group.is_(DEAD):
+                return dict.fromkeys(partitions or ())
+            if partitions is None:
+                return group.offsets.all()
+            return {tp: group.offsets.get(tp) for tp in partitions}
+
+    # -- expiry and deletion ----------------------------------------------------------------
+
+    def cleanup_expired(self) -> int:
+        """Remove the offsets expired under ``offsets.retention.minutes``, and the groups left
+        empty without offsets; the count of offsets removed."""
+        now = self.clock_ms()
+        removed = self.cleanup_group_metadata(
+            self.current_groups(),
+            lambda group: group.offsets.remove(
+                group.expired_offsets(now, self.config.retention_ms)))
+        if removed:
+            logger.info("removed %d expired offsets", removed)
+        return removed
+
+    def cleanup_group_metadata(self, groups: Iterable[Group],
+                               selector: Callable[[Group], dict]) -> int:
+        """Remove what ``selector(group)`` removes from each group's offsets (it runs under the
+        group's lock), mark empty groups without offsets Dead, and write the tombstones; the
+        count of offsets removed."""
+        total = 0
+        for group in groups:
+            with group.lock:
+                removed = selector(group)
+                if group.is_(EMPTY) and not len(group.offsets):
+                    logger.info("group %s is now dead (generation %d)", group.group_id,
+                                group.generation_id)
+                    group.transition_to(DEAD, self.clock_ms())
+                dead, generation = group.is_(DEAD), group.generation_id
+            group_id = group.group_id
+            tombstones = [(offset_commit_key(group_id, tp.topic, tp.partition), None)
+                          for tp in removed]
+            # a group of generation 0 only ever stored offsets: it has no metadata record
+            if dead and self.remove_group(group) and generation > 0:
+                tombstones.append((group_metadata_key(group_id), None))
+            if tombstones:
+                try:
+                    self.append(self.partition_for(group_id), tombstones)
+                except AppendFailed as exc:  # written again by the next cleanup
+                    logger.warning("could not write %d tombstones for group %s: %s",
+                                   len(tombstones), group_id, exc)
+            total += len(removed)
+        return total
+
+    # -- loading and unloading --------------------------------------------------------------
+
+    def schedule_load(self, partition: int, epoch: int,
+                      on_group_loaded: Callable[[Group], None]) -> None:
+        logger.debug("scheduling the load of __consumer_offsets-%d (epoch %d)", partition, epoch)
+        self._tasks.put(lambda: self._load(partition, epoch, on_group_loaded))
+
+    def schedule_unload(self, partition: int, epoch: int | None,
+                        on_group_unloaded: Callable[[Group], None]) -> None:
+        logger.debug("scheduling the unload of __consumer_offsets-%d", partition)
+        self._tasks.put(lambda: self._unload(partition, epoch, on_group_unloaded))
+
+    def _load(self, partition: int, epoch: int, on_group_loaded: Callable[[Group], None]) -> None:
+        if not self._maybe_update_epoch(partition, epoch):
+            logger.info("not loading __consumer_offsets-%d for stale epoch %d", partition, epoch)
+            return
+        with self._partition_lock:
+            if partition in self._owned or partition in self._loading:
+                return
+            self._loading.add(partition)
+        started = time.monotonic()
+        try:
+            found = self.leader_log(partition)
+            if found is None:
+                logger.warning("no leader log to load __consumer_offsets-%d from", partition)
+                return
+            loaded = loader.load_partition(found[0], buffer_size=self.config.load_buffer_size,
+                                           stopping=lambda: self.shutting_down)
+            self._install(loaded, on_group_loaded)
+            logger.info("loaded __consumer_offsets-%d in %d ms: %d groups, %d offsets%s",
+                        partition, (time.monotonic() - started) * 1000, len(loaded.groups),
+                        len(loaded.offsets), f", {loaded.skipped_records} records skipped"
+                        if loaded.skipped_records else "")
+        except Exception:
+            logger.exception("loading __consumer_offsets-%d failed", partition)
+        finally:
+            with self._partition_lock:
+                self._owned.add(partition)
+                self._loading.discard(partition)
+
+    def _install(self, loaded: "loader.LoadedPartition",
+                 on_group_loaded: Callable[[Group], None]) -> None:
+        now = self.clock_ms()
+        offsets = loaded.offsets_by_group()
+        groups = {group_id: Group.from_record(group_id, record, now)
+                  for group_id, record in loaded.groups.items()}
+        for group_id in offsets.keys() - groups.keys():  # offsets only: a standalone group
+            groups[group_id] = Group(group_id, now)
+        for group_id, group in groups.items():
+            for tp, committed in offsets.get(group_id, {}).items():
+                group.offsets.on_append(tp, committed)
+            if self.add_group(group) is not group:
+                logger.debug("group %s was already cached; the loaded copy is dropped",
+                             group_id)
+                continue
+            on_group_loaded(group)
+
+    def _unload(self, partition: int, epoch: int | None,
+                on_group_unloaded: Callable[[Group], None]) -> None:
+        if not self._maybe_update_epoch(partition, epoch):
+            logger.info("not unloading __consumer_offsets-%d for stale epoch %s", partition,
+                        epoch)
+            return
+        with self._partition_lock:
+            self._owned.discard(partition)
+            self._loading.discard(partition)
+            groups = [g for g in self.current_groups()
+                      if self.partition_for(g.group_id) == partition]
+            for group in groups:
+                on_group_unloaded(group)
+                self.remove_group(group)
+        logger.info("unloaded __consumer_offsets-%d: %d groups", partition, len(groups))
+
+    def unload_all(self, on_group_unloaded: Callable[[Group], None]) -> None:
+        """Unload every group now (shutdown): their waiting requests are answered."""
+        with self._partition_lock:
+            self._owned.clear()
+            self._loading.clear()
+            for group in self.current_groups():
+                on_group_unloaded(group)
+                self.remove_group(group)

@@ -1,0 +1,178 @@
+"""The classic group protocol: JoinGroup, SyncGroup, Heartbeat, LeaveGroup, ListGroups,
+DescribeGroups and DeleteGroups, served by the group coordinator
+(:mod:`broker_lite.coordinator`).
+
+JoinGroup and SyncGroup may wait: a JoinGroup until the group's rebalance completes, a
+SyncGroup until the leader hands out the assignment. The connection's thread waits for the
+coordinator's answer, which keeps the connection's responses in order, as Kafka keeps a
+connection muted while its request waits in purgatory. Everything else answers at once.
+
+Version differences are settled here: JoinGroup v0 has no rebalance timeout (the session timeout
+serves), v4+ make a new member ask for its id first (MEMBER_ID_REQUIRED), v5+ carry static
+membership, v7+ may answer a null protocol name; SyncGroup v5+ must name the protocol type and
+name; LeaveGroup v3+ removes a batch of members, before that one member whose error is the
+response's.
+"""
+
+import threading
+
+from broker_lite.coordinator.coordinator import LeavingMember
+from broker_lite.protocol import ErrorCode
+
+from ..network import CloseConnection
+
+# DescribeGroups' authorized operations when asked (no authorizer: all a group supports):
+# READ (3), DELETE (6), DESCRIBE (8), as bits of Kafka's AclOperation codes.
+GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+OPERATIONS_NOT_REQUESTED = -(2**31)
+_WAIT_POLL_S = 0.2
+
+
+class _Answer:
+    """A coordinator answer that may come later, from another thread."""
+
+    def __init__(self):
+        self._done = threading.Event()
+        self.result = None
+
+    def __call__(self, result) -> None:
+        self.result = result
+        self._done.set()
+
+    def wait(self, context):
+        server = getattr(context.connection, "server", None)
+        while not self._done.wait(_WAIT_POLL_S):
+            if getattr(server, "stopping", False):
+                raise CloseConnection("the broker is stopping")
+        return self.result
+
+
+def _client_host(context) -> str:
+    peer = getattr(context.connection, "peer", None)
+    return f"/{peer[0]}" if peer else ""
+
+
+# -- JoinGroup -------------------------------------------------------------------------------
+
+
+def join_group(context, body: dict) -> dict:
+    version = context.version
+    instance_id = body.get("group_instance_id") if version >= 5 else None
+    answer = _Answer()
+    context.services.group_coordinator.handle_join_group(
+        body["group_id"], body["member_id"], instance_id,
+        require_known_member_id=version >= 4 and instance_id is None,
+        support_skipping_assignment=version >= 9,
+        client_id=context.header.client_id or "", client_host=_client_host(context),
+        rebalance_timeout_ms=body["rebalance_timeout_ms"] if version >= 1
+        else body["session_timeout_ms"],
+        session_timeout_ms=body["session_timeout_ms"], protocol_type=body["protocol_type"],
+        protocols=[(p["name"], bytes(p["metadata"])) for p in body["protocols"]],
+        callback=answer, reason=body.get("reason") if version >= 8 else None,
+    )
+    result = answer.wait(context)
+    return {
+        "throttle_time_ms": 0, "error_code": result.error,
+        "generation_id": result.generation_id, "protocol_type": result.protocol_type,
+        "protocol_name": result.protocol_name if version >= 7 else result.protocol_name or "",
+        "leader": result.leader_id, "skip_assignment": result.skip_assignment,
+        "member_id": result.member_id,
+        "members": [{"member_id": member_id, "group_instance_id": instance, "metadata": metadata}
+                    for member_id, instance, metadata in result.members],
+    }
+
+
+# -- SyncGroup -------------------------------------------------------------------------------
+
+
+def sync_group(context, body: dict) -> dict:
+    version = context.version
+    protocol_type = body.get("protocol_type") if version >= 5 else None
+    protocol_name = body.get("protocol_name") if version >= 5 else None
+    if version >= 5 and (protocol_type is None or protocol_name is None):
+        return _sync_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+    answer = _Answer()
+    context.services.group_coordinator.handle_sync_group(
+        body["group_id"], body["generation_id"], body["member_id"], protocol_type,
+        protocol_name, body.get("group_instance_id") if version >= 3 else None,
+        {a["member_id"]: bytes(a["assignment"]) for a in body["assignments"]}, answer)
+    result = answer.wait(context)
+    return _sync_response(result.error, result.assignment, result.protocol_type,
+                          result.protocol_name)
+
+
+def _sync_response(error: int, assignment: bytes = b"", protocol_type: str | None = None,
+                   protocol_name: str | None = None) -> dict:
+    return {"throttle_time_ms": 0, "error_code": error, "protocol_type": protocol_type,
+            "protocol_name": protocol_name, "assignment": assignment}
+
+
+# -- Heartbeat -------------------------------------------------------------------------------
+
+
+def heartbeat(context, body: dict) -> dict:
+    error = context.services.group_coordinator.handle_heartbeat(
+        body["group_id"], body["member_id"],
+        body.get("group_instance_id") if context.version >= 3 else None, body["generation_id"])
+    return {"throttle_time_ms": 0, "error_code": error}
+
+
+# -- LeaveGroup ------------------------------------------------------------------------------
+
+
+def leave_group(context, body: dict) -> dict:
+    version = context.version
+    if version >= 3:
+        leaving = [LeavingMember(m["member_id"], m.get("group_instance_id"),
+                                 m.get("reason") if version >= 5 else None)
+                   for m in body["members"]]
+    else:
+        leaving = [LeavingMember(body["member_id"])]
+    error, members = context.services.group_coordinator.handle_leave_group(body["group_id"],
+                                                                           leaving)
+    if version < 3:  # one member: its error is the response's
+        if error == ErrorCode.NONE and members:
+            error = next((e for _, e in members if e != ErrorCode.NONE), ErrorCode.NONE)
+        return {"throttle_time_ms": 0, "error_code": error}
+    return {"throttle_time_ms": 0, "error_code": error, "members": [
+        {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "error_code": e}
+        for m, e in members]}
+
+
+# -- ListGroups, DescribeGroups, DeleteGroups ------------------------------------------------
+
+
+def list_groups(context, body: dict) -> dict:
+    version = context.version
+    error, groups = context.services.group_coordinator.handle_list_groups(
+        (body.get("states_filter") or []) if version >= 4 else [],
+        (body.get("types_filter") or []) if version >= 5 else [])
+    return {"throttle_time_ms": 0, "error_code": error, "groups": [
+        {"group_id": g.group_id, "protocol_type": g.protocol_type, "group_state": g.state,
+         "group_type": "classic"} for g in groups]}
+
+
+def describe_groups(context, body: dict) -> dict:
+    coordinator = context.services.group_coordinator
+    with_operations = context.version >= 3 and body.get("include_authorized_operations")
+    described = []
+    for group_id in body["groups"]:
+        error, summary = coordinator.handle_describe_group(group_id)
+        described.append({
+            "error_code": error, "group_id": group_id, "group_state": summary.state,
+            "protocol_type": summary.protocol_type, "protocol_data": summary.protocol,
+            "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                         "client_id": m.client_id, "client_host": m.client_host,
+                         "member_metadata": m.metadata, "member_assignment": m.assignment}
+                        for m in summary.members],
+            "authorized_operations": GROUP_OPERATIONS if with_operations and error == 0
+            else OPERATIONS_NOT_REQUESTED,
+        })
+    return {"throttle_time_ms": 0, "groups": described}
+
+
+def delete_groups(context, body: dict) -> dict:
+    names = list(dict.fromkeys(body["groups_names"]))
+    errors = context.services.group_coordinator.handle_delete_groups(names)
+    return {"throttle_time_ms": 0, "results": [
+        {"group_id": name, "error_code": errors[name]} for name in names]}
