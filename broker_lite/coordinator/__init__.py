@@ -14,6 +14,7 @@ module                 concept
 ``manager``            the groups of the owned partitions, and the offsets cache
 ``offsets_topic``      creating ``__consumer_offsets``
 ``coordinator``        the classic group protocol (Kafka's GroupCoordinator)
+``transactions``       the transaction coordinator and ``__transaction_state``
 =====================  =============================================================
 """
 

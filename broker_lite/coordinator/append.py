@@ -12,6 +12,7 @@ The append is local and synchronous (partitions here have no followers to wait f
 from collections.abc import Sequence
 
 from broker_lite.log import KafkaStorageError, Log, LogError
+from broker_lite.log.producer_state import AppendOrigin
 from broker_lite.protocol import ErrorCode
 from broker_lite.records import (
     CompressionType,
@@ -44,7 +45,8 @@ def append_records(log: Log | None, leader_epoch: int,
     for key, value in records:
         builder.append(value, key=key, timestamp=timestamp_ms)
     try:
-        return log.append(builder.build(), partition_leader_epoch=leader_epoch).first_offset
+        return log.append(builder.build(), partition_leader_epoch=leader_epoch,
+                          origin=AppendOrigin.COORDINATOR).first_offset
     except RecordTooLargeError as exc:
         raise AppendFailed(ErrorCode.MESSAGE_TOO_LARGE, str(exc)) from exc
     except KafkaStorageError as exc:

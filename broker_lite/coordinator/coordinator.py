@@ -826,6 +826,12 @@ class GroupCoordinator:
         return self.manager.store_offsets(group, offsets, producer_id=producer_id,
                                           producer_epoch=producer_epoch)
 
+    def on_transaction_completed(self, producer_id: int, partitions: set[int],
+                                 committed: bool) -> None:
+        """A transaction marker of ``producer_id`` was written to ``partitions`` of
+        ``__consumer_offsets``: the offsets it committed there count, or are dropped."""
+        self.manager.complete_transaction(producer_id, partitions, committed)
+
     @staticmethod
     def _validate_offset_commit(group: Group, generation_id: int, member_id: str,
                                 group_instance_id: str | None) -> ErrorCode | None:

@@ -284,10 +284,27 @@ class GroupMetadataManager:
             error = COMMIT_APPEND_ERRORS.get(exc.code, exc.code)
             logger.debug("offset commit of group %s failed: %s", group.group_id, exc)
             return {**result, **{tp: error for tp in valid}}
-        if not group.is_(DEAD) and not transactional:
+        if not group.is_(DEAD):
             for tp, value in valid.items():
-                group.offsets.on_append(tp, CommittedOffset(base_offset, value))
+                if transactional:
+                    group.offsets.on_txn_append(producer_id, tp,
+                                                CommittedOffset(base_offset, value))
+                else:
+                    group.offsets.on_append(tp, CommittedOffset(base_offset, value))
         return {**result, **{tp: ErrorCode.NONE for tp in valid}}
+
+    def complete_transaction(self, producer_id: int, partitions: set[int],
+                             committed: bool) -> int:
+        """A transaction marker of ``producer_id`` reached ``partitions``: the offsets it
+        committed in them count (``committed``) or are dropped; how many groups had some."""
+        completed = 0
+        for group in self.current_groups():
+            if self.partition_for(group.group_id) not in partitions:
+                continue
+            with group.lock:
+                if group.offsets.complete_txn(producer_id, committed):
+                    completed += 1
+        return completed
 
     def get_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None
                     ) -> dict[TopicPartition, OffsetAndMetadata | None]:
@@ -326,7 +343,8 @@ class GroupMetadataManager:
         for group in groups:
             with group.lock:
                 removed = selector(group)
-                if group.is_(EMPTY) and not len(group.offsets):
+                if group.is_(EMPTY) and not len(group.offsets) and \
+                        not group.offsets.has_pending_txn():
                     logger.info("group %s is now dead (generation %d)", group.group_id,
                                 group.generation_id)
                     group.transition_to(DEAD, self.clock_ms())
@@ -392,8 +410,13 @@ class GroupMetadataManager:
         offsets = loaded.offsets_by_group()
         groups = {group_id: Group.from_record(group_id, record, now)
                   for group_id, record in loaded.groups.items()}
-        for group_id in offsets.keys() - groups.keys():  # offsets only: a standalone group
+        pending = loaded.pending_transactional
+        with_offsets = offsets.keys() | {g for commits in pending.values() for g, _ in commits}
+        for group_id in with_offsets - groups.keys():  # offsets only: a standalone group
             groups[group_id] = Group(group_id, now)
+        for producer_id, commits in pending.items():  # transactions still open
+            for (group_id, tp), committed in commits.items():
+                groups[group_id].offsets.on_txn_append(producer_id, tp, committed)
         for group_id, group in groups.items():
             for tp, committed in offsets.get(group_id, {}).items():
                 group.offsets.on_append(tp, committed)

@@ -50,6 +50,8 @@ class GroupOffsets:
 
     def __init__(self, committed: dict[TopicPartition, CommittedOffset] | None = None):
         self._committed: dict[TopicPartition, CommittedOffset] = dict(committed or {})
+        # producer id -> commits of its open transaction, which count once it commits
+        self._pending_txn: dict[int, dict[TopicPartition, CommittedOffset]] = {}
 
     def __len__(self) -> int:
         return len(self._committed)
@@ -72,6 +74,27 @@ class GroupOffsets:
         current = self._committed.get(tp)
         if current is None or not committed.older_than(current):
             self._committed[tp] = committed
+
+    def on_txn_append(self, producer_id: int, tp: TopicPartition,
+                      committed: CommittedOffset) -> None:
+        """A commit written inside ``producer_id``'s transaction: pending until its marker."""
+        self._pending_txn.setdefault(producer_id, {})[tp] = committed
+
+    def complete_txn(self, producer_id: int, committed: bool) -> bool:
+        """The producer's transaction ended: its commits count (``committed``) or are dropped;
+        whether it had any here."""
+        pending = self._pending_txn.pop(producer_id, None)
+        if pending is None:
+            return False
+        if committed:
+            for tp, offset in pending.items():
+                self.on_append(tp, offset)
+        return True
+
+    def has_pending_txn(self, producer_id: int | None = None) -> bool:
+        """Commits of an open transaction (of ``producer_id``, or of any producer) wait."""
+        return bool(self._pending_txn) if producer_id is None \
+            else producer_id in self._pending_txn
 
     def remove(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
         """Drop the commits of ``tps``; those that were there."""

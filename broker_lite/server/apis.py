@@ -24,6 +24,7 @@ from .handlers import (
     producer_ids,
     producers,
     topics,
+    transactions,
 )
 from .network import CloseConnection
 
@@ -62,4 +63,11 @@ def handlers() -> dict[ApiKey, ApiHandler]:
         ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiHandler(2, 4, leader_epoch.handle),
         ApiKey.INIT_PRODUCER_ID: ApiHandler(0, 5, producer_ids.init_producer_id),
         ApiKey.DESCRIBE_PRODUCERS: ApiHandler(0, 0, producers.describe_producers),
+        ApiKey.ADD_PARTITIONS_TO_TXN: ApiHandler(0, 5, transactions.add_partitions_to_txn),
+        ApiKey.ADD_OFFSETS_TO_TXN: ApiHandler(0, 4, transactions.add_offsets_to_txn),
+        ApiKey.END_TXN: ApiHandler(0, 4, transactions.end_txn),
+        ApiKey.WRITE_TXN_MARKERS: ApiHandler(1, 1, transactions.write_txn_markers),
+        ApiKey.TXN_OFFSET_COMMIT: ApiHandler(0, 4, transactions.txn_offset_commit),
+        ApiKey.LIST_TRANSACTIONS: ApiHandler(0, 1, transactions.list_transactions),
+        ApiKey.DESCRIBE_TRANSACTIONS: ApiHandler(0, 0, transactions.describe_transactions),
     }

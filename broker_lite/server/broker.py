@@ -16,6 +16,10 @@ from kazoo.client import KazooClient
 
 from broker_lite.config import BrokerConfig
 from broker_lite.coordinator.service import start_group_coordinator
+from broker_lite.coordinator.transactions.service import (
+    TransactionService,
+    start_transaction_coordinator,
+)
 from broker_lite.log.manager import LogManager
 from broker_lite.partitions import PartitionManager
 from broker_lite.zk import ZkBroker
@@ -27,6 +31,7 @@ from broker_lite.zk.layout import CONFIG_CHANGES_PATH, BrokerIdZNode
 from . import meta_properties
 from .apis import handlers
 from .dispatcher import Dispatcher
+from .handlers.producer_ids import producer_id_manager
 from .metadata import ClusterMetadata
 from .network import SocketServer
 
@@ -46,6 +51,7 @@ class BrokerServices:
     cluster_id: str | None = None
     dispatcher: Dispatcher | None = None
     group_coordinator: object | None = None  # broker_lite.coordinator.GroupCoordinator
+    transaction_coordinator: object | None = None  # broker_lite.coordinator.transactions
     producer_ids: object | None = None  # created on first use (handlers.producer_ids)
     _appended: threading.Condition = field(default_factory=threading.Condition)
 
@@ -70,6 +76,7 @@ class Broker:
         self.server: SocketServer | None = None
         self.zk_broker: ZkBroker | None = None
         self.services: BrokerServices | None = None
+        self.transactions: TransactionService | None = None
 
     def start(self) -> "Broker":
         try:
@@ -97,6 +104,12 @@ class Broker:
         services.dispatcher = dispatcher
         services.group_coordinator = start_group_coordinator(config, partitions, client,
                                                              services.notify_appended)
+        self.transactions = start_transaction_coordinator(
+            config, partitions, client, broker_id=lambda: services.broker_id,
+            brokers=services.cluster.brokers,
+            generate_producer_id=lambda: producer_id_manager(services).generate(),
+            group_coordinator=services.group_coordinator, on_appended=services.notify_appended)
+        services.transaction_coordinator = self.transactions.coordinator
         self.services = services
         self.server = SocketServer(
             listener.host, listener.port, dispatcher,
@@ -183,6 +196,9 @@ class Broker:
         if self.server is not None:
             self.server.stop()
             self.server = None
+        if self.transactions is not None:
+            self.transactions.shutdown()
+            self.transactions = None
         if self.services is not None and self.services.group_coordinator is not None:
             self.services.group_coordinator.shutdown()
         if self.zk_broker is not None:

@@ -20,6 +20,7 @@ from . import (
     producers,
     sasl,
     topics,
+    transactions,
 )
 from .api_versions import *
 from .configs import *
@@ -34,13 +35,14 @@ from .producer_ids import *
 from .producers import *
 from .sasl import *
 from .topics import *
+from .transactions import *
 
 #: Every declared message (requests, responses and headers), by spec name.
 ALL_MESSAGES = {
     m.name: m
     for module in (
         headers, api_versions, metadata, produce, fetch, offsets, topics, configs, groups,
-        group_offsets, sasl, producer_ids, producers,
+        group_offsets, sasl, producer_ids, producers, transactions,
     )
     for m in (getattr(module, n) for n in module.__all__)
 }

@@ -10,6 +10,9 @@ A retry of a batch already written is answered as Kafka 3.x answers it: no error
 got the first time, nothing written again (DUPLICATE_SEQUENCE_NUMBER is not used). A gap in the
 sequence is OUT_OF_ORDER_SEQUENCE_NUMBER and a fenced epoch INVALID_PRODUCER_EPOCH; a producer
 the partition does not know may start at any sequence, so UNKNOWN_PRODUCER_ID is not answered.
+A transactional batch for a partition its transaction does not hold is INVALID_TXN_STATE when
+this broker coordinates the transactional id (see
+:meth:`~broker_lite.coordinator.transactions.TransactionCoordinator.verify_produce`).
 """
 
 import logging
@@ -44,7 +47,8 @@ def handle(context, body: dict) -> dict | None:
         results = [_topic(t, lambda p: _error(p, ErrorCode.INVALID_REQUIRED_ACKS))
                    for t in body["topic_data"]]
     else:
-        results = [_topic(t, lambda p, name=t["name"]: _append(services, name, p))
+        results = [_topic(t, lambda p, name=t["name"]: _append(services, name, p,
+                                                               body.get("transactional_id")))
                    for t in body["topic_data"]]
         services.notify_appended()
     if acks == 0:
@@ -62,7 +66,7 @@ def _error(partition: dict, code: ErrorCode, message: str | None = None) -> dict
             "log_append_time_ms": -1, "log_start_offset": -1, "error_message": message}
 
 
-def _append(services, topic: str, partition: dict) -> dict:
+def _append(services, topic: str, partition: dict, transactional_id: str | None = None) -> dict:
     index = partition["index"]
     if topic in INTERNAL_TOPICS:  # only the coordinators write there
         return _error(partition, ErrorCode.INVALID_TOPIC_EXCEPTION,
@@ -76,6 +80,11 @@ def _append(services, topic: str, partition: dict) -> dict:
     records = partition["records"]
     if records is None or len(records) == 0:
         return _error(partition, ErrorCode.CORRUPT_MESSAGE, "no records")
+    coordinator = getattr(services, "transaction_coordinator", None)
+    if transactional_id is not None and coordinator is not None:  # added to the transaction?
+        error = coordinator.verify_produce(transactional_id, topic, index, records)
+        if error != ErrorCode.NONE:
+            return _error(partition, error)
     try:
         appended = log.append(records, partition_leader_epoch=state.leader_epoch)
     except (RecordsError, LogError) as exc:

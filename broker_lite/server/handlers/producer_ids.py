@@ -15,8 +15,11 @@ Answers, as Kafka 3.9's for a producer without a transactional id:
 - COORDINATOR_NOT_AVAILABLE, retriable, while ZooKeeper cannot be reached or the broker is not
   registered yet.
 
-A transactional id is answered COORDINATOR_NOT_AVAILABLE: this broker runs no transaction
-coordinator.
+With a transactional id the transaction coordinator answers (see
+:meth:`~broker_lite.coordinator.transactions.TransactionCoordinator.handle_init_producer_id`):
+the id's producer id with its epoch bumped, fencing earlier instances; the first request for a
+transactional id creates ``__transaction_state`` and is answered COORDINATOR_NOT_AVAILABLE,
+which clients retry. PRODUCER_FENCED is answered INVALID_PRODUCER_EPOCH before version 4.
 """
 
 import logging
@@ -27,7 +30,7 @@ from kazoo.exceptions import KazooException
 from broker_lite.protocol import ErrorCode
 from broker_lite.records.record_batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from broker_lite.zk.errors import ProducerIdsExhaustedError
-from broker_lite.zk.layout import ProducerIdBlock
+from broker_lite.zk.layout import ProducerIdBlock, TopicZNode
 from broker_lite.zk.producer_ids import (
     PRODUCER_ID_BLOCK_SIZE,
     allocate_producer_id_block,
@@ -81,7 +84,9 @@ def init_producer_id(context, body: dict) -> dict:
     if (producer_id == NO_PRODUCER_ID) != (epoch == NO_PRODUCER_EPOCH):
         return _response(ErrorCode.INVALID_REQUEST)
     if transactional_id is not None:
-        return _transactional(transactional_id)
+        expected = None if producer_id == NO_PRODUCER_ID else (producer_id, epoch)
+        return _transactional(context, transactional_id, body["transaction_timeout_ms"],
+                              expected)
     if context.services.broker_id < 0:
         return _response(ErrorCode.COORDINATOR_NOT_AVAILABLE)
     try:
@@ -95,10 +100,32 @@ def init_producer_id(context, body: dict) -> dict:
     return _response(ErrorCode.NONE, new_id, 0)
 
 
-def _transactional(transactional_id: str) -> dict:
+def _transactional(context, transactional_id: str, timeout_ms: int,
+                   expected: tuple[int, int] | None) -> dict:
     if transactional_id == "":
         return _response(ErrorCode.INVALID_REQUEST)
-    return _response(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    services = context.services
+    coordinator = getattr(services, "transaction_coordinator", None)
+    if coordinator is None:
+        return _response(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    if services.zk.exists(TopicZNode.path(coordinator.topic)) is None:
+        try:
+            coordinator.create_topic()
+        except Exception as exc:  # the client retries; the next request tries again
+            logger.warning("could not create %s: %s", coordinator.topic, exc)
+        return _response(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    try:
+        result = coordinator.handle_init_producer_id(transactional_id, timeout_ms, expected)
+    except KazooException as exc:  # a new producer id needs ZooKeeper
+        logger.warning("no producer id block from ZooKeeper: %r", exc)
+        return _response(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    except ProducerIdsExhaustedError:
+        logger.exception("no producer id left")
+        return _response(ErrorCode.UNKNOWN_SERVER_ERROR)
+    error = result.error
+    if error == ErrorCode.PRODUCER_FENCED and context.version < 4:
+        error = ErrorCode.INVALID_PRODUCER_EPOCH
+    return _response(error, result.producer_id, result.producer_epoch)
 
 
 def _response(error: ErrorCode, producer_id: int = NO_PRODUCER_ID,
