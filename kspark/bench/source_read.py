@@ -1,0 +1,230 @@
+"""Benchmark: loading a topic into Spark with ``format("kpy")``, against the ceiling (Spark
+reading the same rows from Parquet) and against the client people use today (one
+confluent-kafka consumer draining the topic in Python), in one run.
+
+    python -m kspark.bench.source_read [--records 10000000] [--partitions 4] [--repeat 3]
+
+broker_lite runs as its own process (embedded ZooKeeper, logs on disk) and is loaded with
+``--records`` records of 100-byte values (no keys) spread evenly over ``--partitions``
+partitions, as uncompressed v2 batches of 8,000 records. The same rows, in the source's row
+schema, are written to a Parquet file. Each way then loads every row:
+
+* kpy: ``spark.read.format("kpy")...load()`` written to Spark's ``noop`` sink (every row is
+  produced, nothing is stored);
+* Parquet: ``spark.read.parquet(...)`` to the ``noop`` sink;
+* confluent-kafka: one consumer assigned every partition from the beginning, counting records
+  until it has them all;
+* kpy streaming: ``spark.readStream.format("kpy")`` with Trigger.AvailableNow to ``noop``.
+
+Spark runs ``local[*]`` on this machine. Figures are medians over ``--repeat`` rounds, the ways
+alternating within each round; peak memory is the largest resident set (VmHWM) of Spark's Python
+workers after the kpy reads. Targets: kpy >= 0.5x Parquet and >= 1.5x confluent-kafka.
+"""
+
+import argparse
+import os
+import socket
+import statistics
+import struct
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from broker_lite.protocol import ApiKey, encode_request, parse_response
+from broker_lite.server.bench import BrokerLiteProcess
+from kspark.arrow.encode import arrow_to_batch
+from kspark.arrow.schema import RECORD_SCHEMA
+from kspark.client import KafkaClient
+
+VALUE_BYTES = 100
+RECORDS_PER_BATCH = 8_000  # about 0.9 MB: under message.max.bytes (1 MiB)
+BASE_TIMESTAMP_MS = 1_700_000_000_000
+
+
+def values(count: int, seed: int) -> pa.Array:
+    """``count`` values of 100 bytes, half random and half repeated, so codecs have work."""
+    raw = np.random.default_rng(seed).integers(0, 256, size=(count, VALUE_BYTES), dtype=np.uint8)
+    raw[:, VALUE_BYTES // 2:] = ord("x")
+    offsets = np.arange(count + 1, dtype=np.int32) * VALUE_BYTES
+    return pa.Array.from_buffers(pa.binary(), count, [None, pa.py_buffer(offsets),
+                                                      pa.py_buffer(raw.tobytes())])
+
+
+class RawProducer:
+    """Produce requests of pre-built batches over one connection (acks=1)."""
+
+    def __init__(self, bootstrap: str):
+        host, port = bootstrap.split(",")[0].rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=60)
+        self.correlation = 0
+
+    def send(self, topic: str, partition: int, batch: bytes) -> None:
+        self.correlation += 1
+        self.sock.sendall(encode_request(ApiKey.PRODUCE, 9, self.correlation, "kpy-bench", {
+            "transactional_id": None, "acks": 1, "timeout_ms": 30_000,
+            "topic_data": [{"name": topic, "partition_data": [
+                {"index": partition, "records": batch}]}]}))
+        (size,) = struct.unpack(">i", self._read(4))
+        _, response = parse_response(ApiKey.PRODUCE, 9, self._read(size))
+        error = response["responses"][0]["partition_responses"][0]["error_code"]
+        if error:
+            raise RuntimeError(f"produce to {topic}-{partition} failed with error {error}")
+
+    def _read(self, n: int) -> bytes:
+        data = bytearray()
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                raise ConnectionError("broker closed the connection")
+            data += chunk
+        return bytes(data)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def load(bootstrap: str, topic: str, records: int, partitions: int, parquet: Path) -> None:
+    """The same rows into the topic and into a Parquet file of the source's row schema."""
+    producer = RawProducer(bootstrap)
+    writer = pq.ParquetWriter(parquet, RECORD_SCHEMA)
+    per_partition = records // partitions
+    try:
+        for partition in range(partitions):
+            for start in range(0, per_partition, RECORDS_PER_BATCH):
+                n = min(RECORDS_PER_BATCH, per_partition - start)
+                value = values(n, seed=partition * 1_000_003 + start)
+                timestamps = np.arange(start, start + n, dtype=np.int64) + BASE_TIMESTAMP_MS
+                table = pa.table({"key": pa.nulls(n, pa.binary()), "value": value,
+                                  "timestamp": pa.array(timestamps)})
+                producer.send(topic, partition, arrow_to_batch(table))
+                writer.write_batch(pa.record_batch([
+                    pa.nulls(n, pa.binary()), value, pa.array([topic] * n, pa.string()),
+                    pa.array(np.full(n, partition, np.int32)),
+                    pa.array(np.arange(start, start + n, dtype=np.int64)),
+                    pa.array(timestamps * 1000, RECORD_SCHEMA.field("timestamp").type),
+                    pa.array(np.zeros(n, np.int32))], schema=RECORD_SCHEMA))
+    finally:
+        producer.close()
+        writer.close()
+
+
+def timed(action) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def kpy_batch(spark, bootstrap: str, topic: str) -> None:
+    (spark.read.format("kpy").option("kafka.bootstrap.servers", bootstrap)
+     .option("subscribe", topic).load().write.format("noop").mode("overwrite").save())
+
+
+def kpy_stream(spark, bootstrap: str, topic: str, checkpoint: Path) -> None:
+    query = (spark.readStream.format("kpy").option("kafka.bootstrap.servers", bootstrap)
+             .option("subscribe", topic).option("startingOffsets", "earliest").load()
+             .writeStream.format("noop").option("checkpointLocation", str(checkpoint))
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+    if query.exception() is not None:
+        raise RuntimeError(f"the streaming read failed: {query.exception()}")
+
+
+def parquet_read(spark, path: Path) -> None:
+    spark.read.parquet(str(path)).write.format("noop").mode("overwrite").save()
+
+
+def confluent_drain(bootstrap: str, topic: str, partitions: int, records: int) -> None:
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{uuid.uuid4()}",
+                         "enable.auto.commit": False, "fetch.queue.backoff.ms": 5,
+                         "log_level": 3})
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+    received, deadline = 0, time.monotonic() + 900
+    try:
+        while received < records and time.monotonic() < deadline:
+            for message in consumer.consume(min(10_000, records - received), 1.0):
+                if message.error() is None:
+                    received += 1
+    finally:
+        consumer.close()
+    if received < records:
+        raise RuntimeError(f"confluent-kafka consumed {received} of {records} records")
+
+
+def python_worker_peak_rss_mb() -> float:
+    """The largest peak resident set among Spark's Python worker processes."""
+    peak = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"pyspark.daemon" not in cmdline and b"pyspark.worker" not in cmdline:
+                continue
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]))
+        except OSError:
+            continue
+    return peak / 1024
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=10_000_000)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    records = args.records // args.partitions * args.partitions
+
+    import kspark
+
+    with tempfile.TemporaryDirectory(prefix="kpy-bench-") as tmp:
+        tmp = Path(tmp)
+        broker = BrokerLiteProcess(tmp)
+        spark = None
+        try:
+            topic = f"bench-{uuid.uuid4().hex[:8]}"
+            with KafkaClient({"bootstrap.servers": broker.bootstrap}) as client:
+                client.admin.create_topics([(topic, args.partitions, 1, {})])
+            started = time.perf_counter()
+            load(broker.bootstrap, topic, records, args.partitions, tmp / "rows.parquet")
+            print(f"loaded {records:,} records of {VALUE_BYTES}-byte values into "
+                  f"{args.partitions} partitions in {time.perf_counter() - started:.1f} s")
+            spark = kspark.session("kpy-bench", config={"spark.sql.shuffle.partitions": "4"})
+            spark.sparkContext.setLogLevel("ERROR")
+            kpy_batch(spark, broker.bootstrap, topic)  # warm up: JVM, workers, imports
+            parquet_read(spark, tmp / "rows.parquet")
+            times: dict[str, list[float]] = {"kpy": [], "parquet": [], "confluent": [],
+                                             "kpy_stream": []}
+            for round_ in range(args.repeat):
+                times["kpy"].append(timed(lambda: kpy_batch(spark, broker.bootstrap, topic)))
+                times["parquet"].append(timed(lambda: parquet_read(spark, tmp / "rows.parquet")))
+                times["confluent"].append(timed(lambda: confluent_drain(
+                    broker.bootstrap, topic, args.partitions, records)))
+                checkpoint = tmp / f"checkpoint-{round_}"
+                times["kpy_stream"].append(timed(lambda: kpy_stream(
+                    spark, broker.bootstrap, topic, checkpoint)))
+            peak_mb = python_worker_peak_rss_mb()
+        finally:
+            if spark is not None:
+                spark.stop()
+            broker.stop()
+    rate = {way: records / statistics.median(seconds) for way, seconds in times.items()}
+    print(f"median of {args.repeat} rounds, records/s (MB/s of values):")
+    for way, label in [("kpy", "kpy batch read (spark.read.format('kpy'))"),
+                       ("parquet", "Spark reading Parquet"),
+                       ("confluent", "confluent-kafka consumer, one Python process"),
+                       ("kpy_stream", "kpy streaming read, AvailableNow, noop sink")]:
+        print(f"  {label:<48} {rate[way]:>12,.0f} ({rate[way] * VALUE_BYTES / 1e6:,.1f} MB/s)")
+    print(f"ratios: kpy / Parquet {rate['kpy'] / rate['parquet']:.2f} (target >= 0.5), "
+          f"kpy / confluent-kafka {rate['kpy'] / rate['confluent']:.2f} (target >= 1.5)")
+    print(f"peak Python worker memory (VmHWM): {peak_mb:,.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

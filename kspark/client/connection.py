@@ -1,0 +1,274 @@
+"""One TCP connection to one broker: connect, negotiate API versions, exchange requests.
+
+Requests on a connection are strictly in order, one at a time: :meth:`BrokerConnection.request`
+holds the connection's lock from sending the request until its response is read, so a
+connection may be shared by threads. Frames are Kafka's (see :mod:`broker_lite.protocol.framing`):
+an int32 size, then the header and body; each response must carry the correlation id of the
+request it answers.
+
+The connection opens lazily, on the first request: TCP connect (bounded by
+``socket.connection.setup.timeout.ms``), then ApiVersions at the highest version this client
+knows. A broker that does not know that version answers UNSUPPORTED_VERSION in version 0 with
+its own ranges, and the request is repeated at the broker's highest ApiVersions version. Then
+:func:`.versions.negotiate` picks the version of every other API.
+
+Failures leave the connection closed, to be reopened by the next request:
+
+* connect failures -> :class:`BrokerNotAvailableError` (retriable);
+* a socket error or end of stream mid-request -> :class:`KafkaConnectionError` (retriable);
+* no response in time -> :class:`KafkaTimeoutError` (retriable): a late response would arrive
+  out of step, so the connection is dropped rather than reused;
+* a response that does not decode or answers another request -> :class:`InvalidResponseError`.
+
+A connection the broker closed while idle (``connections.max.idle.ms``) is noticed before the
+next request is sent, and reopened, so idle clients do not see spurious errors.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable
+from importlib import metadata as _package_metadata
+
+from broker_lite.protocol import (
+    ApiKey,
+    ErrorCode,
+    ProtocolError,
+    encode_request,
+    parse_response,
+)
+
+from .config import ClientConfig, _address
+from .errors import (
+    BrokerNotAvailableError,
+    ClientClosedError,
+    InvalidArgumentError,
+    InvalidResponseError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    error_for,
+)
+from .retry import Deadline
+from .versions import CLIENT_VERSIONS, ApiVersionTable, api_name, negotiate
+
+_SIZE = struct.Struct(">i")
+_CORRELATION_ID_AND_ERROR = struct.Struct(">ih")  # ApiVersions response: header v0 + error code
+_RECV_CHUNK = 4 << 20
+SOFTWARE_NAME = "kpy"
+try:
+    SOFTWARE_VERSION = _package_metadata.version("kpy")
+except _package_metadata.PackageNotFoundError:  # running from a source tree
+    SOFTWARE_VERSION = "0"
+
+Body = dict | Callable[[int], dict]  # a body, or a function of the version giving it
+
+
+class BrokerConnection:
+    """A connection to the broker at ``host:port`` (``node_id`` when known from metadata)."""
+
+    def __init__(self, host: str, port: int, config: ClientConfig, *, node_id: int | None = None):
+        self.host = host
+        self.port = port
+        self.node_id = node_id
+        self.config = config
+        self.versions: ApiVersionTable | None = None
+        self.last_failure: float | None = None  # monotonic time of the last failure
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._correlation_id = 0
+        self._closed = False
+
+    @property
+    def address(self) -> str:
+        return _address(self.host, self.port)
+
+    @property
+    def connected(self) -> bool:
+        return self._sock is not None
+
+    def __repr__(self) -> str:
+        node = f" node {self.node_id}" if self.node_id is not None else ""
+        return f"<BrokerConnection {self.address}{node}{' open' if self.connected else ''}>"
+
+    # -- the public operation -------------------------------------------------------------------
+
+    def request(self, api_key: ApiKey, body: Body, deadline: Deadline, *,
+                max_version: int | None = None) -> tuple[int, dict]:
+        """Send one request and return ``(version, response body)``.
+
+        ``body`` may be a function of the negotiated version (bodies differ between versions);
+        ``max_version`` caps the version (see :meth:`ApiVersionTable.version`).
+        """
+        if not self._lock.acquire(timeout=deadline.remaining_s()):
+            raise KafkaTimeoutError(f"broker {self.address}: connection busy until the deadline")
+        try:
+            if self._closed:
+                raise ClientClosedError(f"connection to {self.address} is closed")
+            if self._sock is not None and self._peer_closed():
+                self._reset()
+            if self._sock is None:
+                self._connect(deadline)
+            version = self.versions.version(api_key, max_version)
+            request_body = body(version) if callable(body) else body
+            frame = self._exchange(api_key, version, request_body, deadline)
+            return version, self._parse(api_key, version, frame)
+        except (KafkaConnectionError, KafkaTimeoutError):
+            self.last_failure = time.monotonic()
+            raise
+        finally:
+            self._lock.release()
+
+    def close(self) -> None:
+        """Close for good; a request in progress on another thread fails."""
+        self._closed = True
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+    # -- connecting -----------------------------------------------------------------------------
+
+    def _connect(self, deadline: Deadline) -> None:
+        setup_s = self.config.socket_connection_setup_timeout_ms / 1000
+        timeout = min(setup_s, deadline.remaining_s())
+        if timeout <= 0:
+            raise KafkaTimeoutError(f"no time left to connect to broker {self.address}")
+        try:
+            sock = socket.create_connection((self.host, self.port), timeout=timeout)
+        except TimeoutError:
+            raise BrokerNotAvailableError(
+                f"cannot connect to broker {self.address}: no answer within "
+                f"{timeout * 1000:.0f} ms") from None
+        except OSError as exc:
+            raise BrokerNotAvailableError(
+                f"cannot connect to broker {self.address}: {exc.strerror or exc}") from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self._closed:  # closed meanwhile by another thread
+            sock.close()
+            raise ClientClosedError(f"connection to {self.address} is closed")
+        self._sock = sock
+        try:
+            self.versions = self._negotiate(deadline)
+        except BaseException:
+            self._reset()
+            raise
+
+    def _negotiate(self, deadline: Deadline) -> ApiVersionTable:
+        version = CLIENT_VERSIONS[ApiKey.API_VERSIONS][1]
+        body = {"client_software_name": SOFTWARE_NAME, "client_software_version": SOFTWARE_VERSION}
+        while True:
+            frame = self._exchange(ApiKey.API_VERSIONS, version, body, deadline)
+            _, error_code = _CORRELATION_ID_AND_ERROR.unpack_from(frame)
+            if error_code == ErrorCode.UNSUPPORTED_VERSION and version > 0:
+                # the broker answered in version 0, listing its own ranges
+                theirs = self._parse(ApiKey.API_VERSIONS, 0, frame)["api_keys"]
+                highest = next((e["max_version"] for e in theirs
+                                if e["api_key"] == ApiKey.API_VERSIONS), 0)
+                version = min(highest, version - 1)
+                continue
+            response = self._parse(ApiKey.API_VERSIONS, version, frame)
+            error = error_for(response["error_code"], where=f"ApiVersions from {self.address}")
+            if error is not None:
+                raise error
+            return negotiate(response["api_keys"], self.address)
+
+    def _peer_closed(self) -> bool:
+        """Whether the idle connection was closed by the broker (or has unexpected bytes)."""
+        sock = self._sock
+        if sock is None:
+            return True
+        try:
+            sock.settimeout(0.0)
+            sock.recv(1, socket.MSG_PEEK)
+        except BlockingIOError:
+            return False  # nothing to read: healthy
+        except OSError:
+            return True
+        return True  # b"": closed; anything else: out of step
+
+    def _reset(self) -> None:
+        sock, self._sock = self._sock, None
+        self.versions = None
+        if sock is not None:
+            sock.close()
+
+    # -- one exchange ---------------------------------------------------------------------------
+
+    def _exchange(self, api_key: ApiKey, version: int, body: dict, deadline: Deadline):
+        """Send a request, return its response frame (without the size)."""
+        self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
+        correlation_id = self._correlation_id
+        try:
+            request = encode_request(api_key, version, correlation_id, self.config.client_id, body)
+        except ProtocolError as exc:
+            raise InvalidArgumentError(f"cannot encode {api_name(api_key)} v{version}: {exc}") \
+                from None
+        started = time.monotonic()
+        what = f"{api_name(api_key)} v{version}"
+        sock = self._sock  # close() from another thread may clear the attribute meanwhile
+        try:
+            if sock is None:
+                raise ConnectionAbortedError(0, "closed")
+            _settimeout(sock, deadline)
+            sock.sendall(request)
+            (size,) = _SIZE.unpack(_recv_exactly(sock, 4, deadline))
+            if size < 4:
+                raise InvalidResponseError(f"broker {self.address} sent a {size}-byte frame")
+            frame = _recv_exactly(sock, size, deadline)
+        except TimeoutError:
+            self._reset()
+            raise KafkaTimeoutError(
+                f"broker {self.address} did not answer {what} within "
+                f"{(time.monotonic() - started) * 1000:.0f} ms") from None
+        except OSError as exc:
+            self._reset()
+            if self._closed:
+                raise ClientClosedError(f"connection to {self.address} was closed") from None
+            raise KafkaConnectionError(
+                f"connection to broker {self.address} lost during {what}: "
+                f"{exc.strerror or exc}") from None
+        except InvalidResponseError:
+            self._reset()
+            raise
+        (got,) = _SIZE.unpack_from(frame)
+        if got != correlation_id:
+            self._reset()
+            raise InvalidResponseError(f"broker {self.address} answered correlation id {got} "
+                                       f"to {what} with correlation id {correlation_id}")
+        return frame
+
+    def _parse(self, api_key: ApiKey, version: int, frame) -> dict:
+        try:
+            return parse_response(api_key, version, frame)[1]
+        except ProtocolError as exc:
+            self._reset()
+            raise InvalidResponseError(f"broker {self.address} sent a {api_name(api_key)} "
+                                       f"v{version} response that does not decode: {exc}") \
+                from None
+
+
+def _settimeout(sock: socket.socket, deadline: Deadline) -> None:
+    remaining = deadline.remaining_s()
+    if remaining <= 0:
+        raise TimeoutError
+    sock.settimeout(remaining)
+
+
+def _recv_exactly(sock: socket.socket, n: int, deadline: Deadline) -> bytearray:
+    """Exactly ``n`` bytes, each wait bounded by the deadline."""
+    buffer = bytearray(n)
+    view = memoryview(buffer)
+    got = 0
+    while got < n:
+        _settimeout(sock, deadline)
+        count = sock.recv_into(view[got:], min(n - got, _RECV_CHUNK))
+        if count == 0:
+            raise ConnectionResetError(0, f"closed by the broker after {got} of {n} bytes")
+        got += count
+    return buffer

@@ -1,0 +1,373 @@
+"""The options of the kpy source, with the names and meanings of Spark's Kafka source.
+
+Every option arrives as a string and is checked here, up front, so a mistake fails when the
+DataFrame is loaded with a message that names the option and what it accepts:
+
+* where to read: exactly one of ``subscribe`` (comma-separated topics), ``subscribePattern``
+  (a Java-style regular expression, matched as a whole) and ``assign``
+  (``{"topicA": [0, 1]}``);
+* where to start: ``startingTimestamp`` wins over ``startingOffsetsByTimestamp``, which wins
+  over ``startingOffsets`` (``earliest``, ``latest``, ``group`` for the committed offsets of
+  ``kafka.group.id`` with ``startingOffsets.fallback`` for partitions without one, or JSON
+  ``{"topicA": {"0": 23, "1": -2}}`` where -2 is earliest and -1 latest);
+* where to stop (batch reads only): ``endingTimestamp``, ``endingOffsetsByTimestamp``,
+  ``endingOffsets`` (``latest`` or JSON with -1);
+* how much per micro-batch: ``maxOffsetsPerTrigger``, ``minOffsetsPerTrigger`` with
+  ``maxTriggerDelay``; how to split: ``minPartitions``, ``maxRecordsPerPartition``;
+* ``failOnDataLoss``, ``includeHeaders``, ``groupIdPrefix``, and ``kafka.*`` settings for the
+  client (``kafka.bootstrap.servers`` is required, ``kafka.isolation.level``,
+  ``kafka.group.id``, ...).
+
+Spark hands options to a Python data source with lower-cased names; messages use the names as
+documented.
+"""
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from kspark.client import ClientConfig, ConfigError, TopicPartition
+
+EARLIEST = -2
+LATEST = -1
+
+# Documented spelling of every source option, keyed by the lower-cased name Spark passes.
+SOURCE_OPTIONS = {name.lower(): name for name in (
+    "subscribe", "subscribePattern", "assign",
+    "startingOffsets", "startingOffsets.fallback", "startingTimestamp",
+    "startingOffsetsByTimestamp", "startingOffsetsByTimestampStrategy",
+    "endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp",
+    "failOnDataLoss", "includeHeaders",
+    "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay",
+    "minPartitions", "maxRecordsPerPartition", "groupIdPrefix",
+    "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
+)}
+
+# Kafka consumer settings that the source manages itself, with the reason given to the user.
+UNSUPPORTED_KAFKA_OPTIONS = {
+    "auto.offset.reset": "set the source option 'startingOffsets' instead",
+    "key.deserializer": "keys are always read as bytes; deserialize them with DataFrame "
+                        "operations",
+    "value.deserializer": "values are always read as bytes; deserialize them with DataFrame "
+                          "operations",
+    "enable.auto.commit": "the source commits the offsets of each finished micro-batch itself",
+    "interceptor.classes": "the source reads raw record batches, there is nothing to intercept",
+}
+
+_TIME_UNITS_MS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000,
+                  "h": 3_600_000, "d": 86_400_000}
+
+
+class OptionError(ValueError):
+    """An option of the kpy source or sink is missing, unknown or has a bad value."""
+
+    def __init__(self, option: str, message: str):
+        super().__init__(f"option '{option}': {message}")
+        self.option = option
+
+
+@dataclass(frozen=True)
+class Subscription:
+    """Which topic partitions to read: named topics, a pattern, or fixed partitions."""
+
+    topics: tuple[str, ...] = ()
+    pattern: str | None = None
+    assigned: tuple[TopicPartition, ...] = ()
+
+    def matches(self, topic: str) -> bool:
+        if self.assigned:
+            return any(tp.topic == topic for tp in self.assigned)
+        if self.pattern is not None:
+            return re.fullmatch(self.pattern, topic) is not None
+        return topic in self.topics
+
+    def resolve(self, topics: Mapping[str, int]) -> list[TopicPartition]:
+        """The partitions to read, given the cluster's topics and their partition counts.
+
+        Assigned partitions are returned as assigned, existing or not (reading them reports
+        what is missing)."""
+        if self.assigned:
+            return sorted(self.assigned)
+        return sorted(TopicPartition(topic, p) for topic, count in topics.items()
+                      if self.matches(topic) for p in range(count))
+
+
+@dataclass(frozen=True)
+class OffsetSpec:
+    """A starting or ending position: ``kind`` is ``earliest``, ``latest``, ``group``,
+    ``offsets`` (per partition, -2/-1 allowed), ``timestamps`` (per partition) or
+    ``timestamp`` (one for all partitions)."""
+
+    kind: str
+    offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
+    timestamp: int | None = None
+    fallback: str = "latest"  # for ``group``: where partitions without a commit start
+    strategy: str = "error"  # for timestamps: when no record is that recent, fail or go latest
+    option: str = "startingOffsets"  # the option it came from, for messages
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    client: Mapping[str, str]  # kafka.* settings without the prefix
+    subscription: Subscription
+    starting: OffsetSpec | None  # None: the default of the query kind
+    ending: OffsetSpec | None
+    fail_on_data_loss: bool = True
+    include_headers: bool = False
+    max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 15 * 60_000
+    min_partitions: int | None = None
+    max_records_per_partition: int | None = None
+    group_id: str | None = None  # kafka.group.id
+    group_id_prefix: str = "spark-kafka-source"
+
+    @property
+    def isolation_level(self) -> str:
+        return self.client.get("isolation.level", "read_committed")
+
+    def starting_for(self, streaming: bool) -> OffsetSpec:
+        """The starting position, checked for the query kind (batch reads cannot start at
+        ``latest``, as in Spark)."""
+        spec = self.starting or OffsetSpec("latest" if streaming else "earliest")
+        if not streaming:
+            if spec.kind == "latest" or (spec.kind == "group" and spec.fallback == "latest"):
+                raise OptionError(spec.option, "a batch read cannot start at 'latest'")
+            if spec.kind == "offsets":
+                for tp, offset in spec.offsets.items():
+                    if offset == LATEST:
+                        raise OptionError(spec.option, f"{tp} cannot start at latest (-1) in "
+                                                       "a batch read")
+        return spec
+
+    def ending_for(self, streaming: bool) -> OffsetSpec:
+        if streaming:
+            if self.ending is not None:
+                raise OptionError(self.ending.option, "ending positions apply to batch reads "
+                                                      "only, not to streaming queries")
+            return OffsetSpec("latest", option="endingOffsets")
+        return self.ending or OffsetSpec("latest", option="endingOffsets")
+
+
+def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
+    """Check the options of a read; raises :class:`OptionError` naming the first bad option.
+
+    >>> opts = parse_source_options({"kafka.bootstrap.servers": "b:9092", "subscribe": "a, b"})
+    >>> opts.subscription.topics, opts.client["bootstrap.servers"]
+    (('a', 'b'), 'b:9092')
+    >>> parse_source_options({"kafka.bootstrap.servers": "b:9092", "subscribe": "a",
+    ...                       "maxOffsetPerTrigger": "10"})
+    Traceback (most recent call last):
+    ...
+    kspark.options.OptionError: option 'maxOffsetPerTrigger': unknown option of the kpy source...
+    """
+    given = {str(k).lower(): (str(k), str(v)) for k, v in options.items()}
+    client = kafka_options(given)
+    for key, (name, _) in given.items():
+        if not key.startswith("kafka.") and key not in SOURCE_OPTIONS:
+            hint = (" ('topic' is an option of the sink; to read, use 'subscribe')"
+                    if key == "topic" else "")
+            raise OptionError(name, "unknown option of the kpy source; known options: "
+                                    + ", ".join(sorted(SOURCE_OPTIONS.values()))
+                                    + ", kafka.*" + hint)
+
+    def text(name: str) -> str | None:
+        entry = given.get(name.lower())
+        return None if entry is None else entry[1]
+
+    subscription = _subscription(text)
+    starting = _starting(text)
+    ending = _ending(text)
+    group_id = client.get("group.id")
+    if starting is not None and starting.kind == "group" and not group_id:
+        raise OptionError("startingOffsets", "'group' needs the option 'kafka.group.id'")
+    min_rows = _positive_int(text, "minOffsetsPerTrigger")
+    max_rows = _positive_int(text, "maxOffsetsPerTrigger")
+    if min_rows is not None and max_rows is not None and min_rows > max_rows:
+        raise OptionError("minOffsetsPerTrigger", f"{min_rows} is above maxOffsetsPerTrigger "
+                                                  f"({max_rows})")
+    delay = text("maxTriggerDelay")
+    isolation = client.get("isolation.level")
+    if isolation is not None and isolation not in ("read_committed", "read_uncommitted"):
+        raise OptionError("kafka.isolation.level", f"{isolation!r} is neither read_committed "
+                                                   "nor read_uncommitted")
+    return SourceOptions(
+        client=client,
+        subscription=subscription,
+        starting=starting,
+        ending=ending,
+        fail_on_data_loss=_bool(text, "failOnDataLoss", True),
+        include_headers=_bool(text, "includeHeaders", False),
+        max_offsets_per_trigger=max_rows,
+        min_offsets_per_trigger=min_rows,
+        max_trigger_delay_ms=(15 * 60_000 if delay is None
+                              else duration_ms("maxTriggerDelay", delay)),
+        min_partitions=_positive_int(text, "minPartitions"),
+        max_records_per_partition=_positive_int(text, "maxRecordsPerPartition"),
+        group_id=group_id,
+        group_id_prefix=text("groupIdPrefix") or "spark-kafka-source",
+    )
+
+
+def kafka_options(given: Mapping[str, tuple[str, str]],
+                  refused: Mapping[str, str] = UNSUPPORTED_KAFKA_OPTIONS) -> dict[str, str]:
+    """The ``kafka.*`` options (lower-cased name -> (name, value)) without their prefix; the
+    settings the connector manages itself (``refused``: name -> why) are refused."""
+    client = {key[len("kafka."):]: value for key, (_, value) in given.items()
+              if key.startswith("kafka.")}
+    for key, reason in refused.items():
+        if key in client:
+            raise OptionError(f"kafka.{key}", f"not supported: {reason}")
+    if not client.get("bootstrap.servers", "").strip():
+        raise OptionError("kafka.bootstrap.servers", "required: the brokers to connect to, "
+                                                     "as host:port[,host:port...]")
+    try:  # unknown or malformed client settings fail now, not in the first task
+        ClientConfig(client, key_prefix="kafka.")
+    except ConfigError as exc:
+        raise OptionError(exc.key, str(exc).split(": ", 1)[-1]) from None
+    return client
+
+
+def duration_ms(option: str, value: str) -> int:
+    """Spark's duration strings: ``500``, ``500ms``, ``10s``, ``15m``, ``1h``, ``2d``."""
+    match = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", value.lower())
+    if match is None or match.group(2) not in ("", *_TIME_UNITS_MS):
+        raise OptionError(option, f"{value!r} is not a duration such as 500ms, 10s, 15m or 1h")
+    return int(int(match.group(1)) * _TIME_UNITS_MS.get(match.group(2) or "ms", 1))
+
+
+def _subscription(text) -> Subscription:
+    chosen = [name for name in ("subscribe", "subscribePattern", "assign")
+              if text(name) is not None]
+    if len(chosen) != 1:
+        raise OptionError(
+            "subscribe", "exactly one of 'subscribe', 'subscribePattern' and 'assign' must be "
+                         "given" + (f", not {len(chosen)} ({', '.join(chosen)})" if chosen else ""))
+    (name,) = chosen
+    value = text(name)
+    if name == "subscribe":
+        topics = tuple(t.strip() for t in value.split(",") if t.strip())
+        if not topics:
+            raise OptionError(name, "no topic given; expected topic[,topic...]")
+        return Subscription(topics=topics)
+    if name == "subscribePattern":
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise OptionError(name, f"{value!r} is not a valid regular expression: {exc}")
+        if not value.strip():
+            raise OptionError(name, "empty pattern")
+        return Subscription(pattern=value)
+    parsed = _json(name, value)
+    if not isinstance(parsed, dict) or not parsed or not all(
+            isinstance(ps, list) and all(isinstance(p, int) and p >= 0 for p in ps)
+            for ps in parsed.values()):
+        raise OptionError(name, f'{value!r} is not like {{"topicA": [0, 1], "topicB": [2]}}')
+    return Subscription(assigned=tuple(sorted(
+        {TopicPartition(t, p) for t, ps in parsed.items() for p in ps})))
+
+
+def _starting(text) -> OffsetSpec | None:
+    strategy = (text("startingOffsetsByTimestampStrategy") or "error").lower()
+    if strategy not in ("error", "latest"):
+        raise OptionError("startingOffsetsByTimestampStrategy",
+                          f"{strategy!r} is neither 'error' nor 'latest'")
+    fallback = (text("startingOffsets.fallback") or "latest").lower()
+    if fallback not in ("earliest", "latest", "error"):
+        raise OptionError("startingOffsets.fallback",
+                          f"{fallback!r} is none of 'earliest', 'latest', 'error'")
+    if text("startingOffsets.fallback") is not None and \
+            (text("startingOffsets") or "").strip().lower() != "group":
+        raise OptionError("startingOffsets.fallback", "applies only with startingOffsets=group")
+    spec = _position(text, "startingTimestamp", "startingOffsetsByTimestamp", "startingOffsets",
+                     allowed=("earliest", "latest", "group"))
+    if spec is None:
+        return None
+    return OffsetSpec(spec.kind, spec.offsets, spec.timestamp, fallback, strategy, spec.option)
+
+
+def _ending(text) -> OffsetSpec | None:
+    spec = _position(text, "endingTimestamp", "endingOffsetsByTimestamp", "endingOffsets",
+                     allowed=("latest",))
+    if spec is not None and spec.kind == "offsets":
+        for tp, offset in spec.offsets.items():
+            if offset == EARLIEST:
+                raise OptionError(spec.option, f"{tp} cannot end at earliest (-2)")
+    return spec
+
+
+def _position(text, timestamp_name: str, by_timestamp_name: str, offsets_name: str,
+              allowed: tuple[str, ...]) -> OffsetSpec | None:
+    """One position from the three ways of giving it, the most specific winning as in Spark."""
+    timestamp = text(timestamp_name)
+    if timestamp is not None:
+        try:
+            value = int(timestamp.strip())
+        except ValueError:
+            value = -1
+        if value < 0:
+            raise OptionError(timestamp_name, f"{timestamp!r} is not a timestamp in "
+                                              "milliseconds since the epoch")
+        return OffsetSpec("timestamp", timestamp=value, option=timestamp_name)
+    by_timestamp = text(by_timestamp_name)
+    if by_timestamp is not None:
+        offsets = _per_partition(by_timestamp_name, by_timestamp, minimum=0)
+        return OffsetSpec("timestamps", offsets, option=by_timestamp_name)
+    offsets = text(offsets_name)
+    if offsets is None:
+        return None
+    word = offsets.strip().lower()
+    if word in allowed:
+        return OffsetSpec(word, option=offsets_name)
+    if word.startswith("{"):
+        return OffsetSpec("offsets", _per_partition(offsets_name, offsets, minimum=EARLIEST),
+                          option=offsets_name)
+    raise OptionError(offsets_name, f"{offsets!r} is none of {', '.join(allowed)} or JSON like "
+                                    '{"topicA": {"0": 23, "1": -2}}')
+
+
+def _per_partition(name: str, value: str, minimum: int) -> dict[TopicPartition, int]:
+    parsed = _json(name, value)
+    shape = '{"topicA": {"0": 23, "1": -1}}'
+    if not isinstance(parsed, dict) or not parsed:
+        raise OptionError(name, f"{value!r} is not like {shape}")
+    result = {}
+    for topic, partitions in parsed.items():
+        if not isinstance(partitions, dict):
+            raise OptionError(name, f"{value!r} is not like {shape}")
+        for partition, offset in partitions.items():
+            if not str(partition).isdigit() or not isinstance(offset, int) or offset < minimum:
+                raise OptionError(name, f"bad entry {topic!r}: {{{partition!r}: {offset!r}}} "
+                                        f"in {value!r}")
+            result[TopicPartition(topic, int(partition))] = offset
+    return result
+
+
+def _json(name: str, value: str):
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise OptionError(name, f"{value!r} is not valid JSON: {exc}") from None
+
+
+def _bool(text, name: str, default: bool) -> bool:
+    value = text(name)
+    if value is None:
+        return default
+    if value.strip().lower() not in ("true", "false"):
+        raise OptionError(name, f"{value!r} is neither true nor false")
+    return value.strip().lower() == "true"
+
+
+def _positive_int(text, name: str) -> int | None:
+    value = text(name)
+    if value is None:
+        return None
+    try:
+        number = int(value.strip())
+    except ValueError:
+        number = 0
+    if number <= 0:
+        raise OptionError(name, f"{value!r} is not a positive whole number")
+    return number

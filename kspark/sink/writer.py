@@ -1,0 +1,204 @@
+"""``df.write.format("kpy")`` and ``df.writeStream.format("kpy")``: Arrow batches to Kafka
+record batches, exactly-once through Kafka transactions.
+
+Each write task produces inside a transaction of its own, with a transactional id derived from
+the write (the streaming query id, or a random id per batch write) and the task's partition:
+``kpy-<id>-<partition>``. A retried or speculative attempt of the task takes the same id over,
+which fences the earlier attempt and aborts what it wrote. Tasks leave their transactions open
+and report them to the driver; the driver's ``commit`` records its decision
+(:mod:`.decisions`), then ends every transaction, so a batch becomes visible to read_committed
+consumers all at once or not at all. A micro-batch that Spark runs again after a driver crash
+finds its decision recorded: its tasks write nothing and its commit finishes the recorded
+transactions.
+
+With ``kpy.sink.guarantee=at_least_once`` tasks produce idempotently without transactions (a
+failed task's retry writes its rows again), for brokers that do not support transactions.
+"""
+
+import logging
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark import TaskContext
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+
+from kspark.client import KafkaClient, Producer
+from kspark.client.transactions import TransactionHandle, end_transaction
+
+from . import decisions
+from .options import SinkOptions
+from .rows import rows_by_topic
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class KpyCommitMessage(WriterCommitMessage):
+    """What one write task reports to the driver."""
+
+    partition: int
+    handle: TransactionHandle | None = None  # the open transaction, if the task wrote any
+    records: dict[str, int] = field(default_factory=dict)  # per topic
+    bytes: dict[str, int] = field(default_factory=dict)  # keys and values, per topic
+    decided: bool = False  # the batch's decision was found recorded: nothing was written
+    write_id: str = ""
+
+
+def transactional_id(write_id: str, partition: int) -> str:
+    return f"kpy-{write_id}-{partition}"
+
+
+def write_task(options: SinkOptions, batches: Iterator[pa.RecordBatch], write_id: str,
+               partition: int) -> KpyCommitMessage:
+    """Produce every row of ``batches``; in a transaction left open when exactly-once."""
+    message = KpyCommitMessage(partition, write_id=write_id)
+    producer = None
+    try:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            if producer is None:  # a task with no rows opens no transaction
+                producer = _producer(options, write_id, partition)
+            for topic, rows in rows_by_topic(batch, options.topic):
+                producer.send_arrow(topic, rows)
+                message.records[topic] = message.records.get(topic, 0) + rows.num_rows
+                message.bytes[topic] = message.bytes.get(topic, 0) + _payload_bytes(rows)
+        if producer is not None and options.exactly_once:
+            message.handle = producer.transaction_handle()
+        return message
+    finally:
+        if producer is not None:
+            producer.close()  # an open transaction stays open for the driver to end
+
+
+def _producer(options: SinkOptions, write_id: str, partition: int) -> Producer:
+    if not options.exactly_once:
+        return Producer(dict(options.client))
+    producer = Producer(dict(options.client),
+                        transactional_id=transactional_id(write_id, partition))
+    try:
+        producer.init_transactions()  # fences (and aborts) earlier attempts of this task
+        producer.begin_transaction()
+    except BaseException:
+        producer.close()
+        raise
+    return producer
+
+
+def _payload_bytes(rows: pa.RecordBatch) -> int:
+    total = 0
+    for name in ("key", "value"):
+        if name in rows.schema.names:
+            total += pc.sum(pc.binary_length(rows.column(name))).as_py() or 0
+    return total
+
+
+def finish(options: SinkOptions, messages: list, batch_id: int | None) -> None:
+    """The driver's commit: record the decision (streaming), then end every transaction."""
+    messages = [m for m in messages if isinstance(m, KpyCommitMessage)]
+    _log_metrics(messages, batch_id)
+    if not options.exactly_once or not messages:
+        return
+    write_id = messages[0].write_id
+    with KafkaClient(dict(options.client)) as client:
+        if any(m.decided for m in messages):
+            decision = decisions.latest(client, write_id)
+            if decision is None or decision.batch_id != batch_id:
+                raise RuntimeError(f"batch {batch_id} was reported decided, but the recorded "
+                                   f"decision is {decision}")
+            handles = decisions.handles(client, decision,
+                                        lambda p: transactional_id(write_id, p))
+            logger.info("batch %s was decided before a restart: finishing %d transactions",
+                        batch_id, len(handles))
+        else:
+            written = [m for m in messages if m.handle is not None]
+            handles = [m.handle for m in written]
+            if batch_id is not None and handles:
+                topic = min(tp.topic for h in handles for tp in h.partitions)
+                decisions.record(client, write_id, batch_id, topic, [
+                    (m.partition, m.handle.producer_id, m.handle.producer_epoch)
+                    for m in written])
+        for handle in handles:
+            end_transaction(client, handle.transactional_id, handle.producer_id,
+                            handle.producer_epoch, commit=True)
+
+
+def abort(options: SinkOptions, messages: list, write_id: str | None) -> None:
+    """Abort what the tasks wrote: the reported transactions, and those of tasks that failed
+    without reporting (taking their transactional ids over aborts them)."""
+    if not options.exactly_once:
+        return
+    with KafkaClient(dict(options.client)) as client:
+        for index, message in enumerate(messages):
+            if isinstance(message, KpyCommitMessage):
+                if message.handle is not None:
+                    handle = message.handle
+                    end_transaction(client, handle.transactional_id, handle.producer_id,
+                                    handle.producer_epoch, commit=False)
+            elif write_id is not None:
+                with Producer(client, transactional_id=transactional_id(write_id, index)) as p:
+                    p.init_transactions()
+
+
+def _log_metrics(messages: list[KpyCommitMessage], batch_id: int | None) -> None:
+    records: dict[str, int] = {}
+    size: dict[str, int] = {}
+    for m in messages:
+        for topic, n in m.records.items():
+            records[topic] = records.get(topic, 0) + n
+            size[topic] = size.get(topic, 0) + m.bytes.get(topic, 0)
+    for topic in sorted(records):
+        logger.info("%s: %d records, %d bytes of keys and values written to %s",
+                    "write" if batch_id is None else f"batch {batch_id}", records[topic],
+                    size[topic], topic)
+
+
+class KpyBatchWriter(DataSourceArrowWriter):
+    """``df.write``: all rows or none, one transaction per task, committed together."""
+
+    def __init__(self, options: SinkOptions):
+        self.options = options
+        self.write_id = uuid.uuid4().hex
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KpyCommitMessage:
+        return write_task(self.options, iterator, self.write_id, TaskContext.get().partitionId())
+
+    def commit(self, messages: list) -> None:
+        finish(self.options, messages, batch_id=None)
+
+    def abort(self, messages: list) -> None:
+        abort(self.options, messages, self.write_id)
+
+
+class KpyStreamWriter(DataSourceStreamArrowWriter):
+    """``df.writeStream``: each micro-batch all or nothing, exactly once across restarts."""
+
+    def __init__(self, options: SinkOptions):
+        self.options = options
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KpyCommitMessage:
+        context = TaskContext.get()
+        partition = context.partitionId()
+        query_id = context.getLocalProperty("sql.streaming.queryId")
+        batch_id = int(context.getLocalProperty("streaming.sql.batchId"))
+        if self.options.exactly_once:
+            with KafkaClient(dict(self.options.client)) as client:
+                decision = decisions.latest(client, query_id)
+            if decision is not None and decision.batch_id >= batch_id:
+                # Committed before a restart: writing again would duplicate the batch.
+                return KpyCommitMessage(partition, decided=True, write_id=query_id)
+        return write_task(self.options, iterator, query_id, partition)
+
+    def commit(self, messages: list, batchId: int) -> None:
+        finish(self.options, messages, batch_id=batchId)
+
+    def abort(self, messages: list, batchId: int) -> None:
+        query_ids = [m.write_id for m in messages if isinstance(m, KpyCommitMessage)]
+        abort(self.options, messages, query_ids[0] if query_ids else None)

@@ -1,0 +1,59 @@
+"""``spark.read.format("kpy")``: a fixed offset range per partition, planned on the driver."""
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader
+
+from kspark.options import SourceOptions
+
+from .connect import open_client
+from .partition_reader import read_range
+from .planning import OffsetRange, plan_ranges
+from .positions import OffsetResolutionError, resolve
+
+
+class KpyBatchReader(DataSourceReader):
+    """Resolves the starting and ending positions once, when the read is planned, so every
+    Spark task of the query reads a fixed range."""
+
+    def __init__(self, options: SourceOptions):
+        self.options = options
+        with open_client(options) as client:
+            partitions = options.subscription.resolve(client.topics())
+            if options.subscription.assigned:
+                _check_assigned(client, partitions)
+            kwargs = {"isolation_level": options.isolation_level, "group_id": options.group_id}
+            start = resolve(client, options.starting_for(False), partitions, **kwargs)
+            end = resolve(client, options.ending_for(False), partitions, **kwargs)
+        backwards = sorted(tp for tp in partitions if start[tp] > end[tp])
+        if backwards:
+            raise OffsetResolutionError(
+                "the starting offset is after the ending offset for " + ", ".join(
+                    f"{tp.topic}-{tp.partition} ({start[tp]} > {end[tp]})" for tp in backwards))
+        self.ranges = plan_ranges(start, end, min_partitions=options.min_partitions,
+                                  max_records_per_partition=options.max_records_per_partition)
+
+    def partitions(self) -> list[OffsetRange]:
+        return list(self.ranges)
+
+    def read(self, partition: OffsetRange) -> Iterator[pa.RecordBatch]:
+        yield from read_partition(self.options, partition)
+
+
+def read_partition(options: SourceOptions, partition: OffsetRange) -> Iterator[pa.RecordBatch]:
+    """The records of one planned range, read on an executor with a client of its own."""
+    if not isinstance(partition, OffsetRange):
+        return  # nothing was planned: Spark still runs one task, with a placeholder partition
+    with open_client(options) as client:
+        yield from read_range(client, partition, include_headers=options.include_headers,
+                              isolation_level=options.isolation_level,
+                              fail_on_data_loss=options.fail_on_data_loss)
+
+
+def _check_assigned(client, partitions) -> None:
+    topics = client.topics()
+    missing = [tp for tp in partitions if tp.partition >= topics.get(tp.topic, 0)]
+    if missing:
+        raise OffsetResolutionError("option 'assign': " + ", ".join(
+            f"{tp.topic}-{tp.partition}" for tp in missing) + " do not exist")

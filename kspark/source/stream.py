@@ -1,0 +1,179 @@
+"""``spark.readStream.format("kpy")``: micro-batches of exact offset ranges, with admission
+control, Trigger.AvailableNow, and progress committed to the query's consumer group.
+
+Spark keeps the reader object on the driver for the life of the query and calls, per trigger,
+``latestOffset(start, limit)`` (how far this micro-batch goes), ``partitions(start, end)`` (the
+ranges to read) and, once the batch is done, ``commit(end)``. Offsets are the next offset to read
+per partition (see :mod:`.positions`); a micro-batch reads exactly ``[start, end)`` per
+partition, so a query restarted from its checkpoint re-reads the same records.
+
+Progress goes to the query's consumer group (``kafka.group.id``, else a generated one) with
+OffsetCommit, so lag monitors and Kafka tools see it. Spark calls ``commit(end)`` for a batch
+only when it plans the next one with new data, which would leave the group a batch behind (and
+the last batch of a Trigger.AvailableNow run never committed); but whenever Spark asks for
+``latestOffset(start, ...)``, every batch up to ``start`` has finished and is in the commit log,
+so ``start`` is committed there too. (With Spark's asynchronous progress tracking batches may
+be planned before earlier ones finish; the group then shows planned progress.)
+
+Read limits: ``maxOffsetsPerTrigger`` caps a micro-batch (shared among partitions in proportion
+to what each has waiting), ``minOffsetsPerTrigger`` holds a trigger back until that many records
+wait or ``maxTriggerDelay`` has passed since the last micro-batch. When Spark asks for
+everything available (``ReadAllAvailable``) the options are ignored, as Spark requires; with
+Trigger.AvailableNow the query stops at the offsets that were latest when it started.
+"""
+
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamReader
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    ReadMinRows,
+    SupportsTriggerAvailableNow,
+)
+
+from kspark.client import (
+    EARLIEST,
+    LATEST,
+    KafkaClient,
+    KafkaClientError,
+    TopicPartition,
+)
+from kspark.options import SourceOptions
+
+from .batch import read_partition
+from .connect import open_client
+from .partition_reader import report_data_loss
+from .planning import OffsetRange, available, plan_ranges, rate_limit
+from .positions import from_json, resolve, to_json
+
+logger = logging.getLogger(__name__)
+
+
+class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    def __init__(self, options: SourceOptions):
+        self.options = options
+        options.ending_for(streaming=True)  # refuses ending positions
+        self.group_id = options.group_id or f"{options.group_id_prefix}-{uuid.uuid4()}"
+        self._client: KafkaClient | None = None
+        self._latest: dict[TopicPartition, int] | None = None
+        self._available_now: dict[TopicPartition, int] | None = None
+        self._last_trigger = time.monotonic()
+        self._committed: dict[TopicPartition, int] | None = None
+
+    def __getstate__(self):  # executors get the options, not the driver's connections
+        state = dict(self.__dict__)
+        state["_client"] = None
+        return state
+
+    # -- driver side -----------------------------------------------------------------------------
+    def initialOffset(self) -> dict:
+        spec = self.options.starting_for(streaming=True)
+        start = resolve(self.client, spec, self._partitions(),
+                        isolation_level=self.options.isolation_level, group_id=self.group_id)
+        return to_json(start)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self.options.min_offsets_per_trigger is not None:
+            return ReadMinRows(self.options.min_offsets_per_trigger)
+        if self.options.max_offsets_per_trigger is not None:
+            return ReadMaxRows(self.options.max_offsets_per_trigger)
+        return ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._available_now = self._latest_offsets(self._partitions())
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        begin = from_json(start)
+        self._commit_progress(begin)  # every batch up to ``start`` has finished
+        if self._available_now is not None:
+            latest = dict(self._available_now)
+        else:
+            latest = self._latest_offsets(self._partitions())
+        self._latest = latest
+        new = [tp for tp in latest if tp not in begin]
+        if new:
+            begin.update(self.client.list_offsets({tp: EARLIEST for tp in new},
+                                                  isolation_level=self.options.isolation_level))
+        end = self._admit(begin, latest, limit)
+        if end != {tp: begin[tp] for tp in end}:
+            self._last_trigger = time.monotonic()
+        # Partitions that vanished are left out; partitions() reports them per failOnDataLoss.
+        return to_json(end)
+
+    def _admit(self, begin, latest, limit: ReadLimit) -> dict[TopicPartition, int]:
+        if isinstance(limit, ReadAllAvailable):
+            return latest
+        if isinstance(limit, ReadMinRows) and self._available_now is None:
+            waited_ms = (time.monotonic() - self._last_trigger) * 1000
+            if available(begin, latest) < limit.min_rows and \
+                    waited_ms < self.options.max_trigger_delay_ms:
+                return {tp: begin[tp] for tp in latest}
+        max_rows = (limit.max_rows if isinstance(limit, ReadMaxRows)
+                    else self.options.max_offsets_per_trigger)
+        return latest if max_rows is None else rate_limit(begin, latest, max_rows)
+
+    def reportLatestOffset(self) -> dict | None:
+        return None if self._latest is None else to_json(self._latest)
+
+    def partitions(self, start: dict, end: dict) -> list[OffsetRange]:
+        begin, until = from_json(start), from_json(end)
+        gone = sorted(set(begin) - set(until))
+        if gone:
+            report_data_loss("partitions " + ", ".join(f"{tp.topic}-{tp.partition}" for tp in gone)
+                         + " are gone", self.options.fail_on_data_loss)
+        new = [tp for tp in until if tp not in begin]
+        if new:  # discovered since the last batch: read from their beginning
+            begin.update(self.client.list_offsets({tp: EARLIEST for tp in new},
+                                                  isolation_level=self.options.isolation_level))
+        for tp in sorted(until):
+            if until[tp] < begin[tp]:
+                report_data_loss(f"{tp.topic}-{tp.partition} went back from offset {begin[tp]} to "
+                             f"{until[tp]} (was the topic deleted and created again?)",
+                             self.options.fail_on_data_loss)
+        return plan_ranges(begin, until, min_partitions=self.options.min_partitions,
+                           max_records_per_partition=self.options.max_records_per_partition)
+
+    def commit(self, end: dict) -> None:
+        self._commit_progress(from_json(end))
+
+    def _commit_progress(self, offsets: dict[TopicPartition, int]) -> None:
+        """Record the query's progress in its consumer group, for lag monitors and tools; a
+        failure here loses nothing (Spark's checkpoint is the source of truth), so it is
+        logged rather than failing the query."""
+        done = self._committed or {}
+        if not offsets or all(done.get(tp, -1) >= offset for tp, offset in offsets.items()):
+            return  # nothing new: Spark's own commit call comes after ours
+        try:
+            self.client.commit(self.group_id, offsets)
+            self._committed = dict(offsets)
+        except KafkaClientError as exc:
+            logger.warning("could not commit offsets of group %s: %s", self.group_id, exc)
+
+    def stop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    @property
+    def client(self) -> KafkaClient:
+        if self._client is None:
+            self._client = open_client(self.options)
+        return self._client
+
+    def _partitions(self) -> list[TopicPartition]:
+        return self.options.subscription.resolve(self.client.topics())
+
+    def _latest_offsets(self, partitions) -> dict[TopicPartition, int]:
+        found = self.client.list_offsets({tp: LATEST for tp in partitions},
+                                         isolation_level=self.options.isolation_level)
+        return {tp: offset for tp, offset in found.items() if offset is not None}
+
+    # -- executor side ---------------------------------------------------------------------------
+    def read(self, partition: OffsetRange) -> Iterator[pa.RecordBatch]:
+        yield from read_partition(self.options, partition)

@@ -1,0 +1,183 @@
+"""A stand-in broker for unit tests of the client: a real listening socket whose answers are
+written by the test, one function per API, encoded with broker_lite.protocol.
+
+A handler ``(header, body) -> response`` returns a response body dict, ``CLOSE`` (close the
+connection without answering), ``SILENT`` (never answer), or ``bytes`` (sent as is, a whole
+frame with its size). ApiVersions is answered from ``api_versions`` (``{key: (min, max)}``)
+unless a handler is given; like Kafka, a request in an ApiVersions version above the advertised
+maximum gets UNSUPPORTED_VERSION in version 0 with the list.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+from collections.abc import Callable
+
+from broker_lite.protocol import (
+    API_SCHEMAS,
+    ZERO_UUID,
+    ApiKey,
+    ErrorCode,
+    encode_response,
+    parse_request,
+)
+from broker_lite.server.testing import recv_exactly
+
+CLOSE = object()
+SILENT = object()
+Handler = Callable[[object, dict], object]
+
+
+def all_versions() -> dict[int, tuple[int, int]]:
+    """Every API broker_lite.protocol knows, in every version it knows."""
+    return {int(k): (a.valid_versions.lo, a.valid_versions.hi) for k, a in API_SCHEMAS.items()}
+
+
+class ScriptedBroker:
+    def __init__(self, handlers: dict[int, Handler] | None = None, *,
+                 api_versions: dict[int, tuple[int, int]] | None = None, node_id: int = 1):
+        self.handlers = dict(handlers or {})
+        self.api_versions = all_versions() if api_versions is None else api_versions
+        self.node_id = node_id
+        self.requests: list[tuple[object, dict]] = []  # (header, body), in arrival order
+        self.connections = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._open: list[socket.socket] = []
+        self._stopped = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def requests_for(self, api_key: int) -> list[dict]:
+        return [body for header, body in self.requests if header.api_key == api_key]
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._listener.close()
+        for sock in list(self._open):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+    def __enter__(self) -> ScriptedBroker:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    def drop_connections(self) -> None:
+        """Close every open connection (as a broker's idle timeout would)."""
+        for sock in list(self._open):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _accept(self) -> None:
+        while not self._stopped.is_set():
+            try:
+                sock, _ = self._listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            self._open.append(sock)
+            threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
+
+    def _serve(self, sock: socket.socket) -> None:
+        try:
+            while True:
+                (size,) = struct.unpack(">i", recv_exactly(sock, 4))
+                header, body = parse_request(recv_exactly(sock, size))
+                self.requests.append((header, body))
+                answer = self._answer(header, body)
+                if answer is CLOSE:
+                    return
+                if answer is SILENT:
+                    self._stopped.wait()  # hold the connection, never answer
+                    return
+                if isinstance(answer, bytes):
+                    sock.sendall(answer)
+                    continue
+                version = 0 if getattr(answer, "v0", False) else header.api_version
+                sock.sendall(b"".join(encode_response(header.api_key, version,
+                                                      header.correlation_id, answer)))
+        except (OSError, ConnectionError):
+            pass
+        finally:
+            sock.close()
+            if sock in self._open:
+                self._open.remove(sock)
+
+    def _answer(self, header, body):
+        handler = self.handlers.get(header.api_key)
+        if handler is not None:
+            return handler(header, body)
+        if header.api_key == ApiKey.API_VERSIONS:
+            return self._api_versions(header)
+        return CLOSE  # as Kafka does for an API it does not serve
+
+    def _api_versions(self, header):
+        listed = [{"api_key": k, "min_version": lo, "max_version": hi}
+                  for k, (lo, hi) in sorted(self.api_versions.items())]
+        low, high = self.api_versions.get(ApiKey.API_VERSIONS, (0, 0))
+        if header.api_version > high:
+            return V0Body(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=listed)
+        return {"error_code": 0, "api_keys": listed, "throttle_time_ms": 0}
+
+    # -- canned bodies ------------------------------------------------------------------------
+
+    def metadata(self, topics: dict[str, int], *, leader: int | None = None,
+                 brokers: list[tuple[int, int]] | None = None,
+                 topic_ids: dict | None = None) -> Handler:
+        """A Metadata handler: this broker (or ``brokers`` as (node id, port)), and ``topics``
+        (name -> partition count) led by ``leader`` (default: this broker), with ``topic_ids``
+        when given; other topics are unknown."""
+        def handle(header, body):
+            names = [t["name"] for t in body["topics"]] if body["topics"] is not None \
+                else list(topics)
+            return {
+                "brokers": [{"node_id": n, "host": "127.0.0.1", "port": p, "rack": None}
+                            for n, p in (brokers or [(self.node_id, self.port)])],
+                "cluster_id": "scripted", "controller_id": self.node_id,
+                "topics": [self._topic(name, topics.get(name), leader or self.node_id,
+                                       (topic_ids or {}).get(name)) for name in names],
+            }
+        return handle
+
+    @staticmethod
+    def _topic(name: str, count: int | None, leader: int, topic_id) -> dict:
+        if count is None:
+            return {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "name": name,
+                    "partitions": []}
+        return {"error_code": 0, "name": name, "is_internal": False,
+                "topic_id": topic_id or ZERO_UUID, "partitions": [
+            {"error_code": 0, "partition_index": p, "leader_id": leader, "leader_epoch": 0,
+             "replica_nodes": [leader], "isr_nodes": [leader]} for p in range(count)]}
+
+
+class V0Body(dict):
+    """A response body to send in version 0 whatever the request's version (ApiVersions'
+    answer to an unsupported version)."""
+
+    v0 = True
+
+    def __init__(self, **fields):
+        super().__init__(fields)
+
+
+def sequence(*answers) -> Handler:
+    """A handler giving ``answers`` in turn (the last one again when they run out); an answer
+    may be a function ``(header, body) -> answer``."""
+    queue = list(answers)
+
+    def handle(header, body):
+        answer = queue.pop(0) if len(queue) > 1 else queue[0]
+        return answer(header, body) if callable(answer) else answer
+    return handle

@@ -1,0 +1,61 @@
+"""Offset ranges as Spark's Kafka source plans them: splits for minPartitions and
+maxRecordsPerPartition, and the proportional rate limit of maxOffsetsPerTrigger."""
+
+import pytest
+
+from kspark.client import TopicPartition
+from kspark.source.planning import OffsetRange, available, plan_ranges, rate_limit
+
+A, B, C = (TopicPartition("t", p) for p in range(3))
+
+
+def spans(ranges):
+    return [(r.topic, r.partition, r.start, r.end) for r in ranges]
+
+
+def test_one_range_per_partition_with_something_to_read():
+    ranges = plan_ranges({A: 0, B: 5, C: 7}, {A: 10, B: 5, C: 9})
+    assert spans(ranges) == [("t", 0, 0, 10), ("t", 2, 7, 9)]
+    assert all(isinstance(r, OffsetRange) for r in ranges)
+
+
+def test_partitions_only_in_the_end_offsets_are_not_planned():
+    assert spans(plan_ranges({A: 0}, {A: 3, B: 8})) == [("t", 0, 0, 3)]
+
+
+@pytest.mark.parametrize("sizes, min_partitions, expected_parts", [
+    ({A: 100, B: 100}, 2, [1, 1]),        # already enough partitions
+    ({A: 100, B: 100}, 4, [2, 2]),
+    ({A: 300, B: 100}, 4, [3, 1]),        # in proportion to size
+    ({A: 1000, B: 1}, 10, [10, 1]),        # a tiny partition keeps one range
+    ({A: 3}, 10, [3]),                     # never more ranges than records
+])
+def test_min_partitions_splits_in_proportion(sizes, min_partitions, expected_parts):
+    ranges = plan_ranges({tp: 0 for tp in sizes}, sizes, min_partitions=min_partitions)
+    parts = [sum(1 for r in ranges if r.topic_partition == tp) for tp in sizes]
+    assert parts == expected_parts
+    for tp, size in sizes.items():  # adjacent, covering, no overlap
+        mine = [r for r in ranges if r.topic_partition == tp]
+        assert mine[0].start == 0 and mine[-1].end == size
+        assert all(x.end == y.start for x, y in zip(mine, mine[1:]))
+
+
+def test_max_records_per_partition_caps_every_range():
+    ranges = plan_ranges({A: 10, B: 0}, {A: 35, B: 5}, max_records_per_partition=10)
+    assert spans(ranges) == [("t", 0, 10, 18), ("t", 0, 18, 26), ("t", 0, 26, 35),
+                             ("t", 1, 0, 5)]
+    assert max(r.size for r in ranges) <= 10
+
+
+def test_rate_limit_shares_in_proportion_without_starving():
+    assert rate_limit({A: 0, B: 0, C: 0}, {A: 1000, B: 10, C: 0}, 100) == {A: 99, B: 1, C: 0}
+    assert rate_limit({A: 5}, {A: 8}, 100) == {A: 8}  # fewer waiting than allowed
+    assert rate_limit({A: 5}, {A: 5}, 100) == {A: 5}
+    limited = rate_limit({A: 0, B: 0}, {A: 10_000, B: 30_000}, 1000)
+    assert limited == {A: 250, B: 750}
+    assert available({A: 0, B: 0}, limited) == 1000
+
+
+def test_available_counts_what_waits():
+    assert available({A: 5, B: 0}, {A: 10, B: 3}) == 8
+    assert available({A: 5}, {A: 5, B: 9}) == 0  # B has no start yet

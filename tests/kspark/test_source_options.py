@@ -1,0 +1,138 @@
+"""The source's options: Spark's Kafka source names and meanings, and every mistake reported
+with the option's name."""
+
+import pytest
+
+from kspark.client import TopicPartition
+from kspark.options import (
+    EARLIEST,
+    LATEST,
+    OptionError,
+    duration_ms,
+    parse_source_options,
+)
+
+BOOT = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
+
+
+def parse(**options):
+    return parse_source_options({**BOOT, **options})
+
+
+def test_subscribe_pattern_and_assign():
+    assert parse(subscribe="a, b,,c").subscription.topics == ("a", "b", "c")
+    pattern = parse(subscribePattern="ev.*").subscription
+    assert pattern.matches("events") and not pattern.matches("xevents")
+    assigned = parse(assign='{"t": [1, 0], "u": [3]}').subscription
+    assert assigned.assigned == (TopicPartition("t", 0), TopicPartition("t", 1),
+                                 TopicPartition("u", 3))
+    assert assigned.resolve({"t": 5}) == list(assigned.assigned)
+
+
+def test_subscription_resolves_against_the_cluster_topics():
+    topics = {"events": 2, "events-eu": 1, "other": 3}
+    assert parse(subscribePattern="events.*").subscription.resolve(topics) == [
+        TopicPartition("events", 0), TopicPartition("events", 1), TopicPartition("events-eu", 0)]
+    assert parse(subscribe="other,missing").subscription.resolve(topics) == [
+        TopicPartition("other", p) for p in range(3)]
+
+
+def test_options_are_case_insensitive_and_kafka_settings_lose_their_prefix():
+    options = parse_source_options({"KAFKA.BOOTSTRAP.SERVERS": "h:1", "Subscribe": "t",
+                                    "kafka.client.id": "me", "MAXOFFSETSPERTRIGGER": "10"})
+    assert options.client == {"bootstrap.servers": "h:1", "client.id": "me"}
+    assert options.max_offsets_per_trigger == 10
+
+
+def test_positions():
+    spec = parse(subscribe="t", startingOffsets='{"t": {"0": 5, "1": -2}}').starting
+    assert spec.kind == "offsets"
+    assert spec.offsets == {TopicPartition("t", 0): 5, TopicPartition("t", 1): EARLIEST}
+    assert parse(subscribe="t", startingOffsets=" Earliest ").starting.kind == "earliest"
+    # The most specific way of giving a start wins, as in Spark.
+    chosen = parse(subscribe="t", startingOffsets="earliest", startingTimestamp="1000",
+                   startingOffsetsByTimestamp='{"t": {"0": 5}}').starting
+    assert (chosen.kind, chosen.timestamp) == ("timestamp", 1000)
+    by_ts = parse(subscribe="t", startingOffsetsByTimestamp='{"t": {"0": 5}}',
+                  startingOffsetsByTimestampStrategy="latest").starting
+    assert (by_ts.kind, by_ts.strategy) == ("timestamps", "latest")
+    group = parse(subscribe="t", startingOffsets="group", **{"kafka.group.id": "g",
+                                                              "startingOffsets.fallback": "earliest"})
+    assert (group.starting.kind, group.starting.fallback, group.group_id) == (
+        "group", "earliest", "g")
+    ending = parse(subscribe="t", endingOffsets='{"t": {"0": -1}}').ending
+    assert ending.offsets == {TopicPartition("t", 0): LATEST}
+
+
+def test_defaults_depend_on_the_query_kind():
+    options = parse(subscribe="t")
+    assert options.starting_for(streaming=True).kind == "latest"
+    assert options.starting_for(streaming=False).kind == "earliest"
+    assert options.ending_for(streaming=False).kind == "latest"
+    assert options.fail_on_data_loss and not options.include_headers
+    assert options.isolation_level == "read_committed"
+    assert options.max_trigger_delay_ms == 15 * 60_000
+
+
+def test_durations():
+    assert [duration_ms("x", v) for v in ("500", "500ms", "10s", "15m", "2h", "1d")] == [
+        500, 500, 10_000, 900_000, 7_200_000, 86_400_000]
+    with pytest.raises(OptionError, match="'x'"):
+        duration_ms("x", "ten seconds")
+
+
+MISTAKES = [
+    ({}, "kafka.bootstrap.servers", {"subscribe": "t"}),
+    (BOOT, "subscribe", {}),
+    (BOOT, "subscribe", {"subscribe": "t", "assign": '{"t": [0]}'}),
+    (BOOT, "subscribe", {"subscribe": " , "}),
+    (BOOT, "subscribePattern", {"subscribePattern": "(unclosed"}),
+    (BOOT, "assign", {"assign": "t:0"}),
+    (BOOT, "assign", {"assign": '{"t": [-1]}'}),
+    (BOOT, "startingOffsets", {"subscribe": "t", "startingOffsets": "newest"}),
+    (BOOT, "startingOffsets", {"subscribe": "t", "startingOffsets": '{"t": {"0": -3}}'}),
+    (BOOT, "startingOffsets", {"subscribe": "t", "startingOffsets": '{"t": [0]}'}),
+    (BOOT, "startingOffsets", {"subscribe": "t", "startingOffsets": "group"}),
+    (BOOT, "startingOffsets.fallback", {"subscribe": "t", "startingOffsets.fallback": "earliest"}),
+    (BOOT, "startingTimestamp", {"subscribe": "t", "startingTimestamp": "yesterday"}),
+    (BOOT, "startingOffsetsByTimestampStrategy",
+     {"subscribe": "t", "startingOffsetsByTimestampStrategy": "closest"}),
+    (BOOT, "endingOffsets", {"subscribe": "t", "endingOffsets": "earliest"}),
+    (BOOT, "endingOffsets", {"subscribe": "t", "endingOffsets": '{"t": {"0": -2}}'}),
+    (BOOT, "failOnDataLoss", {"subscribe": "t", "failOnDataLoss": "yes"}),
+    (BOOT, "includeHeaders", {"subscribe": "t", "includeHeaders": "1"}),
+    (BOOT, "maxOffsetsPerTrigger", {"subscribe": "t", "maxOffsetsPerTrigger": "0"}),
+    (BOOT, "minOffsetsPerTrigger", {"subscribe": "t", "minOffsetsPerTrigger": "10",
+                                    "maxOffsetsPerTrigger": "5"}),
+    (BOOT, "maxTriggerDelay", {"subscribe": "t", "maxTriggerDelay": "soon"}),
+    (BOOT, "minPartitions", {"subscribe": "t", "minPartitions": "-4"}),
+    (BOOT, "maxRecordsPerPartition", {"subscribe": "t", "maxRecordsPerPartition": "many"}),
+    (BOOT, "kafka.auto.offset.reset", {"subscribe": "t", "kafka.auto.offset.reset": "earliest"}),
+    (BOOT, "kafka.key.deserializer", {"subscribe": "t", "kafka.key.deserializer": "x"}),
+    (BOOT, "kafka.enable.auto.commit", {"subscribe": "t", "kafka.enable.auto.commit": "true"}),
+    (BOOT, "kafka.isolation.level", {"subscribe": "t", "kafka.isolation.level": "dirty"}),
+    (BOOT, "maxOffsetPerTrigger", {"subscribe": "t", "maxOffsetPerTrigger": "10"}),
+    (BOOT, "kafka.fetch.max.wait", {"subscribe": "t", "kafka.fetch.max.wait": "10"}),
+    (BOOT, "kafka.request.timeout.ms", {"subscribe": "t", "kafka.request.timeout.ms": "soon"}),
+    (BOOT, "topic", {"topic": "t"}),
+]
+
+
+@pytest.mark.parametrize("base, option, options", MISTAKES,
+                         ids=[f"{m[1]}-{i}" for i, m in enumerate(MISTAKES)])
+def test_every_mistake_names_its_option(base, option, options):
+    with pytest.raises(OptionError) as raised:
+        parse_source_options({**base, **options})
+    assert raised.value.option == option
+    assert f"option '{option}'" in str(raised.value)
+
+
+def test_batch_and_streaming_rules():
+    with pytest.raises(OptionError, match="'startingOffsets'.*batch"):
+        parse(subscribe="t", startingOffsets="latest").starting_for(streaming=False)
+    with pytest.raises(OptionError, match="'startingOffsets'.*t-0 cannot start at latest"):
+        parse(subscribe="t", startingOffsets='{"t": {"0": -1}}').starting_for(streaming=False)
+    with pytest.raises(OptionError, match="'endingOffsets'.*streaming"):
+        parse(subscribe="t", endingOffsets="latest").ending_for(streaming=True)
+    with pytest.raises(OptionError, match="'endingTimestamp'.*streaming"):
+        parse(subscribe="t", endingTimestamp="5").ending_for(streaming=True)
