@@ -203,3 +203,19 @@ def test_a_new_query_can_start_from_the_group_offsets(spark, servers, topic_name
     run_available_now(stream(spark, servers, **options), tmp_path / "two", after)
     assert before.positions() == positions_of(first)
     assert after.positions() == positions_of(second)
+
+
+def test_a_memory_sink_sees_every_record_once(spark, servers, topic_name, tmp_path):
+    create_topic(servers, topic_name, 2)
+    produced = produce(servers, topic_name, sample_rows(250))
+    name = f"kpy_{uuid.uuid4().hex[:8]}"
+    query = (stream(spark, servers, subscribe=topic_name, startingOffsets="earliest",
+                    maxOffsetsPerTrigger="60")
+             .writeStream.format("memory").queryName(name)
+             .option("checkpointLocation", str(tmp_path / "cp"))
+             .trigger(availableNow=True).start())
+    assert query.awaitTermination(120)
+    assert query.exception() is None, query.exception()
+    rows = spark.sql(f"SELECT topic, partition, offset FROM {name}").collect()
+    assert sorted((r.topic, r.partition, r.offset) for r in rows) == positions_of(produced)
+    assert len(query.recentProgress) >= 5  # bounded micro-batches, not one
