@@ -192,18 +192,34 @@ def test_send_arrow_partitions_by_column_then_key_then_sticky(broker, client):
     assert len([i for i in keyless if i in expected[sticky]]) == len(keyless)
 
 
-def test_unknown_topics_and_partitions_are_final_errors(client):
-    topic = unique("known")
-    client.admin.create_topics([(topic, 2, 1)])
-    with Producer(client, delivery_timeout_ms=5000) as producer:
-        with pytest.raises(UnknownTopicOrPartitionError) as info:
-            producer.send_arrow(unique("missing"), pa.record_batch({"value": [b"v"]}))
-        assert not info.value.retriable
-        with pytest.raises(UnknownTopicOrPartitionError, match=f"{topic}-7"):
-            producer.send_batch(topic, 7, pa.record_batch({"value": [b"v"]}))
-        with pytest.raises(UnknownTopicOrPartitionError, match=f"{topic}-2: .*2 partitions"):
-            producer.send_arrow(topic, pa.record_batch({"value": [b"v"],
-                                                        "partition": pa.array([2], pa.int32())}))
+def test_unknown_topics_and_partitions_are_final_errors(zookeeper_connect, tmp_path):
+    brokers = start_brokers(zookeeper_connect, tmp_path, 1,
+                            {"auto.create.topics.enable": "false"})
+    try:
+        with KafkaClient({"bootstrap.servers": bootstrap(brokers)}) as client:
+            topic = unique("known")
+            client.admin.create_topics([(topic, 2, 1)])
+            with Producer(client, delivery_timeout_ms=5000) as producer:
+                with pytest.raises(UnknownTopicOrPartitionError) as info:
+                    producer.send_arrow(unique("missing"), pa.record_batch({"value": [b"v"]}))
+                assert not info.value.retriable
+                with pytest.raises(UnknownTopicOrPartitionError, match=f"{topic}-7"):
+                    producer.send_batch(topic, 7, pa.record_batch({"value": [b"v"]}))
+                with pytest.raises(UnknownTopicOrPartitionError,
+                                   match=f"{topic}-2: .*2 partitions"):
+                    producer.send_arrow(topic, pa.record_batch(
+                        {"value": [b"v"], "partition": pa.array([2], pa.int32())}))
+    finally:
+        stop_brokers(brokers)
+
+
+def test_a_missing_topic_is_created_when_the_broker_allows_it(client):
+    """As Java producers do: the Metadata request asks the broker to create the topic."""
+    topic = unique("created")
+    with Producer(client, delivery_timeout_ms=10000) as producer:
+        written = producer.send_arrow(topic, pa.record_batch({"value": [b"v"]}))
+    assert sum(count for _, count in written.values()) == 1
+    assert topic in client.topics()
 
 
 # -- idempotence under failures -------------------------------------------------------------------
