@@ -1,7 +1,7 @@
 """Rebuilding the coordinator's state from a partition of ``__consumer_offsets``.
 
 The partition is read from its log start to its log end, ``offsets.load.buffer.size`` bytes at a
-time (at least one whole batch), and replayed in order: a commit record sets its key's offset, a
+time (:mod:`.partition_replay`), and replayed in order: a commit record sets its key's offset, a
 group record its group, a tombstone deletes either. Only the last record of a key counts, which is
 what compaction keeps, so a compacted log loads to the same state.
 
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from broker_lite.log import Log
 from broker_lite.records import ControlRecordType, RecordsError
 from broker_lite.records.control import control_record_type
-from broker_lite.records.reader import BatchReader
 
 from .offsets import CommittedOffset, TopicPartition
+from .partition_replay import batch_records, replay_partition
 from .records import (
     CoordinatorRecordError,
     GroupMetadataKey,
@@ -62,36 +62,14 @@ def load_partition(log: Log, *, buffer_size: int,
                    stopping: Callable[[], bool] = lambda: False) -> LoadedPartition:
     """Replay ``log`` from its start to the end it had when called."""
     loaded = LoadedPartition()
-    end = log.log_end_offset
-    position = log.log_start_offset
-    name = log.directory.name
-    while position < end and not stopping():
-        region = log.read(position, buffer_size, max_offset=end)
-        if region is None:
-            break
-        data = region.read()
-        reader = BatchReader(data)
-        progressed = False
-        try:
-            for batch in reader:
-                progressed = True
-                _replay_batch(loaded, batch, name)
-                position = batch.next_offset
-        except RecordsError as exc:  # not even a batch header: nothing further can be read
-            logger.warning("%s: stopped loading at offset %d: %s", name, position, exc)
-            break
-        if not progressed:
-            break
+    replay_partition(log, lambda batch, name: _replay_batch(loaded, batch, name),
+                     buffer_size=buffer_size, stopping=stopping)
     return loaded
 
 
 def _replay_batch(loaded: LoadedPartition, batch, name: str) -> None:
-    try:
-        batch.ensure_valid()
-        records = list(batch)
-    except RecordsError as exc:
-        logger.warning("%s: skipping the batch at offsets %d-%d while loading: %s", name,
-                       batch.base_offset, batch.last_offset, exc)
+    records = batch_records(batch, name)
+    if records is None:
         loaded.skipped_records += 1
         return
     producer_id = getattr(batch, "producer_id", -1)

@@ -17,19 +17,21 @@ is held only for map operations.
 """
 
 import logging
-import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from broker_lite.log import Log
+from broker_lite.log.log import wall_clock_ms
 from broker_lite.protocol import ErrorCode
 
 from . import loader
 from .append import AppendFailed, append_records
 from .config import OffsetConfig
 from .group import DEAD, EMPTY, Group
+from .internal_topic import LeaderLog, PartitionCount
 from .offsets import CommittedOffset, OffsetAndMetadata, TopicPartition
+from .offsets_topic import OFFSETS_TOPIC
+from .partition_loading import PartitionLoads
 from .partitioner import partition_for
 from .records import (
     group_metadata_key,
@@ -40,8 +42,7 @@ from .records import (
 
 logger = logging.getLogger(__name__)
 
-# (the leader log of a partition, its leader epoch), or None when this broker does not lead it
-LeaderLog = Callable[[int], tuple[Log, int] | None]
+__all__ = ["GroupMetadataManager", "LeaderLog", "wall_clock_ms"]
 
 # How a failed append of a commit is answered (Kafka's translation of produce errors).
 COMMIT_APPEND_ERRORS = {
@@ -69,10 +70,6 @@ GROUP_APPEND_ERRORS = {
 }
 
 
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 class GroupMetadataManager:
     """Groups and offsets of the owned partitions of ``__consumer_offsets``.
 
@@ -98,62 +95,38 @@ class GroupMetadataManager:
         self.leader_log = leader_log
         self.clock_ms = clock_ms
         self.on_appended = on_appended
-        self._topic_partition_count = partition_count
-        self._partition_count: int | None = None
+        self._partition_count = PartitionCount(OFFSETS_TOPIC, config.num_partitions,
+                                               partition_count)
         self._partition_lock = threading.RLock()
         self._loading: set[int] = set()
         self._owned: set[int] = set()
-        self._epochs: dict[int, int] = {}
         self._groups: dict[str, Group] = {}
         self._groups_lock = threading.Lock()
-        self._tasks: queue.Queue = queue.Queue()
-        self._worker: threading.Thread | None = None
-        self.shutting_down = False
+        self._loads = PartitionLoads("group-metadata-loader", self._partition_lock)
 
     # -- lifecycle --------------------------------------------------------------------------
 
     def start(self) -> None:
         self.resolve_partition_count()
-        self._worker = threading.Thread(target=self._run_tasks, name="group-metadata-loader",
-                                        daemon=True)
-        self._worker.start()
+        self._loads.start()
 
     def shutdown(self) -> None:
-        self.shutting_down = True
-        self._tasks.put(None)
-        if self._worker is not None and self._worker is not threading.current_thread():
-            self._worker.join(timeout=30)
+        self._loads.shutdown()
+
+    @property
+    def shutting_down(self) -> bool:
+        return self._loads.shutting_down
 
     def wait_for_tasks(self, timeout_s: float = 30) -> bool:
         """Wait until the loads and unloads asked for so far have run; False on a timeout."""
-        done = threading.Event()
-        self._tasks.put(done.set)
-        return done.wait(timeout_s)
-
-    def _run_tasks(self) -> None:
-        while True:
-            task = self._tasks.get()
-            if task is None or self.shutting_down:
-                return
-            try:
-                task()
-            except Exception:  # a failed load must not stop the next ones
-                logger.exception("group metadata task failed")
+        return self._loads.wait_for_tasks(timeout_s)
 
     # -- partitions -------------------------------------------------------------------------
 
     def resolve_partition_count(self) -> int:
         """The partition count of ``__consumer_offsets``: the topic's once it exists (read
         once), the configured one until then."""
-        if self._partition_count is None:
-            count = self._topic_partition_count()
-            if count is not None and count > 0:
-                self._partition_count = count
-                if count != self.config.num_partitions:
-                    logger.info("__consumer_offsets has %d partitions (configured: %d); "
-                                "groups are placed by the topic's", count,
-                                self.config.num_partitions)
-        return self._partition_count or self.config.num_partitions
+        return self._partition_count.resolve()
 
     @property
     def partition_count(self) -> int:
@@ -184,15 +157,6 @@ class GroupMetadataManager:
     def owned_partitions(self) -> set[int]:
         with self._partition_lock:
             return set(self._owned)
-
-    def _maybe_update_epoch(self, partition: int, epoch: int | None) -> bool:
-        """Record ``epoch`` if it is the newest seen; whether a task of ``epoch`` may run
-        (None: always)."""
-        with self._partition_lock:
-            current = self._epochs.get(partition)
-            if epoch is not None and (current is None or epoch > current):
-                self._epochs[partition] = current = epoch
-            return epoch is None or epoch == current
 
     # -- the groups map ---------------------------------------------------------------------
 
@@ -369,15 +333,15 @@ class GroupMetadataManager:
     def schedule_load(self, partition: int, epoch: int,
                       on_group_loaded: Callable[[Group], None]) -> None:
         logger.debug("scheduling the load of __consumer_offsets-%d (epoch %d)", partition, epoch)
-        self._tasks.put(lambda: self._load(partition, epoch, on_group_loaded))
+        self._loads.schedule(lambda: self._load(partition, epoch, on_group_loaded))
 
     def schedule_unload(self, partition: int, epoch: int | None,
                         on_group_unloaded: Callable[[Group], None]) -> None:
         logger.debug("scheduling the unload of __consumer_offsets-%d", partition)
-        self._tasks.put(lambda: self._unload(partition, epoch, on_group_unloaded))
+        self._loads.schedule(lambda: self._unload(partition, epoch, on_group_unloaded))
 
     def _load(self, partition: int, epoch: int, on_group_loaded: Callable[[Group], None]) -> None:
-        if not self._maybe_update_epoch(partition, epoch):
+        if not self._loads.accept_epoch(partition, epoch):
             logger.info("not loading __consumer_offsets-%d for stale epoch %d", partition, epoch)
             return
         with self._partition_lock:
@@ -428,7 +392,7 @@ class GroupMetadataManager:
 
     def _unload(self, partition: int, epoch: int | None,
                 on_group_unloaded: Callable[[Group], None]) -> None:
-        if not self._maybe_update_epoch(partition, epoch):
+        if not self._loads.accept_epoch(partition, epoch):
             logger.info("not unloading __consumer_offsets-%d for stale epoch %s", partition,
                         epoch)
             return

@@ -7,29 +7,22 @@ as Kafka does, with ``offsets.topic.num.partitions`` partitions and these topic 
 - ``segment.bytes=offsets.topic.segment.bytes`` (100 MiB): small segments get compacted sooner;
 - ``compression.type=producer``: batches keep the codec the coordinator wrote them with.
 
-Kafka refuses to create it while fewer brokers are alive than
-``offsets.topic.replication.factor`` (3 by default). Here it is created with as many replicas as
-there are live brokers, up to that factor, with a warning, so one broker on a laptop needs no
-configuration.
+Replicas: as many live brokers as there are, up to ``offsets.topic.replication.factor`` (see
+:mod:`.internal_topic`).
 """
-
-import logging
 
 from kazoo.client import KazooClient
 
-from broker_lite.zk.admin import create_topic, get_topic_assignment
-from broker_lite.zk.errors import TopicExistsError, UnknownTopicError
-from broker_lite.zk.registration import live_broker_ids
-
 from .config import OffsetConfig
-
-logger = logging.getLogger(__name__)
+from .internal_topic import (
+    InternalTopicUnavailableError,
+    create_internal_topic,
+    internal_topic_partition_count,
+)
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
-
-class OffsetsTopicUnavailableError(RuntimeError):
-    """The topic cannot be created now (no live broker): COORDINATOR_NOT_AVAILABLE."""
+OffsetsTopicUnavailableError = InternalTopicUnavailableError
 
 
 def offsets_topic_configs(config: OffsetConfig) -> dict[str, str]:
@@ -39,26 +32,13 @@ def offsets_topic_configs(config: OffsetConfig) -> dict[str, str]:
 
 def create_offsets_topic(client: KazooClient, config: OffsetConfig) -> bool:
     """Create ``__consumer_offsets`` unless it exists; whether this call created it."""
-    brokers = live_broker_ids(client)
-    if not brokers:
-        raise OffsetsTopicUnavailableError("no live broker to host __consumer_offsets")
-    replication_factor = min(config.replication_factor, len(brokers))
-    if replication_factor < config.replication_factor:
-        logger.warning("creating __consumer_offsets with replication factor %d: only %d "
-                       "brokers are alive (offsets.topic.replication.factor is %d)",
-                       replication_factor, len(brokers), config.replication_factor)
-    try:
-        create_topic(client, OFFSETS_TOPIC, config.num_partitions, replication_factor,
-                     offsets_topic_configs(config))
-    except TopicExistsError:
-        return False  # created meanwhile by another broker or request
-    logger.info("created __consumer_offsets with %d partitions", config.num_partitions)
-    return True
+    return create_internal_topic(
+        client, OFFSETS_TOPIC, num_partitions=config.num_partitions,
+        replication_factor=config.replication_factor,
+        replication_setting="offsets.topic.replication.factor",
+        configs=offsets_topic_configs(config))
 
 
 def offsets_topic_partition_count(client: KazooClient) -> int | None:
     """The partition count of ``__consumer_offsets``, or None while it does not exist."""
-    try:
-        return len(get_topic_assignment(client, OFFSETS_TOPIC).partitions)
-    except UnknownTopicError:
-        return None
+    return internal_topic_partition_count(client, OFFSETS_TOPIC)

@@ -28,35 +28,21 @@ OffsetCommitKey(group='g', topic='events', partition=3)
 
 from dataclasses import dataclass
 
-from broker_lite.protocol import ProtocolError, Reader, Writer
-from broker_lite.protocol.schema import (
-    BYTES,
-    INT32,
-    INT64,
-    STRING,
-    A,
-    F,
-    Message,
-    decode,
-    encode,
-)
+from broker_lite.protocol.schema import BYTES, INT32, INT64, STRING, A, F, Message
 
 from .offsets import OffsetAndMetadata
+from .record_codec import data_schema, decode_versioned, encode_versioned
 
 # -- schemas (coordinator-records/*.json) ------------------------------------------------------
 
 
-def _data(name: str, valid: str, flexible: str, fields) -> Message:
-    return Message(name, None, "data", valid, flexible, fields)
-
-
-OFFSET_COMMIT_KEY = _data("OffsetCommitKey", "0-1", "none", [
+OFFSET_COMMIT_KEY = data_schema("OffsetCommitKey", "0-1", "none", [
     F("group", STRING, "0-1"),
     F("topic", STRING, "0-1"),
     F("partition", INT32, "0-1"),
 ])
 
-OFFSET_COMMIT_VALUE = _data("OffsetCommitValue", "0-4", "4+", [
+OFFSET_COMMIT_VALUE = data_schema("OffsetCommitValue", "0-4", "4+", [
     F("offset", INT64, "0+"),
     F("leaderEpoch", INT32, "3+", default=-1, ignorable=True),
     F("metadata", STRING, "0+"),
@@ -64,11 +50,11 @@ OFFSET_COMMIT_VALUE = _data("OffsetCommitValue", "0-4", "4+", [
     F("expireTimestamp", INT64, "1", default=-1, ignorable=True),
 ])
 
-GROUP_METADATA_KEY = _data("GroupMetadataKey", "2", "none", [
+GROUP_METADATA_KEY = data_schema("GroupMetadataKey", "2", "none", [
     F("group", STRING, "2"),
 ])
 
-GROUP_METADATA_VALUE = _data("GroupMetadataValue", "0-4", "4+", [
+GROUP_METADATA_VALUE = data_schema("GroupMetadataValue", "0-4", "4+", [
     F("protocolType", STRING, "0+"),
     F("generation", INT32, "0+"),
     F("protocol", STRING, "0+", nullable="0+"),
@@ -143,26 +129,19 @@ class GroupRecord:
 # -- encoding ----------------------------------------------------------------------------------
 
 
-def _versioned(schema: Message, version: int, body: dict) -> bytes:
-    writer = Writer()
-    writer.int16(version)
-    encode(schema, version, body, writer)
-    return bytes(writer.getvalue())
-
-
 def offset_commit_key(group: str, topic: str, partition: int) -> bytes:
-    return _versioned(OFFSET_COMMIT_KEY, OFFSET_COMMIT_KEY_VERSION,
+    return encode_versioned(OFFSET_COMMIT_KEY, OFFSET_COMMIT_KEY_VERSION,
                       {"group": group, "topic": topic, "partition": partition})
 
 
 def group_metadata_key(group: str) -> bytes:
-    return _versioned(GROUP_METADATA_KEY, GROUP_METADATA_KEY_VERSION, {"group": group})
+    return encode_versioned(GROUP_METADATA_KEY, GROUP_METADATA_KEY_VERSION, {"group": group})
 
 
 def offset_commit_value(value: OffsetAndMetadata) -> bytes:
     version = OFFSET_COMMIT_VALUE_VERSION if value.expire_timestamp is None \
         else OFFSET_COMMIT_VALUE_WITH_EXPIRY_VERSION
-    return _versioned(OFFSET_COMMIT_VALUE, version, {
+    return encode_versioned(OFFSET_COMMIT_VALUE, version, {
         "offset": value.offset, "leader_epoch": value.leader_epoch,
         "metadata": value.metadata or "", "commit_timestamp": value.commit_timestamp,
         "expire_timestamp": NO_EXPIRE_TIMESTAMP if value.expire_timestamp is None
@@ -171,7 +150,7 @@ def offset_commit_value(value: OffsetAndMetadata) -> bytes:
 
 
 def group_metadata_value(group: GroupRecord) -> bytes:
-    return _versioned(GROUP_METADATA_VALUE, GROUP_METADATA_VALUE_VERSION, {
+    return encode_versioned(GROUP_METADATA_VALUE, GROUP_METADATA_VALUE_VERSION, {
         "protocol_type": group.protocol_type, "generation": group.generation,
         "protocol": group.protocol, "leader": group.leader,
         "current_state_timestamp": group.current_state_timestamp,
@@ -188,14 +167,7 @@ def group_metadata_value(group: GroupRecord) -> bytes:
 
 
 def _read(schema: Message, data, what: str, versions: range) -> tuple[int, dict]:
-    reader = Reader(memoryview(data))
-    try:
-        version = reader.int16()
-        if version not in versions:
-            raise CoordinatorRecordError(f"unknown {what} version {version}")
-        return version, decode(schema, version, reader)
-    except ProtocolError as exc:
-        raise CoordinatorRecordError(f"malformed {what}: {exc}") from None
+    return decode_versioned(schema, data, what, CoordinatorRecordError, versions)
 
 
 def parse_key(data) -> OffsetCommitKey | GroupMetadataKey:

@@ -7,6 +7,7 @@ from broker_lite.partitions import PartitionManager
 
 from .config import GroupConfig, OffsetConfig
 from .coordinator import GroupCoordinator
+from .internal_topic import leader_log_of
 from .offsets_topic import (
     OFFSETS_TOPIC,
     create_offsets_topic,
@@ -20,11 +21,7 @@ def start_group_coordinator(config: BrokerConfig, partitions: PartitionManager,
     (told by ``partitions``) and appends to their logs."""
     offset_config = OffsetConfig.from_broker_config(config)
 
-    def leader_log(partition: int):
-        state = partitions.state(OFFSETS_TOPIC, partition)
-        log = partitions.leader_log(OFFSETS_TOPIC, partition)
-        return (log, state.leader_epoch) if log is not None and state is not None else None
-
+    leader_log = leader_log_of(partitions, OFFSETS_TOPIC)
     coordinator = GroupCoordinator(
         GroupConfig.from_broker_config(config), offset_config, leader_log,
         partition_count=lambda: offsets_topic_partition_count(client),

@@ -10,55 +10,24 @@ every other retriable error) are retried with backoff until ``request.timeout.ms
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
 
 from broker_lite.protocol import ApiKey, ErrorCode
 
 from .cluster import Cluster
-from .connection import BrokerConnection
+from .coordinators import GROUP, Coordinators
 from .errors import (
     CoordinatorNotAvailableError,
     InvalidArgumentError,
     KafkaClientError,
-    KafkaConnectionError,
-    KafkaTimeoutError,
-    NotCoordinatorError,
     UnsupportedVersionError,
     error_for,
 )
-from .metadata import BrokerInfo
-from .retry import Deadline, retry
 from .types import OffsetAndMetadata, TopicPartition
 
-GROUP_KEY_TYPE = 0
-FIRST_BATCHED_FIND_COORDINATOR = 4  # CoordinatorKeys instead of Key
 FIRST_BATCHED_OFFSET_FETCH = 8  # Groups instead of GroupId
 FIRST_OFFSET_FETCH_OF_ALL = 2  # null Topics: every partition with an offset
 NO_OFFSET = -1
-_COORDINATOR_MOVED = (NotCoordinatorError, CoordinatorNotAvailableError, KafkaConnectionError,
-                      KafkaTimeoutError)
-
-
-def find_coordinator_request(group_id: str, version: int) -> dict:
-    if version >= FIRST_BATCHED_FIND_COORDINATOR:
-        return {"key_type": GROUP_KEY_TYPE, "coordinator_keys": [group_id]}
-    return {"key": group_id, "key_type": GROUP_KEY_TYPE}
-
-
-def parse_find_coordinator(body: dict, group_id: str, version: int) -> BrokerInfo:
-    """The coordinator's node, or the error (retriable while none is available)."""
-    if version >= FIRST_BATCHED_FIND_COORDINATOR:
-        entry = next((c for c in body["coordinators"] if c["key"] == group_id), None)
-        if entry is None:
-            raise CoordinatorNotAvailableError(
-                f"the FindCoordinator response has no coordinator for group {group_id}")
-    else:
-        entry = body
-    error = error_for(entry["error_code"], entry.get("error_message"), where=f"group {group_id}")
-    if error is not None:
-        raise error
-    return BrokerInfo(entry["node_id"], entry["host"], entry["port"])
 
 
 def offset_commit_request(group_id: str, offsets: dict[TopicPartition, int],
@@ -146,8 +115,7 @@ def parse_offset_fetch(body: dict, group_id: str, version: int, *, with_metadata
 class GroupOffsets:
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
-        self._coordinators: dict[str, BrokerInfo] = {}
-        self._lock = threading.Lock()
+        self.coordinators = Coordinators(cluster, GROUP)
 
     def committed(self, group_id: str, tps: list[TopicPartition] | None, *,
                   with_metadata: bool = False
@@ -156,20 +124,17 @@ class GroupOffsets:
         requested = None if tps is None else list(dict.fromkeys(tps))
         if requested == []:
             return {}
-        deadline = self.cluster.deadline()
 
-        def attempt() -> dict[TopicPartition, int | OffsetAndMetadata | None]:
-            conn = self._coordinator(group_id, deadline)
-            version, body = conn.request(
-                ApiKey.OFFSET_FETCH,
-                lambda v: offset_fetch_request(group_id, requested, v), deadline)
+        def parse(version: int, body: dict
+                  ) -> dict[TopicPartition, int | OffsetAndMetadata | None]:
             found = parse_offset_fetch(body, group_id, version, with_metadata=with_metadata)
             if requested is None:
                 return {tp: offset for tp, offset in sorted(found.items()) if offset is not None}
             return {tp: found.get(tp) for tp in requested}
 
-        return retry(f"committed() of group {group_id}", deadline, self.cluster.backoff(),
-                     attempt, lambda error: self._on_retriable(group_id, error))
+        return self.coordinators.call(
+            f"committed() of group {group_id}", group_id, ApiKey.OFFSET_FETCH,
+            lambda v: offset_fetch_request(group_id, requested, v), parse)
 
     def commit(self, group_id: str, offsets: dict[TopicPartition, int], metadata: str) -> None:
         _check_group(group_id)
@@ -179,12 +144,8 @@ class GroupOffsets:
                                            f"got {offset!r}")
         if not offsets:
             return
-        deadline = self.cluster.deadline()
 
-        def attempt() -> None:
-            conn = self._coordinator(group_id, deadline)
-            _, body = conn.request(ApiKey.OFFSET_COMMIT,
-                                   offset_commit_request(group_id, offsets, metadata), deadline)
+        def parse(version: int, body: dict) -> None:
             errors = parse_offset_commit(body, group_id)
             for error in errors.values():
                 if not error.retriable:
@@ -192,26 +153,8 @@ class GroupOffsets:
             if errors:
                 raise next(iter(errors.values()))
 
-        retry(f"commit() of group {group_id}", deadline, self.cluster.backoff(), attempt,
-              lambda error: self._on_retriable(group_id, error))
-
-    def _coordinator(self, group_id: str, deadline: Deadline) -> BrokerConnection:
-        with self._lock:
-            known = self._coordinators.get(group_id)
-        if known is None:
-            version, body = self.cluster.request_any(
-                ApiKey.FIND_COORDINATOR,
-                lambda v: find_coordinator_request(group_id, v), deadline)
-            known = parse_find_coordinator(body, group_id, version)
-            with self._lock:
-                self._coordinators[group_id] = known
-        return self.cluster.connection(known.host, known.port, known.node_id)
-
-    def _on_retriable(self, group_id: str, error: KafkaClientError) -> None:
-        self.cluster.on_retriable(error)
-        if isinstance(error, _COORDINATOR_MOVED):
-            with self._lock:
-                self._coordinators.pop(group_id, None)
+        self.coordinators.call(f"commit() of group {group_id}", group_id, ApiKey.OFFSET_COMMIT,
+                               offset_commit_request(group_id, offsets, metadata), parse)
 
 
 def _check_group(group_id: str) -> None:

@@ -36,38 +36,28 @@ A commit or abort that timed out stays in COMMITTING / ABORTING and may be calle
 from __future__ import annotations
 
 import enum
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from broker_lite.protocol import ApiKey, ErrorCode
 
 from .cluster import Cluster
-from .connection import BrokerConnection
+from .coordinators import TRANSACTIONAL_ID, Coordinators
 from .errors import (
     CoordinatorNotAvailableError,
     InvalidArgumentError,
     KafkaClientError,
-    KafkaConnectionError,
-    KafkaTimeoutError,
-    NotCoordinatorError,
     ProducerFencedError,
     TransactionStateError,
     UnsupportedVersionError,
     error_for,
 )
-from .metadata import BrokerInfo
-from .retry import Deadline, retry
+from .retry import Deadline
 from .types import TopicPartition
 
-TRANSACTION_KEY_TYPE = 1  # FindCoordinator: a transactional id (0 is a group)
-FIRST_FIND_COORDINATOR_WITH_KEY_TYPE = 1
-FIRST_BATCHED_FIND_COORDINATOR = 4
 FIRST_INIT_PRODUCER_ID_WITH_CURRENT = 3  # KIP-360: the producer's current id and epoch
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
-_COORDINATOR_MOVED = (NotCoordinatorError, CoordinatorNotAvailableError, KafkaConnectionError,
-                      KafkaTimeoutError)
 
 
 class TransactionState(enum.Enum):
@@ -130,29 +120,6 @@ class TransactionDescription:
 
 
 # -- request bodies and answers (sans I/O) -------------------------------------------------------
-
-
-def find_coordinator_request(transactional_id: str, version: int) -> dict:
-    if version < FIRST_FIND_COORDINATOR_WITH_KEY_TYPE:
-        raise UnsupportedVersionError(
-            f"finding a transaction coordinator needs FindCoordinator v1+, the broker speaks "
-            f"v{version}")
-    if version >= FIRST_BATCHED_FIND_COORDINATOR:
-        return {"key_type": TRANSACTION_KEY_TYPE, "coordinator_keys": [transactional_id]}
-    return {"key": transactional_id, "key_type": TRANSACTION_KEY_TYPE}
-
-
-def parse_find_coordinator(body: dict, transactional_id: str, version: int) -> BrokerInfo:
-    where = f"transactional id {transactional_id}"
-    if version >= FIRST_BATCHED_FIND_COORDINATOR:
-        entry = next((c for c in body["coordinators"] if c["key"] == transactional_id), None)
-        if entry is None:
-            raise CoordinatorNotAvailableError(
-                f"the FindCoordinator response has no coordinator for {where}")
-    else:
-        entry = body
-    _raise_for(entry["error_code"], entry.get("error_message"), where)
-    return BrokerInfo(entry["node_id"], entry["host"], entry["port"])
 
 
 def init_producer_id_request(transactional_id: str | None, timeout_ms: int, version: int,
@@ -230,49 +197,6 @@ def _raise_for(code: int, message: str | None, where: str) -> None:
 # -- talking to coordinators ----------------------------------------------------------------------
 
 
-class TransactionCoordinators:
-    """The coordinator of each transactional id, looked up with FindCoordinator (key type 1)
-    and remembered until it moves; :meth:`call` runs one request there with the retries of the
-    module docstring."""
-
-    def __init__(self, cluster: Cluster):
-        self.cluster = cluster
-        self._known: dict[str, BrokerInfo] = {}
-        self._lock = threading.Lock()
-
-    def call(self, what: str, transactional_id: str, api_key: ApiKey, body, parse,
-             deadline: Deadline | None = None):
-        """Send ``body`` (a dict, or a function of the version) to the coordinator of
-        ``transactional_id``; return ``parse(version, response)``, retrying as needed."""
-        deadline = deadline or self.cluster.deadline()
-
-        def attempt():
-            conn = self.connection(transactional_id, deadline)
-            version, response = conn.request(api_key, body, deadline)
-            return parse(version, response)
-
-        return retry(what, deadline, self.cluster.backoff(), attempt,
-                     lambda error: self._on_retriable(transactional_id, error))
-
-    def connection(self, transactional_id: str, deadline: Deadline) -> BrokerConnection:
-        with self._lock:
-            known = self._known.get(transactional_id)
-        if known is None:
-            version, body = self.cluster.request_any(
-                ApiKey.FIND_COORDINATOR,
-                lambda v: find_coordinator_request(transactional_id, v), deadline)
-            known = parse_find_coordinator(body, transactional_id, version)
-            with self._lock:
-                self._known[transactional_id] = known
-        return self.cluster.connection(known.host, known.port, known.node_id)
-
-    def _on_retriable(self, transactional_id: str, error: KafkaClientError) -> None:
-        self.cluster.on_retriable(error)
-        if isinstance(error, _COORDINATOR_MOVED):
-            with self._lock:
-                self._known.pop(transactional_id, None)
-
-
 def end_transaction(client, transactional_id: str, producer_id: int, producer_epoch: int,
                     commit: bool) -> None:
     """Commit (``commit=True``) or abort the open transaction of ``transactional_id`` written by
@@ -284,7 +208,7 @@ def end_transaction(client, transactional_id: str, producer_id: int, producer_ep
     :class:`InvalidTxnStateError` when the transaction has nothing in it or ended the other way.
     """
     _check_transactional_id(transactional_id)
-    coordinators = TransactionCoordinators(_cluster_of(client))
+    coordinators = Coordinators(_cluster_of(client), TRANSACTIONAL_ID)
     verb = "commit" if commit else "abort"
     coordinators.call(
         f"{verb} of transaction {transactional_id} (producer {producer_id}, epoch "
@@ -299,7 +223,7 @@ def describe_transaction(client, transactional_id: str) -> TransactionDescriptio
     coordinator does not serve DescribeTransactions (Kafka before 3.0). Raises
     :class:`TransactionalIdNotFoundError` for an id the coordinator does not know."""
     _check_transactional_id(transactional_id)
-    coordinators = TransactionCoordinators(_cluster_of(client))
+    coordinators = Coordinators(_cluster_of(client), TRANSACTIONAL_ID)
     try:
         return coordinators.call(
             f"describe_transaction({transactional_id!r})", transactional_id,
@@ -339,7 +263,7 @@ class TransactionManager:
         self.cluster = cluster
         self.transactional_id = transactional_id
         self.timeout_ms = timeout_ms
-        self.coordinators = TransactionCoordinators(cluster)
+        self.coordinators = Coordinators(cluster, TRANSACTIONAL_ID)
         self.state = S.UNINITIALIZED
         self.producer_id = NO_PRODUCER_ID
         self.producer_epoch = NO_PRODUCER_EPOCH

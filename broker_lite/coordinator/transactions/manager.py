@@ -15,15 +15,17 @@ metadata's lock, and applied at once.
 """
 
 import logging
-import queue
 import threading
 import time
 from collections.abc import Callable
 
-from broker_lite.log import Log
+from broker_lite.log.log import wall_clock_ms
 from broker_lite.protocol import ErrorCode
 
+from .. import TRANSACTION_STATE_TOPIC
 from ..append import AppendFailed, append_records
+from ..internal_topic import LeaderLog, PartitionCount
+from ..partition_loading import PartitionLoads
 from ..partitioner import partition_for
 from .config import TransactionConfig
 from .loader import load_transactions
@@ -31,9 +33,6 @@ from .records import TxnRecord, transaction_log_key, transaction_log_value
 from .state import NO_PRODUCER_EPOCH, TransactionMetadata, TxnState, TxnTransit
 
 logger = logging.getLogger(__name__)
-
-# (the leader log of a partition, its leader epoch), or None when this broker does not lead it
-LeaderLog = Callable[[int], tuple[Log, int] | None]
 
 # How a failed append to __transaction_state is answered (Kafka's appendTransactionToLog).
 APPEND_ERRORS = {
@@ -46,10 +45,6 @@ APPEND_ERRORS = {
     ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
     ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
 }
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def metadata_of(transactional_id: str, record: TxnRecord) -> TransactionMetadata:
@@ -91,59 +86,39 @@ class TransactionStateManager:
         self.leader_log = leader_log
         self.clock_ms = clock_ms
         self.on_appended = on_appended
-        self._topic_partition_count = partition_count
-        self._partition_count: int | None = None
+        self._partition_count = PartitionCount(TRANSACTION_STATE_TOPIC, config.num_partitions,
+                                               partition_count)
         self._lock = threading.RLock()
         self._loading: set[int] = set()
         self._owned: dict[int, int] = {}  # partition -> coordinator epoch
-        self._epochs: dict[int, int] = {}  # newest leader epoch told, per partition
         self._transactions: dict[int, dict[str, TransactionMetadata]] = {}
-        self._tasks: queue.Queue = queue.Queue()
-        self._worker: threading.Thread | None = None
-        self.shutting_down = False
+        self._loads = PartitionLoads("txn-state-loader", self._lock)
 
     # -- lifecycle --------------------------------------------------------------------------
 
     def start(self) -> None:
         self.resolve_partition_count()
-        self._worker = threading.Thread(target=self._run_tasks, name="txn-state-loader",
-                                        daemon=True)
-        self._worker.start()
+        self._loads.start()
 
     def shutdown(self) -> None:
-        self.shutting_down = True
-        self._tasks.put(None)
-        if self._worker is not None and self._worker is not threading.current_thread():
-            self._worker.join(timeout=30)
+        self._loads.shutdown()
         with self._lock:
             self._owned.clear()
             self._loading.clear()
             self._transactions.clear()
 
+    @property
+    def shutting_down(self) -> bool:
+        return self._loads.shutting_down
+
     def wait_for_tasks(self, timeout_s: float = 30) -> bool:
         """Wait until the loads and unloads asked for so far have run; False on a timeout."""
-        done = threading.Event()
-        self._tasks.put(done.set)
-        return done.wait(timeout_s)
-
-    def _run_tasks(self) -> None:
-        while True:
-            task = self._tasks.get()
-            if task is None or self.shutting_down:
-                return
-            try:
-                task()
-            except Exception:  # a failed load must not stop the next ones
-                logger.exception("transaction state task failed")
+        return self._loads.wait_for_tasks(timeout_s)
 
     # -- partitions -------------------------------------------------------------------------
 
     def resolve_partition_count(self) -> int:
-        if self._partition_count is None:
-            count = self._topic_partition_count()
-            if count is not None and count > 0:
-                self._partition_count = count
-        return self._partition_count or self.config.num_partitions
+        return self._partition_count.resolve()
 
     def partition_for(self, transactional_id: str) -> int:
         return partition_for(transactional_id, self.resolve_partition_count())
@@ -243,20 +218,13 @@ class TransactionStateManager:
                       on_loaded: Callable[[int, int, list[TransactionMetadata]], None]) -> None:
         """Load ``partition`` in the background; ``on_loaded(partition, coordinator_epoch,
         transactions)`` is told once it is owned."""
-        self._tasks.put(lambda: self._load(partition, epoch, on_loaded))
+        self._loads.schedule(lambda: self._load(partition, epoch, on_loaded))
 
     def schedule_unload(self, partition: int, epoch: int | None) -> None:
-        self._tasks.put(lambda: self._unload(partition, epoch))
-
-    def _newest_epoch(self, partition: int, epoch: int | None) -> bool:
-        with self._lock:
-            current = self._epochs.get(partition)
-            if epoch is not None and (current is None or epoch > current):
-                self._epochs[partition] = current = epoch
-            return epoch is None or epoch == current
+        self._loads.schedule(lambda: self._unload(partition, epoch))
 
     def _load(self, partition: int, epoch: int, on_loaded) -> None:
-        if not self._newest_epoch(partition, epoch):
+        if not self._loads.accept_epoch(partition, epoch):
             logger.info("not loading __transaction_state-%d for stale epoch %d", partition, epoch)
             return
         with self._lock:
@@ -284,14 +252,14 @@ class TransactionStateManager:
             logger.exception("loading __transaction_state-%d failed", partition)
         with self._lock:
             self._loading.discard(partition)
-            if self._epochs.get(partition) != epoch or self.shutting_down:
+            if self._loads.newest_epoch(partition) != epoch or self.shutting_down:
                 return  # resigned (or re-elected) while loading
             self._transactions[partition] = transactions
             self._owned[partition] = epoch
         on_loaded(partition, epoch, list(transactions.values()))
 
     def _unload(self, partition: int, epoch: int | None) -> None:
-        if not self._newest_epoch(partition, epoch):
+        if not self._loads.accept_epoch(partition, epoch):
             return
         with self._lock:
             self._owned.pop(partition, None)

@@ -26,32 +26,16 @@ transaction version 2 writes it; both versions are read.
 
 from dataclasses import dataclass
 
-from broker_lite.protocol import ProtocolError, Reader, Writer
-from broker_lite.protocol.schema import (
-    INT8,
-    INT16,
-    INT32,
-    INT64,
-    STRING,
-    A,
-    F,
-    Message,
-    decode,
-    encode,
-)
+from broker_lite.protocol.schema import INT8, INT16, INT32, INT64, STRING, A, F, Message
 
 from ..offsets import TopicPartition
+from ..record_codec import data_schema, decode_versioned, encode_versioned
 
-
-def _data(name: str, valid: str, flexible: str, fields) -> Message:
-    return Message(name, None, "data", valid, flexible, fields)
-
-
-TRANSACTION_LOG_KEY = _data("TransactionLogKey", "0", "none", [
+TRANSACTION_LOG_KEY = data_schema("TransactionLogKey", "0", "none", [
     F("TransactionalId", STRING, "0"),
 ])
 
-TRANSACTION_LOG_VALUE = _data("TransactionLogValue", "0-1", "1+", [
+TRANSACTION_LOG_VALUE = data_schema("TransactionLogValue", "0-1", "1+", [
     F("ProducerId", INT64, "0+"),
     F("PreviousProducerId", INT64, "1+", default=-1, tag=0, tagged="1+"),
     F("NextProducerId", INT64, "1+", default=-1, tag=1, tagged="1+"),
@@ -92,22 +76,16 @@ class TxnRecord:
     previous_producer_id: int = NO_PRODUCER_ID
 
 
-def _versioned(schema: Message, version: int, body: dict) -> bytes:
-    writer = Writer()
-    writer.int16(version)
-    encode(schema, version, body, writer)
-    return bytes(writer.getvalue())
-
-
 def transaction_log_key(transactional_id: str) -> bytes:
-    return _versioned(TRANSACTION_LOG_KEY, KEY_VERSION, {"transactional_id": transactional_id})
+    return encode_versioned(TRANSACTION_LOG_KEY, KEY_VERSION,
+                            {"transactional_id": transactional_id})
 
 
 def transaction_log_value(record: TxnRecord) -> bytes:
     by_topic: dict[str, list[int]] = {}
     for tp in sorted(record.partitions):
         by_topic.setdefault(tp.topic, []).append(tp.partition)
-    return _versioned(TRANSACTION_LOG_VALUE, VALUE_VERSION, {
+    return encode_versioned(TRANSACTION_LOG_VALUE, VALUE_VERSION, {
         "producer_id": record.producer_id,
         "previous_producer_id": record.previous_producer_id,
         "producer_epoch": record.producer_epoch,
@@ -123,14 +101,7 @@ def transaction_log_value(record: TxnRecord) -> bytes:
 def _read(schema: Message, data, what: str) -> dict:
     if data is None or len(data) < 2:
         raise TransactionLogRecordError(f"a {what} without a version")
-    reader = Reader(memoryview(data))
-    try:
-        version = reader.int16()
-        if version not in schema.versions:
-            raise TransactionLogRecordError(f"unknown {what} version {version}")
-        return decode(schema, version, reader)
-    except ProtocolError as exc:
-        raise TransactionLogRecordError(f"malformed {what}: {exc}") from None
+    return decode_versioned(schema, data, what, TransactionLogRecordError)[1]
 
 
 def parse_transaction_log_key(data) -> str:

@@ -6,6 +6,7 @@ from kazoo.client import KazooClient
 
 from broker_lite.partitions import PartitionManager
 
+from ..internal_topic import leader_log_of
 from .config import TransactionConfig
 from .coordinator import TransactionCoordinator
 from .manager import TransactionStateManager
@@ -42,11 +43,7 @@ def start_transaction_coordinator(config, partitions: PartitionManager, client: 
     to ``group_coordinator`` (its ``on_transaction_completed``)."""
     txn_config = TransactionConfig.from_broker_config(config)
 
-    def leader_log(partition: int):
-        state = partitions.state(TRANSACTION_STATE_TOPIC, partition)
-        log = partitions.leader_log(TRANSACTION_STATE_TOPIC, partition)
-        return (log, state.leader_epoch) if log is not None and state is not None else None
-
+    leader_log = leader_log_of(partitions, TRANSACTION_STATE_TOPIC)
     manager = TransactionStateManager(
         txn_config, leader_log,
         partition_count=lambda: transaction_topic_partition_count(client),

@@ -6,11 +6,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from broker_lite.coordinator.offsets import TopicPartition
+from broker_lite.coordinator.record_codec import encode_versioned
 from broker_lite.coordinator.transactions.records import (
     TRANSACTION_LOG_VALUE,
     TransactionLogRecordError,
     TxnRecord,
-    _versioned,
     parse_transaction_log_key,
     parse_transaction_log_value,
     transaction_log_key,
@@ -46,7 +46,7 @@ def test_key_bytes_and_round_trip():
 
 
 def test_version_1_values_are_read_with_their_tagged_fields():
-    data = _versioned(TRANSACTION_LOG_VALUE, 1, {
+    data = encode_versioned(TRANSACTION_LOG_VALUE, 1, {
         "producer_id": 7, "previous_producer_id": 6, "next_producer_id": 8,
         "producer_epoch": 0, "transaction_timeout_ms": 100, "transaction_status": 4,
         "transaction_partitions": None, "transaction_last_update_timestamp_ms": 2,
