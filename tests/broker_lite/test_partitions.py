@@ -58,6 +58,9 @@ def test_assigned_partitions_get_logs_and_deleted_topics_leave_the_disk(brokers,
     create_topic(zookeeper_client, "views", partitions=4, replication_factor=1,
                  config={"segment.bytes": "100000"})
     wait_until(lambda: sum(len(partition_dirs(m)) for m in managers) == 4, message="4 logs")
+    # a log exists on disk a moment before its broker records the partition's state
+    wait_until(lambda: all(m.leader_log(t, p) is not None for m in managers
+                           for t, p in m.log_manager.partitions()), message="4 leaders")
     assert set().union(*map(partition_dirs, managers)) == {f"views-{p}" for p in range(4)}
     for manager in managers:
         for topic, partition in manager.log_manager.partitions():
