@@ -1,6 +1,7 @@
 """``broker-lite``: the command line, shaped like Kafka's bin/ scripts.
 
     broker-lite start [PATH/server.properties] [--override key=value ...]
+    broker-lite <tool> ...        (topics, console-producer, ...: see broker_lite.tools)
 
 ``start`` runs a broker in the foreground (conf/server.properties by default) until SIGINT or
 SIGTERM, logs to stderr, prints one line saying where it listens once it accepts connections,
@@ -15,6 +16,8 @@ from pathlib import Path
 
 from broker_lite.config import BrokerConfig, ConfigError
 from broker_lite.foreground import termination_requested
+from broker_lite.tools import TOOLS
+from broker_lite.tools.common import ToolError, report_error
 
 DEFAULT_PROPERTIES = Path("conf/server.properties")
 
@@ -65,10 +68,21 @@ def main(argv: list[str] | None = None) -> int:
     start_parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                               help="a broker property, with Kafka's name (repeatable)")
     start_parser.add_argument("--log-level", default="INFO", help="stderr log level")
+    start_parser.set_defaults(run=start)
+    for tool in TOOLS:
+        tool_parser = commands.add_parser(tool.NAME, help=tool.HELP, description=tool.HELP)
+        tool.add_arguments(tool_parser)
+        tool_parser.set_defaults(run=tool.run, log_level="WARNING")
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="[%(asctime)s] %(levelname)s %(name)s: %(message)s")
-    return start(args)
+    try:
+        return args.run(args)
+    except ToolError as exc:
+        report_error(args.command, str(exc))
+        return 1
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -1,0 +1,99 @@
+"""A whole local Kafka stack in this process: broker_lite and its embedded ZooKeeper.
+
+What notebooks, the ``kpy demo`` job and test fixtures start: one broker on a free loopback port,
+its ZooKeeper a child process of this one, everything under one data directory (a temporary one
+unless given, removed on stop)::
+
+    >>> with LocalKafka() as kafka:                         # doctest: +SKIP
+    ...     print(kafka.bootstrap_servers)
+    127.0.0.1:40913
+
+The settings are a single-broker cluster's (internal topics with one replica, no initial rebalance
+delay, few partitions for ``__consumer_offsets`` and ``__transaction_state`` so the first group or
+transaction does not wait for fifty partitions to load); ``properties`` overrides any of them,
+with Kafka's names.
+"""
+
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Self
+
+from broker_lite.config import BrokerConfig
+from broker_lite.server.broker import Broker
+
+logger = logging.getLogger(__name__)
+
+LOCAL_PROPERTIES = {
+    "broker.id": "0",
+    "listeners": "PLAINTEXT://127.0.0.1:0",
+    "num.partitions": "1",
+    "auto.create.topics.enable": "true",
+    "offsets.topic.num.partitions": "5",
+    "offsets.topic.replication.factor": "1",
+    "transaction.state.log.num.partitions": "5",
+    "transaction.state.log.replication.factor": "1",
+    "group.initial.rebalance.delay.ms": "0",
+}
+
+
+class LocalKafka:
+    """broker_lite with an embedded ZooKeeper, started by ``start()`` or ``with``.
+
+    Parameters
+    ----------
+    directory
+        Where the logs (``<directory>/logs``) and ZooKeeper's data (``<directory>/logs/zookeeper``)
+        live. Kept after ``stop()`` when given, so a later ``LocalKafka(directory)`` finds the
+        same topics; a temporary directory otherwise, removed on ``stop()``.
+    properties
+        Broker properties (Kafka's names) over :data:`LOCAL_PROPERTIES`.
+    """
+
+    def __init__(self, directory: str | Path | None = None,
+                 properties: dict[str, str] | None = None):
+        self._owns_directory = directory is None
+        self.directory = Path(directory) if directory is not None else Path(
+            tempfile.mkdtemp(prefix="kpy-local-"))
+        self.properties = {**LOCAL_PROPERTIES, "log.dirs": str(self.directory / "logs"),
+                           **(properties or {})}
+        self.broker = None
+
+    def start(self) -> Self:
+        if self.broker is not None:
+            raise RuntimeError("this LocalKafka is already started")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.broker = Broker(BrokerConfig(self.properties)).start()
+        logger.info("local Kafka on %s, ZooKeeper %s, data in %s", self.bootstrap_servers,
+                    self.zookeeper_connect, self.directory)
+        return self
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """``host:port`` of the broker, for ``bootstrap.servers``."""
+        return f"127.0.0.1:{self._started().port}"
+
+    @property
+    def zookeeper_connect(self) -> str:
+        """The embedded ZooKeeper's connect string (``host:port``)."""
+        return self._started().zookeeper.connect_string
+
+    def stop(self) -> None:
+        """Stop the broker (cleanly: the next start skips recovery) and its ZooKeeper."""
+        if self.broker is not None:
+            self.broker.stop()
+            self.broker = None
+        if self._owns_directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _started(self):
+        if self.broker is None:
+            raise RuntimeError("this LocalKafka is not started")
+        return self.broker
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
