@@ -849,15 +849,22 @@ class GroupCoordinator:
             return ErrorCode.UNKNOWN_MEMBER_ID
         return None
 
-    def handle_fetch_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None
-                             ) -> tuple[ErrorCode, dict[TopicPartition, OffsetAndMetadata | None]]:
+    def handle_fetch_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None,
+                             *, require_stable: bool = False
+                             ) -> tuple[ErrorCode,
+                                        dict[TopicPartition, OffsetAndMetadata | ErrorCode | None]]:
         """The group's error and the committed offsets (None: no commit). Offsets are answered
-        whatever the group's state: a group may use Kafka only to store offsets."""
+        whatever the group's state: a group may use Kafka only to store offsets. With
+        ``require_stable`` (KIP-447), a partition whose offset a still-open transaction
+        commits answers UNSTABLE_OFFSET_COMMIT instead: the caller retries once it ends."""
         error = self.validate_group_status(group_id, allow_empty_id=True)
         if error is not None:
             return error, {}
-        return ErrorCode.NONE, self.manager.get_offsets(
+        offsets, unstable = self.manager.get_offsets(
             group_id, list(partitions) if partitions is not None else None)
+        if require_stable:
+            offsets.update(dict.fromkeys(unstable, ErrorCode.UNSTABLE_OFFSET_COMMIT))
+        return ErrorCode.NONE, offsets
 
     def handle_delete_offsets(self, group_id: str, partitions: Iterable[TopicPartition]
                               ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:

@@ -271,18 +271,18 @@ class GroupMetadataManager:
         return completed
 
     def get_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None
-                    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
-        """The committed offsets of ``partitions`` (None: every partition with one); None for
-        a partition without."""
+                    ) -> tuple[dict[TopicPartition, OffsetAndMetadata | None], set[TopicPartition]]:
+        """The committed offsets of ``partitions`` (None: every partition with one), None for
+        a partition without; and which of them have a transactional commit still pending."""
         group = self.get_group(group_id)
         if group is None:
-            return dict.fromkeys(partitions or ())
+            return dict.fromkeys(partitions or ()), set()
         with group.lock:
             if group.is_(DEAD):
-                return dict.fromkeys(partitions or ())
-            if partitions is None:
-                return group.offsets.all()
-            return {tp: group.offsets.get(tp) for tp in partitions}
+                return dict.fromkeys(partitions or ()), set()
+            offsets = group.offsets.all() if partitions is None else {
+                tp: group.offsets.get(tp) for tp in partitions}
+            return offsets, group.offsets.pending_partitions() & offsets.keys()
 
     # -- expiry and deletion ----------------------------------------------------------------
 

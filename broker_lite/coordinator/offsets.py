@@ -96,6 +96,10 @@ class GroupOffsets:
         return bool(self._pending_txn) if producer_id is None \
             else producer_id in self._pending_txn
 
+    def pending_partitions(self) -> set[TopicPartition]:
+        """The partitions with a commit waiting for its transaction to end."""
+        return {tp for commits in self._pending_txn.values() for tp in commits}
+
     def remove(self, tps: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
         """Drop the commits of ``tps``; those that were there."""
         removed = {}

@@ -6,7 +6,8 @@ that do not exist (or past a topic's partition count) are refused UNKNOWN_TOPIC_
 the others committed. v2-v4 may give a retention time, which sets the commit's own expiry; the
 commit time is the broker's clock. OffsetFetch answers from the coordinator's cache: -1 and empty
 metadata for a partition without a commit, every committed partition when no topics are named
-(v2+), several groups in one request (v8+). Group-level errors travel per partition in v1, in
+(v2+), several groups in one request (v8+); with RequireStable (v7+), UNSTABLE_OFFSET_COMMIT
+for a partition whose offset an open transaction commits. Group-level errors travel per partition in v1, in
 the response in v2-v7, per group in v8+.
 """
 
@@ -91,9 +92,10 @@ def offset_fetch(context, body: dict) -> dict:
     coordinator = context.services.group_coordinator
     if version >= 8:
         return {"throttle_time_ms": 0, "groups": [
-            _fetch_group(coordinator, group["group_id"], group["topics"])
+            _fetch_group(coordinator, group["group_id"], group["topics"], body["require_stable"])
             for group in body["groups"]]}
-    error, topics = _fetch(coordinator, body["group_id"], body["topics"])
+    error, topics = _fetch(coordinator, body["group_id"], body["topics"],
+                           body.get("require_stable", False))
     if version < 2 and error != ErrorCode.NONE:  # v1 has no group error: each partition has it
         topics = [{"name": t["name"], "partitions": [
             _partition(index, None, error) for index in t["partition_indexes"]]}
@@ -101,21 +103,25 @@ def offset_fetch(context, body: dict) -> dict:
     return {"throttle_time_ms": 0, "error_code": error, "topics": topics}
 
 
-def _fetch_group(coordinator, group_id: str, requested) -> dict:
-    error, topics = _fetch(coordinator, group_id, requested)
+def _fetch_group(coordinator, group_id: str, requested, require_stable: bool) -> dict:
+    error, topics = _fetch(coordinator, group_id, requested, require_stable)
     return {"group_id": group_id, "error_code": error, "topics": topics}
 
 
-def _fetch(coordinator, group_id: str, requested) -> tuple[ErrorCode, list[dict]]:
+def _fetch(coordinator, group_id: str, requested, require_stable: bool
+           ) -> tuple[ErrorCode, list[dict]]:
     partitions = None if requested is None else [
         TopicPartition(t["name"], index) for t in requested for index in t["partition_indexes"]]
-    error, offsets = coordinator.handle_fetch_offsets(group_id, partitions)
+    error, offsets = coordinator.handle_fetch_offsets(group_id, partitions,
+                                                      require_stable=require_stable)
     if error != ErrorCode.NONE:
         return error, []
     by_topic: dict[str, list[dict]] = {}
     for tp in (partitions if partitions is not None else sorted(offsets)):
+        value = offsets.get(tp)
         by_topic.setdefault(tp.topic, []).append(
-            _partition(tp.partition, offsets.get(tp), ErrorCode.NONE))
+            _partition(tp.partition, None, value) if isinstance(value, ErrorCode)
+            else _partition(tp.partition, value, ErrorCode.NONE))
     return ErrorCode.NONE, [{"name": name, "partitions": parts}
                             for name, parts in by_topic.items()]
 

@@ -6,10 +6,15 @@ import pytest
 
 from broker_lite.config import LogConfig
 from broker_lite.coordinator import GroupConfig, GroupCoordinator, OffsetConfig
-from broker_lite.coordinator.offsets import OffsetAndMetadata, TopicPartition
+from broker_lite.coordinator.offsets import (
+    CommittedOffset,
+    OffsetAndMetadata,
+    TopicPartition,
+)
 from broker_lite.coordinator.timer import ManualTimer
 from broker_lite.coordinator.transactions.markers import write_markers_locally
 from broker_lite.log import Log
+from broker_lite.protocol import ErrorCode
 from broker_lite.zk.testing import wait_until
 
 T0, T1 = TopicPartition("in", 0), TopicPartition("in", 1)
@@ -105,5 +110,25 @@ def test_a_later_plain_commit_wins_over_an_earlier_transactional_one(log):
                                                  {T0: OffsetAndMetadata(9)}) == {T0: 0}
         end(coordinator, log, True)
         assert fetched(coordinator) == {T0: 9}
+    finally:
+        coordinator.shutdown()
+
+
+def test_require_stable_answers_unstable_while_a_transaction_commits_the_offset(log):
+    coordinator = started(log)
+    try:
+        coordinator.manager.get_or_create_group("g")
+        group = coordinator.manager.get_group("g")
+        with group.lock:
+            group.offsets.on_append(T1, CommittedOffset(0, OffsetAndMetadata(2)))
+        commit_in_transaction(coordinator, {T0: 5})
+        error, stable = coordinator.handle_fetch_offsets("g", [T0, T1], require_stable=True)
+        assert error == ErrorCode.NONE
+        assert stable[T0] == ErrorCode.UNSTABLE_OFFSET_COMMIT and stable[T1].offset == 2
+        _, unstable_ok = coordinator.handle_fetch_offsets("g", [T0, T1])
+        assert unstable_ok[T0] is None and unstable_ok[T1].offset == 2
+        end(coordinator, log, True)
+        _, stable = coordinator.handle_fetch_offsets("g", [T0, T1], require_stable=True)
+        assert stable[T0].offset == 5 and stable[T1].offset == 2
     finally:
         coordinator.shutdown()

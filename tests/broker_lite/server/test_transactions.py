@@ -228,6 +228,31 @@ def test_sending_offsets_commits_them_with_the_transaction(txn_broker):
     assert consume(servers, [("out", 0)], "read_committed", 2) == [b"commit 4", b"commit 10"]
 
 
+def fetch_offset_stably(port: int, group: str, topic: str) -> tuple[int, int]:
+    """OffsetFetch v8 with RequireStable: (error code, committed offset) of partition 0."""
+    response = call(port, ApiKey.OFFSET_FETCH, 8, {"require_stable": True, "groups": [
+        {"group_id": group, "topics": [{"name": topic, "partition_indexes": [0]}]}]})
+    (partition,) = response["groups"][0]["topics"][0]["partitions"]
+    return partition["error_code"], partition["committed_offset"]
+
+
+def test_require_stable_waits_for_the_transaction_committing_an_offset(txn_broker):
+    servers = bootstrap(txn_broker)
+    create_topics(servers, ("in", 1))
+    consumer = Consumer({"bootstrap.servers": servers, "group.id": "stable",
+                         "enable.auto.commit": False})
+    producer = txn_producer(servers, "tx-stable")
+    producer.begin_transaction()
+    producer.send_offsets_to_transaction([TopicPartition("in", 0, 3)],
+                                         consumer.consumer_group_metadata(), 30)
+    assert fetch_offset_stably(txn_broker.port, "stable", "in") == (
+        ErrorCode.UNSTABLE_OFFSET_COMMIT, -1)
+    producer.commit_transaction(30)
+    wait_until(lambda: fetch_offset_stably(txn_broker.port, "stable", "in") == (0, 3), 10,
+               "the committed offset never became stable")
+    consumer.close()
+
+
 # -- several brokers, restarts ------------------------------------------------------------------
 
 
