@@ -7,5 +7,26 @@ diagnostics on stderr as ``broker-lite <tool>: error: ...``, exit status 0 on su
 work failed (an unknown topic, a broker that cannot be reached), 2 for a usage error.
 """
 
+from . import (
+    configs,
+    console_consumer,
+    console_producer,
+    consumer_groups,
+    consumer_perf_test,
+    dump_log,
+    producer_perf_test,
+    topics,
+    zookeeper_shell,
+)
+
 TOOLS = (
+    topics,
+    configs,
+    consumer_groups,
+    zookeeper_shell,
+    console_producer,
+    console_consumer,
+    dump_log,
+    producer_perf_test,
+    consumer_perf_test,
 )

@@ -9,6 +9,9 @@ Brokers answer once the controller has acted, but other brokers may learn of the
 later; so by default (``wait=True``) each call returns only when the cluster metadata shows the
 outcome (every partition with a leader, or the topic gone), and a topic is usable right away.
 
+Consumer groups (:mod:`.groups_admin`) and topic and broker configuration (:mod:`.configs_admin`)
+are administered through ``admin.groups`` and ``admin.configs``.
+
 >>> NewTopic.of(("events", 3, 1, {"retention.ms": "60000"}))
 NewTopic(name='events', num_partitions=3, replication_factor=1, configs={'retention.ms': '60000'})
 """
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 from broker_lite.protocol import ZERO_UUID, ApiKey, ErrorCode
 
 from .cluster import Cluster
+from .configs_admin import ConfigsAdmin
 from .errors import (
     InvalidArgumentError,
     LeaderNotAvailableError,
@@ -28,6 +32,7 @@ from .errors import (
     error_for,
     final_error,
 )
+from .groups_admin import GroupsAdmin
 from .metadata import TopicMetadata
 from .retry import Deadline, retry
 
@@ -61,10 +66,27 @@ class NewTopic:
 
 
 class Admin:
-    """Administrative operations; get one from :attr:`KafkaClient.admin`."""
+    """Administrative operations; get one from :attr:`KafkaClient.admin`. Topics here;
+    consumer groups in :attr:`groups`, topic and broker configuration in :attr:`configs`."""
 
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
+        self._groups: GroupsAdmin | None = None
+        self._configs: ConfigsAdmin | None = None
+
+    @property
+    def groups(self) -> GroupsAdmin:
+        """List, describe and delete consumer groups (:class:`.groups_admin.GroupsAdmin`)."""
+        if self._groups is None:
+            self._groups = GroupsAdmin(self.cluster)
+        return self._groups
+
+    @property
+    def configs(self) -> ConfigsAdmin:
+        """Describe and change configuration (:class:`.configs_admin.ConfigsAdmin`)."""
+        if self._configs is None:
+            self._configs = ConfigsAdmin(self.cluster)
+        return self._configs
 
     # -- topics ---------------------------------------------------------------------------------
 

@@ -39,6 +39,10 @@ CLIENT_VERSIONS: dict[ApiKey, tuple[int, int]] = {
         ApiKey.DELETE_TOPICS: (0, 6),
         ApiKey.CREATE_PARTITIONS: (0, 3),
         ApiKey.DESCRIBE_CONFIGS: (0, 4),
+        ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+        ApiKey.LIST_GROUPS: (0, 5),  # v4+: states filter; v5+: types filter
+        ApiKey.DESCRIBE_GROUPS: (0, 5),
+        ApiKey.DELETE_GROUPS: (0, 2),
         ApiKey.PRODUCE: (3, 11),  # v3: record batches, transactional id
         ApiKey.INIT_PRODUCER_ID: (0, 5),  # v3+: epoch bump of a known producer (KIP-360)
         ApiKey.ADD_PARTITIONS_TO_TXN: (0, 3),  # v4+ is the batched broker-to-broker form

@@ -1,0 +1,191 @@
+"""``broker-lite configs``: describe and change topic configs (and describe broker configs), as
+``kafka-configs.sh``.
+
+    broker-lite configs --bootstrap-server 127.0.0.1:9092 --entity-type topics \\
+        --entity-name events --alter --add-config retention.ms=60000,cleanup.policy=[compact,delete]
+    broker-lite configs --bootstrap-server 127.0.0.1:9092 --entity-type topics \\
+        --entity-name events --alter --delete-config retention.ms
+    broker-lite configs --bootstrap-server 127.0.0.1:9092 --topic events --describe [--all]
+    broker-lite configs --bootstrap-server 127.0.0.1:9092 --entity-type brokers \\
+        --entity-name 1 --describe --all
+
+``--entity-type topics|brokers --entity-name NAME`` names what to work on; ``--topic NAME`` and
+``--broker ID`` are short for them. ``--describe`` without a name describes every topic (or
+broker). ``--add-config`` takes ``k=v`` pairs separated by commas, a list value in brackets
+(``cleanup.policy=[compact,delete]``); ``--delete-config`` takes names separated by commas (both
+may be repeated). Changes go through IncrementalAlterConfigs, so other overrides stay as they
+are. broker_lite's broker configs are read-only: altering one fails with the broker's reason.
+
+Output (stdout), stable for scripts:
+
+``--describe``
+    Per entity, Kafka's block: a header, then one line per config, sorted by name::
+
+        Dynamic configs for topic events are:
+          retention.ms=60000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=60000}
+
+    Without ``--all`` only the entity's own overrides are listed (topic overrides; a broker's
+    dynamic configs, which broker_lite does not have); with ``--all`` every config, with the
+    header ``All configs for topic events are:``. Synonyms are the settings the value comes
+    from, most specific first (``SOURCE:name=value``); sensitive values print as ``null``.
+``--alter``
+    ``Completed updating config for topic events.``
+
+Errors (stderr, exit status 1): an unknown topic or broker, a config name or value the broker
+rejects (its reason), deleting a config that is not overridden (``Invalid config(s): name``),
+a broker that cannot be reached within ``--timeout-ms``. Bad option combinations and malformed
+``--add-config`` values are usage errors (exit status 2).
+"""
+
+import argparse
+import re
+
+from kspark.client.admin import Admin
+from kspark.client.configs_admin import (
+    AlterConfigOp,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+)
+
+from .admin_support import client_errors
+from .common import ToolError, add_bootstrap_server, kafka_client
+
+NAME = "configs"
+HELP = "describe and change topic and broker configs (kafka-configs)"
+
+ENTITY_TYPES = {"topics": "topic", "brokers": "broker"}
+# Without --all, the configs listed: the entity's own dynamic ones.
+DYNAMIC_SOURCES = {"topics": {ConfigSource.DYNAMIC_TOPIC_CONFIG},
+                   "brokers": {ConfigSource.DYNAMIC_BROKER_CONFIG}}
+# Commas and '=' inside [...] belong to a list value (Kafka's ConfigCommand pattern).
+_OUTSIDE_BRACKETS = r"(?=[^\]]*(?:\[|$))"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_bootstrap_server(parser)
+    actions = parser.add_mutually_exclusive_group(required=True)
+    actions.add_argument("--describe", action="store_true", help="list configs")
+    actions.add_argument("--alter", action="store_true",
+                         help="change configs (--add-config, --delete-config)")
+    parser.add_argument("--entity-type", choices=sorted(ENTITY_TYPES),
+                        help="what to configure: topics or brokers")
+    parser.add_argument("--entity-name", metavar="NAME", help="the topic name or broker id")
+    parser.add_argument("--topic", metavar="NAME",
+                        help="short for --entity-type topics --entity-name NAME")
+    parser.add_argument("--broker", metavar="ID",
+                        help="short for --entity-type brokers --entity-name ID")
+    parser.add_argument("--all", action="store_true",
+                        help="--describe: every config, not only the overrides")
+    parser.add_argument("--add-config", action="append", default=[],
+                        metavar="K=V,K2=[V1,V2]", help="configs to set (repeatable)")
+    parser.add_argument("--delete-config", action="append", default=[], metavar="K,K2",
+                        help="configs to remove, back to the default (repeatable)")
+    parser.set_defaults(usage_error=parser.error)
+
+
+def parse_add_config(text: str) -> dict[str, str]:
+    """``k1=v1,k2=[v1,v2]`` as ``{"k1": "v1", "k2": "v1,v2"}``; ValueError when malformed.
+
+    >>> parse_add_config("retention.ms=1000, cleanup.policy=[compact,delete]")
+    {'retention.ms': '1000', 'cleanup.policy': 'compact,delete'}
+    """
+    configs = {}
+    for pair in re.split("," + _OUTSIDE_BRACKETS, text):
+        parts = re.split(r"\s*=\s*" + _OUTSIDE_BRACKETS, pair.strip(), maxsplit=1)
+        if len(parts) != 2 or not parts[0]:
+            raise ValueError(f"{pair.strip()!r} is not key=val or key=[val1,val2]")
+        key, value = parts
+        configs[key.strip()] = re.sub(r"^\[|\]$", "", value.strip()).strip()
+    return configs
+
+
+def entity(args: argparse.Namespace) -> tuple[str, str | None]:
+    """``(entity type, name or None)`` from the options; usage errors when they conflict."""
+    chosen = [(kind, name) for kind, name in
+              (("topics", args.topic), ("brokers", args.broker)) if name is not None]
+    if args.entity_type is not None:
+        chosen.append((args.entity_type, args.entity_name))
+    elif args.entity_name is not None:
+        args.usage_error("--entity-name needs --entity-type")
+    if len(chosen) != 1:
+        args.usage_error("name one entity: --entity-type with --entity-name, --topic or --broker")
+    kind, name = chosen[0]
+    if args.alter and not name:
+        args.usage_error("--alter needs an entity name")
+    if kind == "brokers" and name is not None and not name.isdigit():
+        args.usage_error(f"a broker is named by its id, got {name!r}")
+    return kind, name
+
+
+def run(args: argparse.Namespace) -> int:
+    kind, name = entity(args)
+    if args.describe and (args.add_config or args.delete_config):
+        args.usage_error("--add-config and --delete-config go only with --alter")
+    if args.alter and args.all:
+        args.usage_error("--all goes only with --describe")
+    added: dict[str, str] = {}
+    for text in args.add_config:
+        try:
+            added.update(parse_add_config(text))
+        except ValueError as exc:
+            args.usage_error(f"--add-config: {exc}")
+    deleted = [n.strip() for text in args.delete_config for n in text.split(",") if n.strip()]
+    if args.alter and not (added or deleted):
+        args.usage_error("--alter needs --add-config or --delete-config")
+    both = sorted(set(added) & set(deleted))
+    if both:
+        args.usage_error(f"Invalid config(s): {','.join(both)} both in --add-config and "
+                         f"--delete-config")
+    with kafka_client(args) as client, client_errors():
+        if args.describe:
+            describe(client.admin, kind, name, args.all)
+        else:
+            alter(client.admin, kind, name, added, deleted)
+    return 0
+
+
+def resource(kind: str, name: str) -> ConfigResource:
+    return ConfigResource.topic(name) if kind == "topics" else ConfigResource.broker(name)
+
+
+def describe(admin: Admin, kind: str, name: str | None, describe_all: bool) -> None:
+    if name is not None:
+        names = [name]
+    elif kind == "topics":
+        names = sorted(admin.list_topics(include_internal=True))
+    else:
+        admin.list_topics()  # fresh metadata, with the brokers
+        names = [str(b) for b in sorted(admin.cluster.metadata.brokers())]
+    found = admin.configs.describe([resource(kind, n) for n in names], include_synonyms=True)
+    for n in names:
+        print(f"{'All' if describe_all else 'Dynamic'} configs for {ENTITY_TYPES[kind]} {n} are:")
+        entries = sorted(found[resource(kind, n)], key=lambda e: e.name)
+        for entry in entries:
+            if describe_all or entry.source in DYNAMIC_SOURCES[kind]:
+                print(config_line(entry))
+
+
+def config_line(entry: ConfigEntry) -> str:
+    synonyms = ", ".join(f"{s.source.name}:{s.name}={_shown(s.value, entry.sensitive)}"
+                         for s in entry.synonyms)
+    return (f"  {entry.name}={_shown(entry.value, entry.sensitive)} "
+            f"sensitive={str(entry.sensitive).lower()} synonyms={{{synonyms}}}")
+
+
+def _shown(value: str | None, sensitive: bool) -> str:
+    return "null" if value is None or sensitive else value
+
+
+def alter(admin: Admin, kind: str, name: str, added: dict[str, str], deleted: list[str]) -> None:
+    target = resource(kind, name)
+    if kind == "topics":
+        current = admin.configs.describe([target])[target]  # an unknown topic fails here
+        overridden = {e.name for e in current if e.source == ConfigSource.DYNAMIC_TOPIC_CONFIG}
+        missing = [n for n in deleted if n not in overridden]
+        if missing:
+            raise ToolError(f"Invalid config(s): {','.join(missing)}")
+    ops = [AlterConfigOp.set(k, v) for k, v in added.items()] + \
+          [AlterConfigOp.delete(n) for n in deleted]
+    admin.configs.incremental_alter({target: ops})
+    print(f"Completed updating config for {ENTITY_TYPES[kind]} {name}.")
