@@ -2,8 +2,10 @@
 offset index and the time index.
 
 Kafka memory-maps its index files and preallocates them to ``segment.index.bytes``, trimming them
-on close; here entries are appended to the file as they come, so a file always holds exactly its
-entries, which is the state Kafka leaves on disk after a clean shutdown. Entries are also kept in
+on close; here entries are appended to the file as they come, each with one unbuffered write, so a
+file always holds exactly its entries (the state Kafka leaves on disk after a clean shutdown) and
+another process reading it (``broker-lite dump-log``) sees whole entries, as with Kafka's mapped
+files. Entries are also kept in
 memory (two lists) for binary search. Index files are a cache of what the segment holds: after a
 crash or when they fail the sanity check they are rebuilt from the segment.
 """
@@ -44,7 +46,10 @@ class SortedIndex:
             if usable != len(raw):
                 self.damaged = True
                 self._rewrite()
-        self._file = open(self.path, "ab")
+        self._file = self._open_for_append()
+
+    def _open_for_append(self):
+        return open(self.path, "ab", buffering=0)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -82,25 +87,23 @@ class SortedIndex:
         if getattr(self, "_file", None) is not None:
             self._file.close()
         os.replace(tmp, self.path)
-        self._file = open(self.path, "ab")
+        self._file = self._open_for_append()
 
     def reset(self) -> None:
         self._keep(0)
 
     def flush(self) -> None:
-        self._file.flush()
         os.fsync(self._file.fileno())
 
     def close(self) -> None:
         if not self._file.closed:
-            self._file.flush()
             self._file.close()
 
     def rename(self, path: Path) -> None:
         self.close()
         os.replace(self.path, path)
         self.path = Path(path)
-        self._file = open(self.path, "ab")
+        self._file = self._open_for_append()
 
     def delete(self) -> None:
         self.close()
