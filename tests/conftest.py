@@ -18,6 +18,13 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"skipped in CI, which counts as a failure: {report.longrepr}"
 
 
+@pytest.fixture(scope="session")
+def zookeeper_server(kpy_zookeeper_server):
+    """The embedded ZooKeeper is the kpy pytest plugin's (kspark.testing), so the suite's
+    fixtures and the plugin's share one server."""
+    return kpy_zookeeper_server
+
+
 @pytest.fixture
 def kafka_call():
     """``call(port, api_key, version, body) -> response body``: one request over a fresh

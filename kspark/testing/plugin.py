@@ -1,0 +1,247 @@
+"""The kpy pytest plugin: local end-to-end pipeline tests with a real ZooKeeper, a real
+broker_lite broker and a real SparkSession, from fixtures.
+
+Installing kpy registers the plugin with pytest (entry point ``kpy`` in the ``pytest11``
+group); ``-p no:kpy`` turns it off. A pipeline test reads a topic with ``format("kpy")``,
+writes another, and compares what arrived with chispa::
+
+    from chispa import assert_df_equality
+    from pyspark.sql import functions as F
+
+
+    def test_uppercase_pipeline(kpy_spark, kpy_broker, kpy_topic, kpy_produce, kpy_read):
+        kafka = {"kafka.bootstrap.servers": kpy_broker.bootstrap_servers}
+        source, sink = kpy_topic(partitions=3), kpy_topic(partitions=1)
+        kpy_produce(source, [("k1", "hello"), ("k2", "kafka"), ("k3", "spark")])
+        df = kpy_spark.read.format("kpy").options(**kafka, subscribe=source).load()
+        upper = df.select("key", F.upper(F.col("value").cast("string")).alias("value"))
+        upper.write.format("kpy").options(**kafka, topic=sink).mode("append").save()
+        got = kpy_spark.createDataFrame(kpy_read(sink, as_table=True)).select("key", "value")
+        expected = kpy_spark.createDataFrame(
+            [(b"k1", b"HELLO"), (b"k2", b"KAFKA"), (b"k3", b"SPARK")], "key binary, value binary")
+        assert_df_equality(got, expected, ignore_row_order=True)
+
+Fixtures
+--------
+kpy_zookeeper (session)
+    A :class:`~kspark.testing.zookeeper.ZooKeeperEnsemble`: ``connect_string``, ``server`` (the
+    embedded ZooKeeper, None for an external one) and ``chroot()``, a fresh
+    ``zookeeper.connect`` under ``/kpy-tests``.
+kpy_zookeeper_server (session)
+    The embedded ZooKeeper (:class:`broker_lite.zk.server.EmbeddedZooKeeper`), started when
+    first needed: one JVM for the whole session.
+kpy_zookeeper_connect
+    A ``zookeeper.connect`` with a chroot of the test's own.
+kpy_broker, kpy_session_broker (session)
+    A broker_lite broker on a free loopback port (:class:`~kspark.testing.brokers.KpyBroker`:
+    ``bootstrap_servers``, ``port``, ``zookeeper_connect``, ``broker``): a fresh one for the
+    test, or one shared by the session (cheaper; topics then outlive tests unless deleted).
+kpy_bootstrap_servers
+    Where the helpers below go: ``kpy_broker`` when the test uses it, else
+    ``kpy_session_broker``. Override it to run the helpers against another cluster.
+kpy_client
+    A :class:`kspark.client.KafkaClient` on ``kpy_bootstrap_servers``.
+kpy_topic
+    ``kpy_topic(partitions=3, config=None, *, name=None, replication_factor=1, keep=False)
+    -> name``: creates a topic named after the test plus a unique suffix, with topic settings
+    under Kafka's names; deleted after the test unless ``keep``.
+kpy_produce
+    ``kpy_produce(topic, rows, **producer_settings)``: writes rows (values, ``(key, value)``
+    pairs, dicts with ``key``, ``value``, ``headers``, ``partition``, ``timestamp``, a pyarrow
+    Table or a pandas DataFrame; see :mod:`kspark.testing.rows`) with kpy's idempotent producer.
+kpy_read
+    ``kpy_read(topic, *, isolation_level="read_committed", include_headers=True,
+    as_table=False)``: every record now in the topic, as dicts in Spark's Kafka row schema or
+    a pyarrow Table (:func:`kspark.testing.topics.read_topic`).
+kpy_spark (session)
+    A local SparkSession with ``format("kpy")`` registered (:mod:`kspark.testing.spark`).
+
+Options
+-------
+``--kpy-zookeeper-connect=host:port[/chroot]`` (ini: ``kpy_zookeeper_connect``)
+    Use a running ZooKeeper ensemble instead of starting one; tests get chroots under
+    ``<connect>/kpy-tests``.
+``kpy_spark_master`` (ini)
+    The master of ``kpy_spark`` (default ``local[2, 4]``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .spark import DEFAULT_MASTER
+
+if TYPE_CHECKING:  # the fixtures import what they use, so loading the plugin stays cheap
+    from broker_lite.zk.server import EmbeddedZooKeeper
+    from kspark.client import KafkaClient
+
+    from .brokers import KpyBroker
+    from .zookeeper import ZooKeeperEnsemble
+
+ZOOKEEPER_CONNECT_OPTION = "--kpy-zookeeper-connect"
+ZOOKEEPER_CONNECT_INI = "kpy_zookeeper_connect"
+SPARK_MASTER_INI = "kpy_spark_master"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kpy", "kpy: ZooKeeper, broker_lite and Spark fixtures")
+    group.addoption(ZOOKEEPER_CONNECT_OPTION, dest="kpy_zookeeper_connect", default=None,
+                    metavar="HOST:PORT[/CHROOT]",
+                    help="use this ZooKeeper ensemble instead of starting an embedded one")
+    parser.addini(ZOOKEEPER_CONNECT_INI, "ZooKeeper ensemble for the kpy fixtures "
+                                         "(default: an embedded server)", default="")
+    parser.addini(SPARK_MASTER_INI, "master of the kpy_spark session", default=DEFAULT_MASTER)
+
+
+def external_zookeeper(config: pytest.Config) -> str | None:
+    """The external ensemble asked for on the command line or in the ini file, if any."""
+    return config.getoption("kpy_zookeeper_connect") or config.getini(ZOOKEEPER_CONNECT_INI) \
+        or None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    connect = external_zookeeper(config)
+    if connect is not None:
+        from broker_lite.zk.errors import ZooKeeperConfigError
+
+        from .zookeeper import ZooKeeperEnsemble
+
+        try:
+            ZooKeeperEnsemble.external(connect)
+        except ZooKeeperConfigError as exc:
+            raise pytest.UsageError(f"{ZOOKEEPER_CONNECT_OPTION}: {exc}") from None
+
+
+# -- ZooKeeper ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def kpy_zookeeper_server(tmp_path_factory: pytest.TempPathFactory
+                         ) -> Iterator[EmbeddedZooKeeper]:
+    """The embedded ZooKeeper server of the test session, started on first use."""
+    from broker_lite.zk.errors import ZooKeeperUnavailableError
+
+    from .zookeeper import start_embedded
+
+    try:
+        server = start_embedded(tmp_path_factory.mktemp("kpy-zookeeper"))
+    except ZooKeeperUnavailableError as exc:
+        pytest.fail(f"cannot start the embedded ZooKeeper the kpy fixtures need: {exc}",
+                    pytrace=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def kpy_zookeeper(request: pytest.FixtureRequest) -> ZooKeeperEnsemble:
+    """The session's ZooKeeper: the external ensemble of ``--kpy-zookeeper-connect``, else the
+    embedded server."""
+    from .zookeeper import ZooKeeperEnsemble
+
+    connect = external_zookeeper(request.config)
+    if connect is not None:
+        return ZooKeeperEnsemble.external(connect)
+    server = request.getfixturevalue("kpy_zookeeper_server")
+    return ZooKeeperEnsemble(server.connect_string, server)
+
+
+@pytest.fixture
+def kpy_zookeeper_connect(kpy_zookeeper: ZooKeeperEnsemble) -> str:
+    """A ``zookeeper.connect`` with a chroot of this test's own."""
+    return kpy_zookeeper.chroot()
+
+
+# -- brokers --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def kpy_session_broker(kpy_zookeeper: ZooKeeperEnsemble,
+                       tmp_path_factory: pytest.TempPathFactory) -> Iterator[KpyBroker]:
+    """A broker_lite broker shared by the whole test session."""
+    from .brokers import KpyBroker
+
+    broker = KpyBroker.start(kpy_zookeeper.chroot(), tmp_path_factory.mktemp("kpy-broker"))
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def kpy_broker(kpy_zookeeper_connect: str, tmp_path_factory: pytest.TempPathFactory
+               ) -> Iterator[KpyBroker]:
+    """A broker_lite broker of this test's own, stopped after it."""
+    from .brokers import KpyBroker
+
+    broker = KpyBroker.start(kpy_zookeeper_connect, tmp_path_factory.mktemp("kpy-broker"))
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def kpy_bootstrap_servers(request: pytest.FixtureRequest) -> str:
+    """``bootstrap.servers`` for kpy_client, kpy_topic, kpy_produce and kpy_read:
+    ``kpy_broker``'s when the test uses it, else ``kpy_session_broker``'s."""
+    name = "kpy_broker" if "kpy_broker" in request.fixturenames else "kpy_session_broker"
+    return request.getfixturevalue(name).bootstrap_servers
+
+
+@pytest.fixture
+def kpy_client(kpy_bootstrap_servers: str) -> Iterator[KafkaClient]:
+    """A :class:`kspark.client.KafkaClient` on ``kpy_bootstrap_servers``, closed after the
+    test."""
+    from kspark.client import KafkaClient
+
+    with KafkaClient({"bootstrap.servers": kpy_bootstrap_servers}) as client:
+        yield client
+
+
+# -- topics and records ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def kpy_topic(kpy_client: KafkaClient, request: pytest.FixtureRequest
+              ) -> Iterator[Callable[..., str]]:
+    """``kpy_topic(partitions=3, config=None, *, name=None, replication_factor=1, keep=False)``
+    creates a topic and returns its name; topics are deleted after the test unless ``keep``."""
+    from .topics import TopicFactory
+
+    factory = TopicFactory(kpy_client, request.node.name)
+    yield factory
+    factory.delete_created()
+
+
+@pytest.fixture
+def kpy_produce(kpy_client: KafkaClient) -> Callable[..., Any]:
+    """``kpy_produce(topic, rows, **producer_settings) -> {partition: (first offset, count)}``
+    writes rows (values, (key, value) pairs, dicts, a pyarrow Table or a pandas DataFrame)."""
+    from .topics import produce
+
+    return functools.partial(produce, kpy_client)
+
+
+@pytest.fixture
+def kpy_read(kpy_client: KafkaClient) -> Callable[..., Any]:
+    """``kpy_read(topic, *, isolation_level="read_committed", include_headers=True,
+    as_table=False)``: every record now in ``topic``, as dicts or a pyarrow Table."""
+    from .topics import read_topic
+
+    return functools.partial(read_topic, kpy_client)
+
+
+# -- Spark ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def kpy_spark(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory):
+    """A local SparkSession for the whole test session, with ``format("kpy")`` registered;
+    stopped at the end if this fixture started it."""
+    from .spark import start_test_session
+
+    spark, started = start_test_session(tmp_path_factory.mktemp("kpy-spark-warehouse"),
+                                        master=pytestconfig.getini(SPARK_MASTER_INI))
+    yield spark
+    if started:
+        spark.stop()
