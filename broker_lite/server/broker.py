@@ -53,6 +53,7 @@ class BrokerServices:
     group_coordinator: object | None = None  # broker_lite.coordinator.GroupCoordinator
     transaction_coordinator: object | None = None  # broker_lite.coordinator.transactions
     producer_ids: object | None = None  # created on first use (handlers.producer_ids)
+    stopping: bool = False  # the broker is shutting down: long polls answer at once
     _appended: threading.Condition = field(default_factory=threading.Condition)
 
     def notify_appended(self) -> None:
@@ -62,7 +63,14 @@ class BrokerServices:
 
     def wait_for_append(self, timeout_s: float) -> None:
         with self._appended:
-            self._appended.wait(timeout_s)
+            if not self.stopping:
+                self._appended.wait(timeout_s)
+
+    def stop_waiting(self) -> None:
+        """End every long poll now, and any that starts from now on."""
+        with self._appended:
+            self.stopping = True
+            self._appended.notify_all()
 
 
 class Broker:
@@ -193,6 +201,8 @@ class Broker:
 
     def stop(self) -> None:
         """Stop serving, leave the cluster, close the logs cleanly."""
+        if self.services is not None:
+            self.services.stop_waiting()
         if self.server is not None:
             self.server.stop()
             self.server = None

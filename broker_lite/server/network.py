@@ -17,11 +17,13 @@ import logging
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable, Iterable
 
 logger = logging.getLogger(__name__)
 
 _SIZE = struct.Struct(">i")
+STOP_TIMEOUT_S = 10  # longest stop() waits for requests being handled
 
 # A handler takes a request payload and returns the response chunks, or None when the request
 # expects no response (Produce with acks=0). Raising CloseConnection drops the connection.
@@ -40,6 +42,7 @@ class Connection:
         self.peer = peer
         self.server = server
         self.closed = False
+        self.thread: threading.Thread | None = None  # the thread serving it
 
     def _recv_exactly(self, n: int) -> bytearray | None:
         buffer = bytearray(n)
@@ -155,8 +158,9 @@ class SocketServer:
                     sock.close()
                     return
                 self._connections.add(connection)
-            threading.Thread(target=connection.serve, daemon=True,
-                             name=f"{self.name}-connection-{peer[1]}").start()
+            connection.thread = threading.Thread(target=connection.serve, daemon=True,
+                                                 name=f"{self.name}-connection-{peer[1]}")
+            connection.thread.start()
 
     def _forget(self, connection: Connection) -> None:
         with self._lock:
@@ -197,3 +201,9 @@ class SocketServer:
             connection.close()
         if self._accept_thread is not None:
             self._accept_thread.join(timeout=5)
+        # Handlers still running (a long-polling fetch, say) finish before the broker closes what
+        # they use (the logs, ZooKeeper); their responses go nowhere.
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        for connection in connections:
+            if connection.thread is not None and connection.thread is not threading.current_thread():
+                connection.thread.join(timeout=max(deadline - time.monotonic(), 0))

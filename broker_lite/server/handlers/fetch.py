@@ -36,7 +36,7 @@ def handle(context, body: dict) -> dict:
     while True:
         responses, total, failed = _read(services, body, context.version)
         remaining = deadline - time.monotonic()
-        if total >= body["min_bytes"] or failed or remaining <= 0:
+        if total >= body["min_bytes"] or failed or remaining <= 0 or services.stopping:
             return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0,
                     "responses": responses}
         _release(responses)

@@ -145,3 +145,12 @@ def test_stop_closes_everything(server):
     assert sock.recv(1) == b""
     with pytest.raises(OSError):
         connect(server)
+
+
+def test_stop_waits_for_requests_being_handled(server):
+    sock = connect(server)
+    sock.sendall(frame(b"sleep0.5"))
+    time.sleep(0.1)  # the handler is sleeping now
+    (handler,) = [t for t in threading.enumerate() if t.name.startswith("broker-connection-")]
+    server.stop()
+    assert not handler.is_alive()  # returned only once the handler was done
