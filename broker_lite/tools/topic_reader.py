@@ -9,12 +9,10 @@ batches of aborted transactions. A position the log no longer holds (retention, 
 is reset to the earliest or latest offset, as ``auto.offset.reset`` says.
 """
 
-import heapq
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from broker_lite.records import BatchReader, ControlRecordType, Record, RecordsError
-from broker_lite.records.control import control_record_type
+from broker_lite.records import BatchReader, Record, RecordsError
 from broker_lite.records.reader import Batch
 from kspark.client import (
     EARLIEST,
@@ -25,6 +23,7 @@ from kspark.client import (
     TopicPartition,
     UnknownTopicOrPartitionError,
 )
+from kspark.client.aborted import AbortedTransactions
 
 from .common import ToolError
 
@@ -100,7 +99,7 @@ class TopicReader:
         self.positions = dict(positions)
         self.isolation_level = isolation_level
         self.reset = reset
-        self._aborted = {tp: _AbortedTransactions() for tp in self.positions}
+        self._aborted = {tp: AbortedTransactions() for tp in self.positions}
 
     def poll(self, max_wait_ms: int) -> list[PartitionChunk]:
         """One fetch round over every partition, waiting up to ``max_wait_ms`` for data."""
@@ -147,33 +146,3 @@ class TopicReader:
                             "auto.offset.reset is none")
         found = self.client.list_offsets({tp: spec}, self.isolation_level)[tp]
         self.positions[tp] = found if found is not None else 0
-
-
-class _AbortedTransactions:
-    """Which producers' transactional batches are aborted, as a read_committed fetch proceeds:
-    a producer's batches are dropped from the first offset of its aborted transaction (as the
-    broker lists them) until its ABORT marker, as Kafka consumers do."""
-
-    def __init__(self):
-        self._pending: list[tuple[int, int]] = []  # (first offset, producer id), a heap
-        self._seen: set[tuple[int, int]] = set()
-        self._aborting: set[int] = set()
-
-    def add(self, aborted_transactions) -> None:
-        for producer_id, first_offset in aborted_transactions or ():
-            if (first_offset, producer_id) not in self._seen:
-                self._seen.add((first_offset, producer_id))
-                heapq.heappush(self._pending, (first_offset, producer_id))
-
-    def keep(self, batch: Batch) -> bool:
-        """Whether ``batch`` holds records a read_committed consumer sees."""
-        while self._pending and self._pending[0][0] <= batch.last_offset:
-            self._aborting.add(heapq.heappop(self._pending)[1])
-        if batch.magic < 2 or not batch.is_transactional:
-            return not batch.is_control_batch
-        if batch.is_control_batch:
-            record = next(iter(batch), None)
-            if record is not None and control_record_type(record.key) == ControlRecordType.ABORT:
-                self._aborting.discard(batch.producer_id)
-            return False
-        return batch.producer_id not in self._aborting

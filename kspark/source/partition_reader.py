@@ -7,21 +7,19 @@ loss, reported per ``failOnDataLoss`` as Spark's Kafka source does: an error, or
 the records that remain.
 
 Under ``read_committed`` the broker stops at the last stable offset and lists the aborted
-transactions of the fetched range; their records are dropped here, as Kafka consumers do:
-a transactional batch is dropped when its producer has an aborted transaction that started at
-or before the batch, until that producer's ABORT marker.
+transactions of the fetched range; their records are dropped here, as Kafka consumers do
+(:mod:`kspark.client.aborted`).
 """
 
-import heapq
 import logging
 from collections.abc import Iterator
 
 import pyarrow as pa
 
-from broker_lite.records import ControlRecordType, iter_batches
-from broker_lite.records.control import control_record_type
+from broker_lite.records import iter_batches
 from kspark.arrow import batches_to_arrow
 from kspark.client import EARLIEST, KafkaClient, KafkaClientError, OffsetOutOfRangeError
+from kspark.client.aborted import AbortedTransactions
 
 from .planning import OffsetRange
 
@@ -43,7 +41,7 @@ def read_range(client: KafkaClient, r: OffsetRange, *, include_headers: bool,
     """The records of ``r`` as Arrow batches of Spark's Kafka schema, in offset order."""
     tp = r.topic_partition
     position = r.start
-    aborted = _AbortedTransactions()
+    aborted = AbortedTransactions()
     while position < r.end:
         fetched = client.fetch({tp: position}, isolation_level=isolation_level)[tp]
         if isinstance(fetched.error, OffsetOutOfRangeError):
@@ -80,35 +78,6 @@ def read_range(client: KafkaClient, r: OffsetRange, *, include_headers: bool,
         if rows.num_rows:
             yield rows
         position = max(position, batches[-1].next_offset)
-
-
-class _AbortedTransactions:
-    """Which producers' transactional batches are currently aborted, as a fetch proceeds."""
-
-    def __init__(self):
-        self._pending: list[tuple[int, int]] = []  # (first offset, producer id), a heap
-        self._seen: set[tuple[int, int]] = set()
-        self._aborting: set[int] = set()
-
-    def add(self, aborted_transactions) -> None:
-        for producer_id, first_offset in aborted_transactions or ():
-            if (first_offset, producer_id) not in self._seen:
-                self._seen.add((first_offset, producer_id))
-                heapq.heappush(self._pending, (first_offset, producer_id))
-
-    def keep(self, batch) -> bool:
-        """Whether ``batch`` holds records a read_committed consumer sees."""
-        while self._pending and self._pending[0][0] <= batch.last_offset:
-            self._aborting.add(heapq.heappop(self._pending)[1])
-        if getattr(batch, "magic", 0) < 2 or not batch.is_transactional:
-            return True
-        if batch.is_control_batch:
-            record = next(iter(batch), None)
-            if record is not None and \
-                    control_record_type(record.key) == ControlRecordType.ABORT:
-                self._aborting.discard(batch.producer_id)
-            return False
-        return batch.producer_id not in self._aborting
 
 
 def report_data_loss(what: str, fail_on_data_loss: bool) -> None:
