@@ -86,32 +86,41 @@ def arrow_to_batch(
 
 
 class _Varints:
-    """The zigzag varints of an int64 column as a byte matrix: row i holds ``sizes[i]`` bytes."""
+    """The zigzag varints of an int64 column, a column per byte: ``columns[k]`` holds byte
+    ``k`` of every row's varint (0 past its end), and row ``i`` has ``sizes[i]`` bytes. Working
+    one byte column at a time keeps every numpy pass one-dimensional, which is several times
+    faster than a (rows x bytes) array of uint64."""
 
     def __init__(self, values: np.ndarray, *, leading_zero: bool = False):
         values = np.asarray(values, dtype=np.int64)
         zigzag = ((values << 1) ^ (values >> 63)).view(np.uint64)
-        sizes = 1 + (zigzag[:, None] >= _SEVEN_BIT_LIMITS).sum(axis=1) if len(values) else \
-            np.zeros(0, dtype=np.int64)
+        sizes = 1 + np.searchsorted(_SEVEN_BIT_LIMITS, zigzag, side="right")
         width = int(sizes.max()) if len(values) else 1
-        shifts = np.arange(width, dtype=np.uint64) * np.uint64(7)
-        groups = ((zigzag[:, None] >> shifts) & np.uint64(0x7F)).astype(np.uint8)
-        groups |= (np.arange(width) < (sizes - 1)[:, None]).astype(np.uint8) << 7
-        if leading_zero:  # a fixed 0 byte in front: the record's attributes
-            groups = np.hstack([np.zeros((len(values), 1), dtype=np.uint8), groups])
-            sizes = sizes + 1
-        self.matrix = groups
-        self.sizes = sizes.astype(np.int64)
+        # a fixed 0 byte in front: the record's attributes
+        self.columns = [np.zeros(len(values), dtype=np.uint8)] if leading_zero else []
+        rest = zigzag
+        for _ in range(width):  # 7-bit groups, low first; the top bit says that more follow
+            group = (rest & np.uint64(0x7F)).astype(np.uint8)
+            rest = rest >> np.uint64(7)
+            group |= (rest != 0).view(np.uint8) << np.uint8(7)
+            self.columns.append(group)
+        self.sizes = (sizes + int(leading_zero)).astype(np.int64)
+        self.full = not len(values) or int(sizes.min()) == width  # every row uses every byte
 
 
 def _compact(parts: list[_Varints], n: int) -> pa.Array:
     """One binary array whose row i is the concatenation of row i of every part."""
-    matrix = np.hstack([p.matrix for p in parts])
-    mask = np.hstack([np.arange(p.matrix.shape[1]) < p.sizes[:, None] for p in parts])
+    matrix = np.stack([c for p in parts for c in p.columns], axis=1) if n else \
+        np.zeros((0, 1), dtype=np.uint8)
+    if all(p.full for p in parts):
+        data = matrix.reshape(-1)
+    else:  # drop the bytes past the end of each row's varints
+        data = matrix[np.stack([p.sizes > k for p in parts for k in range(len(p.columns))],
+                               axis=1)]
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(sum(p.sizes for p in parts), out=offsets[1:])
     return pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets),
-                                                  pa.py_buffer(matrix[mask])])
+                                                  pa.py_buffer(data)])
 
 
 def _binary_column(column: pa.Array, name: str) -> pa.Array:
