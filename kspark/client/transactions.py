@@ -47,12 +47,13 @@ from .errors import (
     CoordinatorNotAvailableError,
     InvalidArgumentError,
     KafkaClientError,
+    KafkaTimeoutError,
     ProducerFencedError,
     TransactionStateError,
     UnsupportedVersionError,
     error_for,
 )
-from .retry import Deadline
+from .retry import Backoff, Deadline
 from .types import TopicPartition
 
 FIRST_INIT_PRODUCER_ID_WITH_CURRENT = 3  # KIP-360: the producer's current id and epoch
@@ -197,18 +198,30 @@ def _raise_for(code: int, message: str | None, where: str) -> None:
 # -- talking to coordinators ----------------------------------------------------------------------
 
 
+#: Coordinator states of a transaction whose markers are still being written.
+MARKERS_PENDING = frozenset({"PrepareCommit", "PrepareAbort"})
+
+
 def end_transaction(client, transactional_id: str, producer_id: int, producer_epoch: int,
-                    commit: bool) -> None:
+                    commit: bool, *, wait_for_markers: bool = False) -> None:
     """Commit (``commit=True``) or abort the open transaction of ``transactional_id`` written by
     producer ``producer_id`` at ``producer_epoch``, from any client (EndTxn).
+
+    The coordinator answers once it has recorded the decision; it writes the markers to the
+    transaction's partitions afterwards, so read_committed readers may see the outcome a moment
+    later. With ``wait_for_markers`` this returns only once the markers are written (the
+    coordinator describes the transaction as complete), so that anything started afterwards
+    sees the outcome.
 
     Repeating an end that already happened the same way succeeds (the coordinator answers a
     retried EndTxn as it answered the first). Raises :class:`ProducerFencedError` when a newer
     producer took the transactional id over (its transaction was then aborted),
-    :class:`InvalidTxnStateError` when the transaction has nothing in it or ended the other way.
+    :class:`InvalidTxnStateError` when the transaction has nothing in it or ended the other way,
+    :class:`KafkaTimeoutError` when the markers are not written within the request timeout.
     """
     _check_transactional_id(transactional_id)
-    coordinators = Coordinators(_cluster_of(client), TRANSACTIONAL_ID)
+    cluster = _cluster_of(client)
+    coordinators = Coordinators(cluster, TRANSACTIONAL_ID)
     verb = "commit" if commit else "abort"
     coordinators.call(
         f"{verb} of transaction {transactional_id} (producer {producer_id}, epoch "
@@ -216,6 +229,23 @@ def end_transaction(client, transactional_id: str, producer_id: int, producer_ep
         end_txn_request(transactional_id, producer_id, producer_epoch, commit),
         lambda version, body: _raise_for(body["error_code"], None,
                                          f"transactional id {transactional_id}"))
+    if wait_for_markers:
+        _wait_for_markers(cluster, transactional_id, producer_id)
+
+
+def _wait_for_markers(cluster: Cluster, transactional_id: str, producer_id: int) -> None:
+    deadline, backoff = cluster.deadline(), Backoff(5, 200)
+    while True:
+        described = describe_transaction(cluster, transactional_id)
+        if described is None or described.state not in MARKERS_PENDING \
+                or described.producer_id != producer_id:
+            return  # complete (or taken over since), or a broker that cannot tell
+        if deadline.expired():
+            raise KafkaTimeoutError(
+                f"the markers of transaction {transactional_id} were not all written within "
+                f"{deadline.timeout_ms} ms (the coordinator still describes it as "
+                f"{described.state})")
+        backoff.wait(deadline)
 
 
 def describe_transaction(client, transactional_id: str) -> TransactionDescription | None:

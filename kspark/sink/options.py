@@ -3,14 +3,21 @@
 Columns: ``value`` (required, string or binary), ``key`` (string or binary), ``headers``
 (``array<struct<key: string, value: binary>>``), ``topic`` (string; the ``topic`` option, when
 given, wins over it) and ``partition`` (int; rows without one are placed by Kafka's default
-partitioner). Other columns are ignored. Options: ``topic``, ``kafka.*`` client and producer
+partitioner). Other columns are ignored. As in Spark's Kafka sink, a null ``value`` is written
+as a record with a null value (a tombstone, which compaction uses to delete the key), a null
+``key`` as a record without a key, and a row with a null ``topic`` and no ``topic`` option
+fails the write. Options: ``topic``, ``kafka.*`` client and producer
 settings (``kafka.bootstrap.servers`` required; ``kafka.compression.type``, ``kafka.acks``,
 ``kafka.batch.size``, ``kafka.linger.ms``, ...), and ``kpy.sink.guarantee``:
 ``exactly_once`` (the default: every write in a Kafka transaction, committed by the driver)
 or ``at_least_once`` (for brokers without transactions: idempotent producing, as Spark's own
 Kafka sink).
 
-Mistakes fail before anything is written, naming the option or column.
+Mistakes in options and column types fail before anything is written, naming the option or
+column. Bad rows (a header with a null key, a record over ``max.request.size`` or the topic's
+``max.message.bytes``, a partition or, on brokers that do not create topics on first use, a
+topic that does not exist) fail the write in its tasks, with an error naming the cause; of an
+exactly-once write that fails, nothing becomes visible.
 """
 
 from collections.abc import Mapping

@@ -9,7 +9,9 @@ and report them to the driver; the driver's ``commit`` records its decision
 (:mod:`.decisions`), then ends every transaction, so a batch becomes visible to read_committed
 consumers all at once or not at all. A micro-batch that Spark runs again after a driver crash
 finds its decision recorded: its tasks write nothing and its commit finishes the recorded
-transactions.
+transactions. A task that fails (bad input, a record too large, a broker error) aborts its own
+transaction before it gives up, and the driver's ``abort`` ends those of the tasks that
+succeeded, so a failed write leaves nothing open to hold read_committed readers back.
 
 With ``kpy.sink.guarantee=at_least_once`` tasks produce idempotently without transactions (a
 failed task's retry writes its rows again), for brokers that do not support transactions.
@@ -19,6 +21,7 @@ import logging
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -30,13 +33,19 @@ from pyspark.sql.datasource import (
 )
 
 from kspark.client import KafkaClient, Producer
+from kspark.client.errors import KafkaClientError
 from kspark.client.transactions import TransactionHandle, end_transaction
 
 from . import decisions
 from .options import SinkOptions
-from .rows import rows_by_topic
+from .rows import coalesced, rows_by_topic
 
 logger = logging.getLogger(__name__)
+
+# A task combines Spark's Arrow batches into sends of eight times ``batch.size`` (but at most
+# 64 MiB, whatever batch.size is), so that most record batches go out full (see .rows).
+SEND_BATCHES = 8
+MAX_SEND_BYTES = 64 * 1024 * 1024
 
 
 @dataclass
@@ -59,23 +68,27 @@ def write_task(options: SinkOptions, batches: Iterator[pa.RecordBatch], write_id
                partition: int) -> KpyCommitMessage:
     """Produce every row of ``batches``; in a transaction left open when exactly-once."""
     message = KpyCommitMessage(partition, write_id=write_id)
-    producer = None
+    batches = (batch for batch in batches if batch.num_rows)
+    first = next(batches, None)
+    if first is None:  # a task with no rows opens no transaction
+        return message
+    producer = _producer(options, write_id, partition)
+    send_bytes = min(SEND_BATCHES * producer.batch_size, MAX_SEND_BYTES)
     try:
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            if producer is None:  # a task with no rows opens no transaction
-                producer = _producer(options, write_id, partition)
+        for batch in coalesced(chain([first], batches), send_bytes):
             for topic, rows in rows_by_topic(batch, options.topic):
                 producer.send_arrow(topic, rows)
                 message.records[topic] = message.records.get(topic, 0) + rows.num_rows
                 message.bytes[topic] = message.bytes.get(topic, 0) + _payload_bytes(rows)
-        if producer is not None and options.exactly_once:
+        if options.exactly_once:
             message.handle = producer.transaction_handle()
         return message
+    except BaseException:
+        if options.exactly_once:
+            _abort_own_transaction(producer)
+        raise
     finally:
-        if producer is not None:
-            producer.close()  # an open transaction stays open for the driver to end
+        producer.close()  # an open transaction stays open for the driver to end
 
 
 def _producer(options: SinkOptions, write_id: str, partition: int) -> Producer:
@@ -90,6 +103,18 @@ def _producer(options: SinkOptions, write_id: str, partition: int) -> Producer:
         producer.close()
         raise
     return producer
+
+
+def _abort_own_transaction(producer: Producer) -> None:
+    """A failing task aborts what it wrote, so that read_committed readers are not held back
+    until the transaction times out: the driver of a streaming query does not learn the
+    transactional ids of tasks that failed without reporting. A task that dies before this
+    runs is fenced by its next attempt or by the query's restart."""
+    try:
+        producer.abort_transaction()
+    except KafkaClientError as exc:  # fenced by a newer attempt, or the broker is gone
+        logger.warning("could not abort the transaction of %s: %s", producer.transactional_id,
+                       exc)
 
 
 def _payload_bytes(rows: pa.RecordBatch) -> int:
@@ -125,9 +150,11 @@ def finish(options: SinkOptions, messages: list, batch_id: int | None) -> None:
                 decisions.record(client, write_id, batch_id, topic, [
                     (m.partition, m.handle.producer_id, m.handle.producer_epoch)
                     for m in written])
+        # Returning once the markers are written: a read that starts after the write (a
+        # df.write's save(), a micro-batch) returns sees every row of it.
         for handle in handles:
             end_transaction(client, handle.transactional_id, handle.producer_id,
-                            handle.producer_epoch, commit=True)
+                            handle.producer_epoch, commit=True, wait_for_markers=True)
 
 
 def abort(options: SinkOptions, messages: list, write_id: str | None) -> None:

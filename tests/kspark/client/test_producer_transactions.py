@@ -189,3 +189,24 @@ def test_describe_an_unknown_transactional_id(client):
 
     with pytest.raises(TransactionalIdNotFoundError):
         describe_transaction(client, unique("never-used"))
+
+
+def test_ending_with_wait_for_markers_returns_once_readers_see_the_outcome(broker, client):
+    topic = unique("visible")
+    client.admin.create_topics([(topic, 3, 1)])
+    tps = [TopicPartition(topic, p) for p in range(3)]
+    for commit in (True, False):
+        with Producer({"bootstrap.servers": bootstrap(broker)},
+                      transactional_id=unique("waited")) as task:
+            task.init_transactions()
+            task.begin_transaction()
+            task.send_arrow(topic, values(30, "w"))
+            handle = task.transaction_handle()
+        end_transaction(client, handle.transactional_id, handle.producer_id,
+                        handle.producer_epoch, commit=commit, wait_for_markers=True)
+        assert describe_transaction(client, handle.transactional_id).state == (
+            "CompleteCommit" if commit else "CompleteAbort")
+        # every marker is in: the last stable offset has caught up with the high watermark
+        stable = client.list_offsets(dict.fromkeys(tps, -1), isolation_level="read_committed")
+        assert stable == client.list_offsets(dict.fromkeys(tps, -1),
+                                             isolation_level="read_uncommitted")
