@@ -4,9 +4,8 @@ What notebooks, the ``kpy demo`` job and test fixtures start: one broker on a fr
 its ZooKeeper a child process of this one, everything under one data directory (a temporary one
 unless given, removed on stop)::
 
-    >>> with LocalKafka() as kafka:                         # doctest: +SKIP
-    ...     print(kafka.bootstrap_servers)
-    127.0.0.1:40913
+    with LocalKafka() as kafka:
+        print(kafka.bootstrap_servers)      # 127.0.0.1:<a free port>
 
 The settings are a single-broker cluster's (internal topics with one replica, no initial rebalance
 delay, few partitions for ``__consumer_offsets`` and ``__transaction_state`` so the first group or
