@@ -1,21 +1,12 @@
-"""Suite-wide rules and fixtures: in CI a skipped test is a failure, so nothing passes by not
-running; the ZooKeeper fixtures are shared by every test package."""
+"""Suite-wide fixtures; the ZooKeeper fixtures are shared by every test package. In CI a skipped
+test is a failure, so nothing passes by not running: the kpy plugin's ``kpy_ci_skips_fail``,
+set in pyproject.toml, so that it covers the doctests outside tests/ too."""
 
-import os
 
 import pytest
 
 # One real ZooKeeper per test session, and the fixtures built on it, for every test package.
 pytest_plugins = ["broker_lite.zk.testing"]
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    if os.environ.get("CI") and report.skipped and not hasattr(report, "wasxfail"):
-        report.outcome = "failed"
-        report.longrepr = f"skipped in CI, which counts as a failure: {report.longrepr}"
 
 
 @pytest.fixture(scope="session")

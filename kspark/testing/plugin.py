@@ -63,11 +63,15 @@ Options
     ``<connect>/kpy-tests``.
 ``kpy_spark_master`` (ini)
     The master of ``kpy_spark`` (default ``local[2, 4]``).
+``kpy_ci_skips_fail`` (ini, default false)
+    When true and the ``CI`` environment variable is set, a skipped test (doctests included)
+    is reported as a failure: in CI, nothing passes by not running.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +89,7 @@ if TYPE_CHECKING:  # the fixtures import what they use, so loading the plugin st
 ZOOKEEPER_CONNECT_OPTION = "--kpy-zookeeper-connect"
 ZOOKEEPER_CONNECT_INI = "kpy_zookeeper_connect"
 SPARK_MASTER_INI = "kpy_spark_master"
+CI_SKIPS_FAIL_INI = "kpy_ci_skips_fail"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -95,6 +100,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(ZOOKEEPER_CONNECT_INI, "ZooKeeper ensemble for the kpy fixtures "
                                          "(default: an embedded server)", default="")
     parser.addini(SPARK_MASTER_INI, "master of the kpy_spark session", default=DEFAULT_MASTER)
+    parser.addini(CI_SKIPS_FAIL_INI, "when the CI environment variable is set, a skipped test "
+                                     "fails: nothing passes in CI by not running", type="bool",
+                                     default=False)
 
 
 def external_zookeeper(config: pytest.Config) -> str | None:
@@ -114,6 +122,16 @@ def pytest_configure(config: pytest.Config) -> None:
             ZooKeeperEnsemble.external(connect)
         except ZooKeeperConfigError as exc:
             raise pytest.UsageError(f"{ZOOKEEPER_CONNECT_OPTION}: {exc}") from None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and not hasattr(report, "wasxfail") and os.environ.get("CI") \
+            and item.config.getini(CI_SKIPS_FAIL_INI):
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI, which counts as a failure: {report.longrepr}"
 
 
 # -- ZooKeeper ------------------------------------------------------------------------------------
