@@ -43,6 +43,7 @@ from pathlib import Path
 from broker_lite.records import BatchReader
 from broker_lite.records.control import ControlRecordType
 from broker_lite.server.bench import BrokerLiteProcess
+from kspark.bench.source_read import timed
 from kspark.client import KafkaClient, TopicPartition
 
 VALUE_BYTES = 100
@@ -147,12 +148,6 @@ def verify(count: TopicCount, expected: int, way: str) -> None:
                            f"{count.end_offsets:,}; expected {expected:,} records")
     if way != "kpy_eo" and count.markers:
         raise RuntimeError(f"{way}: {count.markers} transaction markers without transactions")
-
-
-def timed(action) -> float:
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
 
 
 def main(argv=None) -> None:
