@@ -101,3 +101,17 @@ class ClusterMetadata:
             if found is not None:
                 self._names_by_id[found] = name
         return self._names_by_id.get(topic_id)
+
+
+def has_serving_leader(services, topic: str, info: PartitionInfo) -> bool:
+    """The partition has an elected leader, and when that leader is this broker it already
+    serves the partition: ZooKeeper shows an election before this broker's own watch has taken
+    the partition on, and a client sent here in between would get NOT_LEADER_OR_FOLLOWER (and
+    a Produce with acks=0 would be lost without a word)."""
+    state = info.state
+    if state is None or state.leader < 0:
+        return False
+    if state.leader != services.broker_id:
+        return True
+    local = services.partitions.state(topic, info.partition)
+    return local is not None and local.leader_epoch >= state.leader_epoch

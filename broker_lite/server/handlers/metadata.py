@@ -1,7 +1,8 @@
 """Metadata: live brokers, the controller, and the partitions of the requested topics (all topics
 when the request names none), with leaders and replicas. Unknown topics are created when the
 request allows it and ``auto.create.topics.enable`` is set; they answer LEADER_NOT_AVAILABLE until
-the controller has elected their leaders, and clients retry. Kafka's internal topics are marked
+the controller has elected their leaders (and, when the leader is this broker, until it serves
+them), and clients retry. Kafka's internal topics are marked
 internal; ``__consumer_offsets`` is auto-created by the group coordinator, with its own settings."""
 
 from broker_lite.coordinator import INTERNAL_TOPICS
@@ -14,7 +15,7 @@ from broker_lite.zk.errors import (
     ZooKeeperError,
 )
 
-from ..metadata import NO_TOPIC_ID
+from ..metadata import NO_TOPIC_ID, has_serving_leader
 
 
 def handle(context, body: dict) -> dict:
@@ -50,13 +51,14 @@ def _topic(services, name: str | None, allow_create: bool) -> dict:
     return {
         "error_code": 0, "name": name, "topic_id": info.topic_id,
         "is_internal": name in INTERNAL_TOPICS,
-        "partitions": [_partition(p) for p in info.partitions],
+        "partitions": [_partition(p, has_serving_leader(services, name, p))
+                       for p in info.partitions],
     }
 
 
-def _partition(info) -> dict:
+def _partition(info, leader_serving: bool) -> dict:
     state = info.state
-    if state is None or state.leader < 0:
+    if not leader_serving:
         return {"error_code": ErrorCode.LEADER_NOT_AVAILABLE, "partition_index": info.partition,
                 "leader_id": -1, "leader_epoch": -1, "replica_nodes": list(info.replicas),
                 "isr_nodes": list(state.isr) if state else [], "offline_replicas": []}

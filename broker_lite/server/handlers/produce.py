@@ -1,7 +1,8 @@
 """Produce: append each partition's batches to its log, when this broker leads the partition.
 
 With one replica per partition, acks=1 and acks=-1 (all) are both satisfied once the leader has
-appended; acks=0 gets no response at all. Each partition's outcome is independent: a corrupt batch
+appended; acks=0 gets no response at all, and when a partition failed the connection is closed
+(the only signal such a client gets: it refreshes its metadata before sending more). Each partition's outcome is independent: a corrupt batch
 for one partition does not fail the others. Kafka's internal topics are written by the
 coordinators only: a Produce to them is answered INVALID_TOPIC_EXCEPTION.
 
@@ -28,6 +29,7 @@ from broker_lite.protocol import ErrorCode
 from broker_lite.records import RecordsError
 
 from ..errors import error_code_for, not_served_error
+from ..network import CloseConnection
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +54,10 @@ def handle(context, body: dict) -> dict | None:
                    for t in body["topic_data"]]
         services.notify_appended()
     if acks == 0:
+        failed = {f"{t['name']}-{p['index']}": ErrorCode(p["error_code"]).name
+                  for t in results for p in t["partition_responses"] if p["error_code"]}
+        if failed:  # as Kafka does: the client notices the drop and refreshes its metadata
+            raise CloseConnection(f"acks=0 produce failed: {failed}")
         return None
     return {"responses": results, "throttle_time_ms": 0}
 

@@ -38,6 +38,7 @@ from broker_lite.zk.errors import (
 from broker_lite.zk.layout import TOPICS_PATH, DeleteTopicsTopicZNode, TopicZNode
 from broker_lite.zk.registration import live_broker_ids
 
+from ..metadata import has_serving_leader
 from .configs import ApiError, topic_config_entries, validate_topic_overrides
 
 logger = logging.getLogger(__name__)
@@ -86,17 +87,8 @@ def _partitions_ready(services, topic: str, partitions=None) -> bool:
     known = services.cluster.partitions(topic)
     if known is None:
         return False
-    for info in known:
-        if partitions is not None and info.partition not in partitions:
-            continue
-        state = info.state
-        if state is None or state.leader < 0:
-            return False
-        if state.leader == services.broker_id:
-            local = services.partitions.state(topic, info.partition)
-            if local is None or local.leader_epoch < state.leader_epoch:
-                return False
-    return True
+    return all(has_serving_leader(services, topic, info) for info in known
+               if partitions is None or info.partition in partitions)
 
 
 # -- CreateTopics ----------------------------------------------------------------------------------

@@ -2,15 +2,22 @@
 partitions, Metadata names their leaders, clients produce and consume across all three, and a
 broker that does not lead a partition answers NOT_LEADER_OR_FOLLOWER."""
 
+import socket
+import struct
 import time
 import uuid
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_response
 from broker_lite.records import build_batch
-from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
+from broker_lite.server.testing import (
+    bootstrap,
+    recv_exactly,
+    start_brokers,
+    stop_brokers,
+)
 from broker_lite.zk.testing import wait_until
 
 PARTITIONS = 6
@@ -82,6 +89,39 @@ def test_a_broker_that_does_not_lead_answers_not_leader(cluster, kafka_call):
         ErrorCode.NOT_LEADER_OR_FOLLOWER
     right = request(ports[leader], ApiKey.PRODUCE, 9, produce)
     assert right["responses"][0]["partition_responses"][0]["error_code"] == 0
+
+
+def test_an_acks_0_produce_that_fails_closes_its_connection(cluster, kafka_call):
+    """acks=0 has no response to carry an error: as Kafka, the broker drops the connection, so
+    the client refreshes its metadata; a produce that succeeds leaves the connection open."""
+    topic = f"silent-{uuid.uuid4().hex[:6]}"
+    kafka_call(cluster[0].port, ApiKey.METADATA, 12, {"topics": [{"name": topic}]})
+    wait_until(lambda: len(leaders(cluster, topic)) == PARTITIONS, message="all leaders")
+    leader = leaders(cluster, topic)[0]
+    ports = {b.broker_id: b.port for b in cluster}
+    other = next(node for node in ports if node != leader)
+    produce = {"transactional_id": None, "acks": 0, "timeout_ms": 5000, "topic_data": [
+        {"name": topic, "partition_data": [
+            {"index": 0, "records": build_batch([(b"k", b"v")], timestamp=1)}]}]}
+    versions = encode_request(ApiKey.API_VERSIONS, 0, 2, "kpy-tests", {})
+
+    with socket.create_connection(("127.0.0.1", ports[leader]), timeout=10) as sock:
+        sock.sendall(encode_request(ApiKey.PRODUCE, 9, 1, "kpy-tests", produce))
+        sock.sendall(versions)  # answered: the produce kept the connection
+        (size,) = struct.unpack(">i", recv_exactly(sock, 4))
+        assert parse_response(ApiKey.API_VERSIONS, 0, recv_exactly(sock, size))[0] == 2
+    leading = next(b for b in cluster if b.broker_id == leader)
+    wait_until(lambda: leading.logs.get(topic, 0).log_end_offset == 1,
+               message="the leader appended the acks=0 batch")
+
+    with socket.create_connection(("127.0.0.1", ports[other]), timeout=10) as sock:
+        sock.sendall(encode_request(ApiKey.PRODUCE, 9, 1, "kpy-tests", produce))
+        sock.sendall(versions)
+        try:
+            answer = sock.recv(4)
+        except ConnectionResetError:  # closed with the ApiVersions still unread
+            answer = b""
+        assert answer == b""  # closed, the ApiVersions unanswered
 
 
 def test_a_config_change_made_on_one_broker_reaches_the_logs_of_the_others(cluster, kafka_call):

@@ -292,7 +292,8 @@ def test_the_coordinator_reloads_its_transactions_after_a_restart(zookeeper_conn
         done.produce("durable", value=b"committed before the restart")
         done.commit_transaction(30)
         wait_for_state(brokers[0].port, "tx-done", "CompleteCommit")
-        left_open = txn_producer(servers, "tx-open", **{"transaction.timeout.ms": 6000})
+        # Long enough to outlast a restart on a busy machine, so it is still open when reloaded.
+        left_open = txn_producer(servers, "tx-open", **{"transaction.timeout.ms": 15000})
         left_open.begin_transaction()
         left_open.produce("durable", value=b"open at the restart")
         left_open.flush(10)
@@ -307,7 +308,7 @@ def test_the_coordinator_reloads_its_transactions_after_a_restart(zookeeper_conn
         assert (reloaded["producer_id"], reloaded["producer_epoch"], reloaded["topics"]) == (
             before["producer_id"], before["producer_epoch"], before["topics"])
         assert describe(port, "tx-done")["transaction_state"] == "CompleteCommit"
-        wait_for_state(port, "tx-open", "CompleteAbort", timeout=20)  # timed out after all
+        wait_for_state(port, "tx-open", "CompleteAbort", timeout=40)  # timed out after all
         assert last_stable_offset(port, "durable") == 4
         assert consume(bootstrap(brokers), [("durable", 0)], "read_committed", 1) == [
             b"committed before the restart"]
