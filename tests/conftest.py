@@ -2,6 +2,8 @@
 test is a failure, so nothing passes by not running: the kpy plugin's ``kpy_ci_skips_fail``,
 set in pyproject.toml, so that it covers the doctests outside tests/ too."""
 
+import time
+import uuid
 
 import pytest
 
@@ -43,3 +45,35 @@ def three_brokers(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 3)
     yield brokers
     stop_brokers(brokers)
+
+
+@pytest.fixture
+def read_committed():
+    """``read_committed(servers, topic, expected=0, *, timeout_s=60, settle_s=2)``: the
+    messages a read_committed confluent-kafka consumer (a third party's view) sees of ``topic``
+    from its beginning. It waits up to ``timeout_s`` for ``expected`` of them, then ``settle_s``
+    more for any beyond them, so a test sees duplicates too."""
+    from confluent_kafka import Consumer
+
+    def read(servers: str, topic: str, expected: int = 0, *, timeout_s: float = 60,
+             settle_s: float = 2) -> list:
+        consumer = Consumer({"bootstrap.servers": servers, "group.id": f"check-{uuid.uuid4()}",
+                             "isolation.level": "read_committed", "enable.auto.commit": False,
+                             "auto.offset.reset": "earliest", "log_level": 3})
+        consumer.subscribe([topic])
+        seen = []
+
+        def poll_until(deadline: float, enough: int | None, poll_s: float) -> None:
+            while time.monotonic() < deadline and (enough is None or len(seen) < enough):
+                message = consumer.poll(poll_s)
+                if message is not None and message.error() is None:
+                    seen.append(message)
+
+        try:
+            poll_until(time.monotonic() + timeout_s, expected, 0.5)
+            poll_until(time.monotonic() + settle_s, None, 0.2)  # anything beyond expected
+        finally:
+            consumer.close()
+        return seen
+
+    return read

@@ -5,11 +5,9 @@ Null values are not bad input: as in Spark's Kafka sink, a null ``value`` is wri
 record with a null value (a tombstone on compacted topics).
 """
 
-import time
 import uuid
 
 import pytest
-from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.errors import StreamingQueryException
 
@@ -40,28 +38,9 @@ def create_topic(servers: str, partitions: int = 2, **configs: str) -> str:
     return topic
 
 
-def committed_records(servers: str, topic: str, expected: int = 0,
-                      quiet_s: float = 2) -> list[tuple]:
-    """``(partition, key, value)`` of every record a read_committed consumer sees: it waits
-    for ``expected`` records, then for ``quiet_s`` more to catch any beyond them."""
-    consumer = Consumer({"bootstrap.servers": servers, "group.id": f"check-{uuid.uuid4()}",
-                         "isolation.level": "read_committed", "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest", "log_level": 3})
-    consumer.subscribe([topic])
-    seen, deadline = [], time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline and len(seen) < expected:
-            message = consumer.poll(0.5)
-            if message is not None and message.error() is None:
-                seen.append((message.partition(), message.key(), message.value()))
-        end = time.monotonic() + quiet_s
-        while time.monotonic() < end:
-            message = consumer.poll(0.2)
-            if message is not None and message.error() is None:
-                seen.append((message.partition(), message.key(), message.value()))
-    finally:
-        consumer.close()
-    return seen
+def committed_records(messages) -> list[tuple]:
+    """``(partition, key, value)`` of read_committed messages."""
+    return [(m.partition(), m.key(), m.value()) for m in messages]
 
 
 def read_with_spark(spark, servers: str, topic: str) -> list:
@@ -101,12 +80,12 @@ def write(df, servers: str, topic: str | None = None, guarantee: str = "exactly_
 
 
 @pytest.mark.parametrize("guarantee", ["exactly_once", "at_least_once"])
-def test_null_values_are_written_as_tombstones(spark, servers, guarantee):
+def test_null_values_are_written_as_tombstones(spark, servers, guarantee, read_committed):
     topic = create_topic(servers)
     rows = [(f"k{i}", None if i % 3 == 0 else f"v{i}") for i in range(60)]
     write(spark.createDataFrame(rows, "key string, value string"), servers, topic, guarantee)
 
-    seen = committed_records(servers, topic, len(rows))
+    seen = committed_records(read_committed(servers, topic, len(rows)))
     assert sorted((k, v) for _, k, v in seen) == sorted(
         (k.encode(), None if v is None else v.encode()) for k, v in rows)
     back = {r.key: r.value for r in read_with_spark(spark, servers, topic)}
@@ -131,7 +110,7 @@ def test_null_values_are_written_as_tombstones(spark, servers, guarantee):
                  "column 'partition': must be int, not string", id="partition-string"),
 ])
 def test_wrong_column_types_fail_before_any_write_naming_the_column(
-        spark, servers, columns, message):
+        spark, servers, columns, message, read_committed):
     topic = create_topic(servers)
     df = spark.range(10).selectExpr(*columns)
     with pytest.raises(Exception) as raised:
@@ -155,34 +134,36 @@ def two_tasks(spark):
     return spark.range(0, ROWS, 1, numPartitions=2)
 
 
-def assert_failed_write_left_nothing(spark, servers: str, topic: str) -> None:
+def assert_failed_write_left_nothing(spark, read_committed, servers: str, topic: str) -> None:
     """Rows were written before the failure, and aborted: read_committed readers see none of
     them, and nothing is left open."""
     with KafkaClient({"bootstrap.servers": servers}) as client:
         end = client.list_offsets({TopicPartition(topic, p): LATEST for p in range(2)})
     assert sum(end.values()) >= 10_000  # at least the failed task's first Arrow batch
-    assert committed_records(servers, topic) == []
+    assert committed_records(read_committed(servers, topic)) == []
     assert read_with_spark(spark, servers, topic) == []
     assert_nothing_left_open(servers, topic, 2)
 
 
-def test_a_header_with_a_null_key_fails_the_write_and_nothing_is_visible(spark, servers):
+def test_a_header_with_a_null_key_fails_the_write_and_nothing_is_visible(
+        spark, servers, read_committed):
     topic = create_topic(servers)
     df = two_tasks(spark).selectExpr(
         VALUE, f"array(struct(case when id = {BAD_ROW} then null else 'h' end as key, "
                "cast('x' as binary) as value)) as headers")
     with pytest.raises(Exception, match="column 'headers' has a header with a null key"):
         write(df, servers, topic, **SMALL_SENDS)
-    assert_failed_write_left_nothing(spark, servers, topic)
+    assert_failed_write_left_nothing(spark, read_committed, servers, topic)
 
 
-def test_a_null_topic_without_a_topic_option_fails_naming_the_column(spark, servers):
+def test_a_null_topic_without_a_topic_option_fails_naming_the_column(
+        spark, servers, read_committed):
     topic = create_topic(servers)
     df = two_tasks(spark).selectExpr(
         VALUE, f"case when id = {BAD_ROW} then null else '{topic}' end as topic")
     with pytest.raises(Exception, match="rows have a null topic and no 'topic' option"):
         write(df, servers, **SMALL_SENDS)
-    assert_failed_write_left_nothing(spark, servers, topic)
+    assert_failed_write_left_nothing(spark, read_committed, servers, topic)
 
 
 # -- topics that do not exist --------------------------------------------------------------------
@@ -197,23 +178,23 @@ def test_an_unknown_topic_without_auto_creation_fails_naming_the_topic(spark, st
         assert missing not in client.topics()
 
 
-def test_rows_for_an_unknown_topic_fail_the_whole_write(spark, strict_servers):
+def test_rows_for_an_unknown_topic_fail_the_whole_write(spark, strict_servers, read_committed):
     topic, missing = create_topic(strict_servers), f"missing-{uuid.uuid4().hex[:8]}"
     df = two_tasks(spark).selectExpr(
         VALUE, f"case when id = {BAD_ROW} then '{missing}' else '{topic}' end as topic")
     with pytest.raises(Exception, match=f"topic {missing}: .*does not exist"):
         write(df, strict_servers, **SMALL_SENDS)
-    assert_failed_write_left_nothing(spark, strict_servers, topic)
+    assert_failed_write_left_nothing(spark, read_committed, strict_servers, topic)
 
 
-def test_a_partition_the_topic_does_not_have_fails_the_whole_write(spark, servers):
+def test_a_partition_the_topic_does_not_have_fails_the_whole_write(spark, servers, read_committed):
     topic = create_topic(servers)
     df = two_tasks(spark).selectExpr(
         VALUE, f"cast(case when id = {BAD_ROW} then 5 else id % 2 end as int) as partition")
     with pytest.raises(Exception, match=f"UNKNOWN_TOPIC_OR_PARTITION .* for {topic}-5: "
                                         "the topic has 2 partitions"):
         write(df, servers, topic, **SMALL_SENDS)
-    assert_failed_write_left_nothing(spark, servers, topic)
+    assert_failed_write_left_nothing(spark, read_committed, servers, topic)
 
 
 # -- records too large ---------------------------------------------------------------------------
@@ -223,25 +204,26 @@ def value_too_large_in_row(row: int) -> str:
     return f"case when id = {row} then repeat('x', 20000) else {PADDED} end as value"
 
 
-def test_a_record_over_max_request_size_fails_the_write_all_or_nothing(spark, servers):
+def test_a_record_over_max_request_size_fails_the_write_all_or_nothing(
+        spark, servers, read_committed):
     topic = create_topic(servers)
     df = two_tasks(spark).selectExpr(value_too_large_in_row(BAD_ROW))
     with pytest.raises(Exception, match=r"larger than max\.request\.size \(10000\)"):
         write(df, servers, topic, **SMALL_SENDS, **{"kafka.max.request.size": "10000"})
-    assert_failed_write_left_nothing(spark, servers, topic)
+    assert_failed_write_left_nothing(spark, read_committed, servers, topic)
 
 
 def test_a_record_over_the_topics_max_message_bytes_fails_the_write_all_or_nothing(
-        spark, servers):
+        spark, servers, read_committed):
     topic = create_topic(servers, **{"max.message.bytes": "10000"})
     df = two_tasks(spark).selectExpr(value_too_large_in_row(BAD_ROW))
     with pytest.raises(Exception, match="MESSAGE_TOO_LARGE .*max.message.bytes"):
         write(df, servers, topic, **SMALL_SENDS)
-    assert_failed_write_left_nothing(spark, servers, topic)
+    assert_failed_write_left_nothing(spark, read_committed, servers, topic)
 
 
 def test_a_streaming_batch_with_a_record_too_large_fails_without_exposing_part_of_it(
-        spark, servers, tmp_path):
+        spark, servers, tmp_path, read_committed):
     source, target = create_topic(servers, partitions=1), create_topic(servers)
     # One input partition, so each micro-batch is one write task: batch 0 is rows 0-11,999,
     # batch 1 rows 12,000-23,999, the bad row in the task's second Arrow batch.
@@ -261,7 +243,7 @@ def test_a_streaming_batch_with_a_record_too_large_fails_without_exposing_part_o
                        match=r"larger than max\.request\.size \(10000\)"):
         query.awaitTermination(180)
 
-    seen = committed_records(servers, target, 12_000)
+    seen = committed_records(read_committed(servers, target, 12_000))
     assert sorted(v for _, _, v in seen) == [f"{i:0>100}".encode() for i in range(12_000)]
     with KafkaClient({"bootstrap.servers": servers}) as client:
         end = client.list_offsets({TopicPartition(target, p): LATEST for p in range(2)})

@@ -2,7 +2,6 @@
 ZooKeeper and SparkSession, read back with a read_committed confluent-kafka consumer and with
 ``spark.read.format("kpy")``."""
 
-import time
 import uuid
 
 import pytest
@@ -25,29 +24,9 @@ def create_topic(servers: str, partitions: int = 3) -> str:
     return topic
 
 
-def consume_committed(servers: str, topic: str, expected: int, timeout_s: float = 60) -> list:
-    """(partition, key, value, headers) of every record a read_committed consumer sees."""
-    consumer = Consumer({"bootstrap.servers": servers, "group.id": f"check-{uuid.uuid4()}",
-                         "isolation.level": "read_committed", "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest", "log_level": 3})
-    consumer.subscribe([topic])
-    seen, deadline = [], time.monotonic() + timeout_s
-    try:
-        while time.monotonic() < deadline and len(seen) < expected:
-            message = consumer.poll(0.5)
-            if message is not None and message.error() is None:
-                seen.append((message.partition(), message.key(), message.value(),
-                             tuple(message.headers() or ())))
-        # nothing beyond what was expected arrives
-        end = time.monotonic() + 2
-        while time.monotonic() < end:
-            message = consumer.poll(0.2)
-            if message is not None and message.error() is None:
-                seen.append((message.partition(), message.key(), message.value(),
-                             tuple(message.headers() or ())))
-    finally:
-        consumer.close()
-    return seen
+def committed_rows(messages) -> list:
+    """(partition, key, value, headers) of read_committed messages."""
+    return [(m.partition(), m.key(), m.value(), tuple(m.headers() or ())) for m in messages]
 
 
 def read_back(spark, servers, topic):
@@ -62,7 +41,8 @@ ROWS = [(f"key-{i % 50}", f"value-{i}", i % 3) for i in range(300)]
     "value", "key,value", "key,value,headers", "value,topic", "key,value,partition",
     "key,value,headers,topic,partition"])
 @pytest.mark.parametrize("guarantee", ["exactly_once", "at_least_once"])
-def test_batch_write_of_every_column_combination(spark, servers, columns, guarantee):
+def test_batch_write_of_every_column_combination(
+        spark, servers, columns, guarantee, read_committed):
     topic = create_topic(servers)
     wanted = columns.split(",")
     df = spark.createDataFrame(ROWS, "key string, value string, p int") \
@@ -76,7 +56,7 @@ def test_batch_write_of_every_column_combination(spark, servers, columns, guaran
         writer = writer.option("topic", topic)
     writer.mode("append").save()
 
-    seen = consume_committed(servers, topic, len(ROWS))
+    seen = committed_rows(read_committed(servers, topic, len(ROWS)))
     assert sorted(v for _, _, v, _ in seen) == sorted(v.encode() for _, v, _ in ROWS)
     by_value = {v.encode(): (k.encode(), p) for k, v, p in ROWS}
     for partition, key, value, headers in seen:
@@ -117,7 +97,7 @@ def test_bad_columns_fail_before_anything_is_written(spark, servers):
     assert high == 0
 
 
-def test_a_failed_batch_write_leaves_nothing_visible(spark, servers):
+def test_a_failed_batch_write_leaves_nothing_visible(spark, servers, read_committed):
     topic = create_topic(servers)
 
     def explode(value):  # fails every attempt of the task that holds this row
@@ -136,8 +116,8 @@ def test_a_failed_batch_write_leaves_nothing_visible(spark, servers):
     spark.createDataFrame([("after",)], "value string").write.format("kpy") \
         .option("kafka.bootstrap.servers", servers).option("topic", topic) \
         .mode("append").save()
-    assert [v for _, _, v, _ in consume_committed(servers, topic, 1, timeout_s=20)] == [
-        b"after"]
+    seen = committed_rows(read_committed(servers, topic, 1, timeout_s=20))
+    assert [v for _, _, v, _ in seen] == [b"after"]
 
 
 def stream_copy(spark, servers, source, target, checkpoint, transform=None):
@@ -162,7 +142,7 @@ def produce_input(servers, topic, start, count):
 
 
 def test_streaming_copy_is_exactly_once_across_a_task_failure_and_a_restart(
-        spark, servers, tmp_path):
+        spark, servers, tmp_path, read_committed):
     source, target = create_topic(servers), create_topic(servers)
     produce_input(servers, source, 0, 400)
 
@@ -180,6 +160,6 @@ def test_streaming_copy_is_exactly_once_across_a_task_failure_and_a_restart(
     produce_input(servers, source, 400, 200)
     query = stream_copy(spark, servers, source, target, tmp_path / "cp")
     assert query.exception() is None, query.exception()
-    seen = consume_committed(servers, target, 600)
+    seen = committed_rows(read_committed(servers, target, 600))
     assert sorted(v for _, _, v, _ in seen) == sorted(f"RECORD-{i}".encode()
                                                       for i in range(600))

@@ -4,7 +4,6 @@ projects that use nothing but the plugin run by pytester in a fresh process."""
 
 import importlib.metadata
 import textwrap
-import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -12,7 +11,6 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pytest
-from confluent_kafka import Consumer
 from confluent_kafka import Producer as ConfluentProducer
 from kazoo.client import KazooClient
 
@@ -28,24 +26,11 @@ pytest_plugins = ["pytester"]
 EXAMPLE = Path(__file__).with_name("test_plugin_example.py")
 
 
-def consume(servers: str, topic: str, expected: int, timeout_s: float = 30) -> list:
-    """(partition, offset, key, value, headers, timestamp ms) of every record a read_committed
-    confluent-kafka consumer sees, sorted by partition and offset."""
-    consumer = Consumer({"bootstrap.servers": servers, "group.id": f"check-{uuid.uuid4()}",
-                         "isolation.level": "read_committed", "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest", "log_level": 3})
-    consumer.subscribe([topic])
-    seen, deadline = [], time.monotonic() + timeout_s
-    try:
-        while time.monotonic() < deadline and len(seen) < expected:
-            message = consumer.poll(0.5)
-            if message is not None and message.error() is None:
-                seen.append((message.partition(), message.offset(), message.key(),
-                             message.value(), tuple(message.headers() or ()),
-                             message.timestamp()[1]))
-    finally:
-        consumer.close()
-    return sorted(seen)
+def committed_records(messages) -> list:
+    """(partition, offset, key, value, headers, timestamp ms) of read_committed messages, sorted
+    by partition and offset."""
+    return sorted((m.partition(), m.offset(), m.key(), m.value(), tuple(m.headers() or ()),
+                   m.timestamp()[1]) for m in messages)
 
 
 # -- registration ---------------------------------------------------------------------------------
@@ -148,7 +133,8 @@ def test_created_topics_are_deleted_unless_kept(kpy_client):
 # -- producing and reading ------------------------------------------------------------------------
 
 
-def test_produced_rows_reach_a_kafka_consumer(kpy_broker, kpy_topic, kpy_produce):
+def test_produced_rows_reach_a_kafka_consumer(kpy_broker, kpy_topic, kpy_produce,
+                                              read_committed):
     topic = kpy_topic(partitions=3)
     moment = datetime(2024, 5, 1, tzinfo=timezone.utc)
     written = kpy_produce(topic, [
@@ -161,7 +147,8 @@ def test_produced_rows_reach_a_kafka_consumer(kpy_broker, kpy_topic, kpy_produce
     assert sum(count for _, count in written.values()) == 4
     assert written[TopicPartition(topic, 2)][1] >= 2
 
-    seen = consume(kpy_broker.bootstrap_servers, topic, 4)
+    seen = committed_records(read_committed(kpy_broker.bootstrap_servers, topic, 4,
+                                            timeout_s=30, settle_s=0))
     in_partition_2 = [(key, value, headers, timestamp)
                       for partition, _, key, value, headers, timestamp in seen if partition == 2]
     assert in_partition_2[-2:] == [(b"k", b"dict", (("h", b"1"),), 1_714_521_600_000),
