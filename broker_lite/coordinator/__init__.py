@@ -14,6 +14,7 @@ module                 concept
 ``append``             writing coordinator records to the log
 ``partition_replay``   reading an internal topic's partition from its log start
 ``partition_loading``  loading / unloading partitions as leadership changes
+``metadata_manager``   the partitions a coordinator owns or loads (both managers' base)
 ``loader``             rebuilding groups and offsets from the log
 ``manager``            the groups of the owned partitions, and the offsets cache
 ``offsets_topic``      creating ``__consumer_offsets``

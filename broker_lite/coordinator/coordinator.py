@@ -166,14 +166,10 @@ class GroupCoordinator:
 
     def on_elected(self, partition: int, leader_epoch: int) -> None:
         """This broker now leads ``partition`` of ``__consumer_offsets``: load its groups."""
-        self.manager.resolve_partition_count()
-        logger.info("elected group coordinator for __consumer_offsets-%d (epoch %d)", partition,
-                    leader_epoch)
         self.manager.schedule_load(partition, leader_epoch, self._on_group_loaded)
 
     def on_resigned(self, partition: int, leader_epoch: int | None) -> None:
         """This broker no longer leads ``partition``: drop its groups."""
-        logger.info("resigned as group coordinator for __consumer_offsets-%d", partition)
         self.manager.schedule_unload(partition, leader_epoch, self._on_group_unloaded)
 
     def _on_group_loaded(self, group: Group) -> None:
@@ -234,6 +230,29 @@ class GroupCoordinator:
             return ErrorCode.UNKNOWN_MEMBER_ID
         return None
 
+    @classmethod
+    def _validate_generation_member(cls, group: Group, member_id: str,
+                                    group_instance_id: str | None,
+                                    generation_id: int) -> ErrorCode | None:
+        """A member of the group's current generation (SyncGroup, Heartbeat, OffsetCommit), or
+        the error: COORDINATOR_NOT_AVAILABLE once the group is gone (unloaded, deleted)."""
+        if group.is_(DEAD):
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        error = cls._validate_current_member(group, member_id, group_instance_id)
+        if error is None and generation_id != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+        return error
+
+    @staticmethod
+    def _join_refusal(group: Group, protocol_type: str, protocols: Protocols) -> ErrorCode | None:
+        """Why no JoinGroup, of a new member or a known one, can join ``group`` now, or None."""
+        if group.is_(DEAD):
+            # removed meanwhile (unloaded, deleted): the member finds the coordinator again
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if not group.supports_protocols(protocol_type, [name for name, _ in protocols]):
+            return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        return None
+
     def _accept_joining_member(self, group: Group, member_id: str) -> bool:
         if group.state in (EMPTY, DEAD):
             return True
@@ -272,6 +291,8 @@ class GroupCoordinator:
                 if removed is not None:
                     self._cancel_heartbeat(removed)
                 callback(JoinResult(UNKNOWN_MEMBER_ID, ErrorCode.GROUP_MAX_SIZE_REACHED))
+            elif (error := self._join_refusal(group, protocol_type, protocols)) is not None:
+                callback(JoinResult(UNKNOWN_MEMBER_ID if is_unknown else member_id, error))
             elif is_unknown:
                 self._new_member_join(group, group_instance_id, require_known_member_id,
                                       support_skipping_assignment, client_id, client_host,
@@ -288,13 +309,6 @@ class GroupCoordinator:
                          support_skipping_assignment, client_id, client_host,
                          rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols,
                          callback, reason) -> None:
-        if group.is_(DEAD):
-            # removed meanwhile (unloaded, deleted): the member finds the coordinator again
-            callback(JoinResult(UNKNOWN_MEMBER_ID, ErrorCode.COORDINATOR_NOT_AVAILABLE))
-            return
-        if not group.supports_protocols(protocol_type, [name for name, _ in protocols]):
-            callback(JoinResult(UNKNOWN_MEMBER_ID, ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
-            return
         new_member_id = group.generate_member_id(client_id, group_instance_id)
         if group_instance_id is not None:
             old_member_id = group.current_static_member_id(group_instance_id)
@@ -323,12 +337,6 @@ class GroupCoordinator:
     def _current_member_join(self, group: Group, member_id, group_instance_id, client_id,
                              client_host, rebalance_timeout_ms, session_timeout_ms,
                              protocol_type, protocols, callback, reason) -> None:
-        if group.is_(DEAD):
-            callback(JoinResult(member_id, ErrorCode.COORDINATOR_NOT_AVAILABLE))
-            return
-        if not group.supports_protocols(protocol_type, [name for name, _ in protocols]):
-            callback(JoinResult(member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
-            return
         if group.is_pending_member(member_id):
             if group_instance_id is not None:  # pending members are dynamic by construction
                 callback(JoinResult(member_id, ErrorCode.UNKNOWN_MEMBER_ID))
@@ -692,13 +700,10 @@ class GroupCoordinator:
     def _validate_sync(self, group: Group, generation_id: int, member_id: str,
                        protocol_type: str | None, protocol_name: str | None,
                        group_instance_id: str | None) -> ErrorCode | None:
-        if group.is_(DEAD):
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        error = self._validate_current_member(group, member_id, group_instance_id)
+        error = self._validate_generation_member(group, member_id, group_instance_id,
+                                                 generation_id)
         if error is not None:
             return error
-        if generation_id != group.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
         if protocol_type is not None and protocol_type != group.protocol_type:
             return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
         if protocol_name is not None and protocol_name != group.protocol_name:
@@ -738,13 +743,10 @@ class GroupCoordinator:
         if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         with group.lock:
-            if group.is_(DEAD):
-                return ErrorCode.COORDINATOR_NOT_AVAILABLE
-            error = self._validate_current_member(group, member_id, group_instance_id)
+            error = self._validate_generation_member(group, member_id, group_instance_id,
+                                                     generation_id)
             if error is not None:
                 return error
-            if generation_id != group.generation_id:
-                return ErrorCode.ILLEGAL_GENERATION
             if group.is_(EMPTY):
                 return ErrorCode.UNKNOWN_MEMBER_ID
             self._schedule_heartbeat(group, group.get(member_id))
@@ -835,16 +837,11 @@ class GroupCoordinator:
     @staticmethod
     def _validate_offset_commit(group: Group, generation_id: int, member_id: str,
                                 group_instance_id: str | None) -> ErrorCode | None:
+        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
+            return GroupCoordinator._validate_generation_member(group, member_id,
+                                                                group_instance_id, generation_id)
         if group.is_(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
-            error = GroupCoordinator._validate_current_member(group, member_id,
-                                                              group_instance_id)
-            if error is not None:
-                return error
-            if generation_id != group.generation_id:
-                return ErrorCode.ILLEGAL_GENERATION
-            return None
         if not group.is_(EMPTY):  # only members commit for a group that has members
             return ErrorCode.UNKNOWN_MEMBER_ID
         return None

@@ -1,11 +1,10 @@
 """The groups this broker coordinates, their offsets cache, and ``__consumer_offsets`` (Kafka's
 ``GroupMetadataManager``).
 
-A broker coordinates the groups of the ``__consumer_offsets`` partitions it leads. When it
-becomes a partition's leader, the partition is *loading* until the groups and offsets of its log
-are rebuilt (on a background thread, one partition after another); then it is *owned*. When it
-stops leading one, the partition's groups are unloaded. Loads and unloads run in the order they
-were asked for, and each carries the partition's leader epoch, so a stale one is ignored.
+A broker coordinates the groups of the ``__consumer_offsets`` partitions it leads: a partition
+is *loading* until the groups and offsets of its log are rebuilt, then *owned*; when the broker
+stops leading it, its groups are unloaded (:mod:`.metadata_manager`). A partition already owned
+is not loaded again when re-elected in a newer leader epoch: its groups are cached already.
 
 Everything that changes a group's durable state goes through the log first: the group metadata
 of a completed rebalance (:meth:`store_group`), offset commits (:meth:`store_offsets`), and the
@@ -18,21 +17,19 @@ is held only for map operations.
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping
 
 from broker_lite.log.log import wall_clock_ms
 from broker_lite.protocol import ErrorCode
 
 from . import loader
-from .append import AppendFailed, append_records
+from .append import AppendFailed
 from .config import OffsetConfig
 from .group import DEAD, EMPTY, Group
-from .internal_topic import LeaderLog, PartitionCount
+from .internal_topic import LeaderLog
+from .metadata_manager import MetadataManager, Replayed
 from .offsets import CommittedOffset, OffsetAndMetadata, TopicPartition
 from .offsets_topic import OFFSETS_TOPIC
-from .partition_loading import PartitionLoads
-from .partitioner import partition_for
 from .records import (
     group_metadata_key,
     group_metadata_value,
@@ -70,93 +67,33 @@ GROUP_APPEND_ERRORS = {
 }
 
 
-class GroupMetadataManager:
+class GroupMetadataManager(MetadataManager):
     """Groups and offsets of the owned partitions of ``__consumer_offsets``.
 
     Parameters
     ----------
     config : OffsetConfig
-    leader_log : callable
-        ``leader_log(partition) -> (Log, leader_epoch) | None``.
-    partition_count : callable
-        The partition count of ``__consumer_offsets`` as created, or None while it does not
-        exist (then ``offsets.topic.num.partitions``, the count it will be created with).
-    clock_ms : callable
-        Wall-clock milliseconds (commit timestamps, state timestamps, expiry).
-    on_appended : callable
-        Told after every append (wakes fetches of the topic waiting for data).
+    leader_log, partition_count, clock_ms, on_appended
+        As :class:`.metadata_manager.MetadataManager` takes them; ``clock_ms`` also stamps
+        commits and group states, and decides expiry.
     """
 
-    def __init__(self, config: OffsetConfig, leader_log: LeaderLog, *,
-                 partition_count: Callable[[], int | None] = lambda: None,
-                 clock_ms: Callable[[], int] = wall_clock_ms,
-                 on_appended: Callable[[], None] = lambda: None):
-        self.config = config
-        self.leader_log = leader_log
-        self.clock_ms = clock_ms
-        self.on_appended = on_appended
-        self._partition_count = PartitionCount(OFFSETS_TOPIC, config.num_partitions,
-                                               partition_count)
-        self._partition_lock = threading.RLock()
-        self._loading: set[int] = set()
-        self._owned: set[int] = set()
+    topic = OFFSETS_TOPIC
+    loader_thread = "group-metadata-loader"
+    keys_name = "groups"
+
+    def __init__(self, config: OffsetConfig, leader_log: LeaderLog, **options):
+        super().__init__(config, leader_log, **options)
         self._groups: dict[str, Group] = {}
         self._groups_lock = threading.Lock()
-        self._loads = PartitionLoads("group-metadata-loader", self._partition_lock)
 
-    # -- lifecycle --------------------------------------------------------------------------
-
-    def start(self) -> None:
-        self.resolve_partition_count()
-        self._loads.start()
-
-    def shutdown(self) -> None:
-        self._loads.shutdown()
-
-    @property
-    def shutting_down(self) -> bool:
-        return self._loads.shutting_down
-
-    def wait_for_tasks(self, timeout_s: float = 30) -> bool:
-        """Wait until the loads and unloads asked for so far have run; False on a timeout."""
-        return self._loads.wait_for_tasks(timeout_s)
-
-    # -- partitions -------------------------------------------------------------------------
-
-    def resolve_partition_count(self) -> int:
-        """The partition count of ``__consumer_offsets``: the topic's once it exists (read
-        once), the configured one until then."""
-        return self._partition_count.resolve()
-
-    @property
-    def partition_count(self) -> int:
-        return self.resolve_partition_count()
-
-    def partition_for(self, group_id: str) -> int:
-        return partition_for(group_id, self.partition_count)
-
-    def is_partition_owned(self, partition: int) -> bool:
-        with self._partition_lock:
-            return partition in self._owned
-
-    def is_partition_loading(self, partition: int) -> bool:
-        with self._partition_lock:
-            return partition in self._loading
+    # -- where groups are -------------------------------------------------------------------
 
     def is_group_local(self, group_id: str) -> bool:
         return self.is_partition_owned(self.partition_for(group_id))
 
     def is_group_loading(self, group_id: str) -> bool:
         return self.is_partition_loading(self.partition_for(group_id))
-
-    @property
-    def is_loading(self) -> bool:
-        with self._partition_lock:
-            return bool(self._loading)
-
-    def owned_partitions(self) -> set[int]:
-        with self._partition_lock:
-            return set(self._owned)
 
     # -- the groups map ---------------------------------------------------------------------
 
@@ -203,12 +140,11 @@ class GroupMetadataManager:
 
     def append(self, partition: int, records: list[tuple[bytes, bytes | None]],
                **batch_options) -> int:
-        """Append records to ``partition`` of ``__consumer_offsets`` (see
-        :func:`.append.append_records`); the offset of the first. Raises :class:`AppendFailed`."""
-        found = self.leader_log(partition)
-        log, epoch = found if found is not None else (None, -1)
-        offset = append_records(log, epoch, records, timestamp_ms=self.clock_ms(),
-                                compression=self.config.compression, **batch_options)
+        """Append records to ``partition`` of ``__consumer_offsets``, with the codec of
+        ``offsets.topic.compression.codec``; the offset of the first. Raises
+        :class:`AppendFailed`."""
+        offset = self._append_to_leader(partition, records, compression=self.config.compression,
+                                        **batch_options)
         self.on_appended()
         return offset
 
@@ -330,46 +266,18 @@ class GroupMetadataManager:
 
     # -- loading and unloading --------------------------------------------------------------
 
-    def schedule_load(self, partition: int, epoch: int,
-                      on_group_loaded: Callable[[Group], None]) -> None:
-        logger.debug("scheduling the load of __consumer_offsets-%d (epoch %d)", partition, epoch)
-        self._loads.schedule(lambda: self._load(partition, epoch, on_group_loaded))
+    def _replay(self, log, on_group_loaded: Callable[[Group], None]) -> Replayed:
+        """Rebuild the partition's groups and offsets and cache them at once, while the
+        partition is loading: a request arriving once it is owned must find its group, not
+        create an empty one in its place. ``on_group_loaded`` is told of each."""
+        loaded = loader.load_partition(log, buffer_size=self.config.load_buffer_size,
+                                       stopping=lambda: self.shutting_down)
+        self._install_groups(loaded, on_group_loaded)
+        return Replayed(None, f"{len(loaded.groups)} groups, {len(loaded.offsets)} offsets",
+                        loaded.skipped_records)
 
-    def schedule_unload(self, partition: int, epoch: int | None,
-                        on_group_unloaded: Callable[[Group], None]) -> None:
-        logger.debug("scheduling the unload of __consumer_offsets-%d", partition)
-        self._loads.schedule(lambda: self._unload(partition, epoch, on_group_unloaded))
-
-    def _load(self, partition: int, epoch: int, on_group_loaded: Callable[[Group], None]) -> None:
-        if not self._loads.accept_epoch(partition, epoch):
-            logger.info("not loading __consumer_offsets-%d for stale epoch %d", partition, epoch)
-            return
-        with self._partition_lock:
-            if partition in self._owned or partition in self._loading:
-                return
-            self._loading.add(partition)
-        started = time.monotonic()
-        try:
-            found = self.leader_log(partition)
-            if found is None:
-                logger.warning("no leader log to load __consumer_offsets-%d from", partition)
-                return
-            loaded = loader.load_partition(found[0], buffer_size=self.config.load_buffer_size,
-                                           stopping=lambda: self.shutting_down)
-            self._install(loaded, on_group_loaded)
-            logger.info("loaded __consumer_offsets-%d in %d ms: %d groups, %d offsets%s",
-                        partition, (time.monotonic() - started) * 1000, len(loaded.groups),
-                        len(loaded.offsets), f", {loaded.skipped_records} records skipped"
-                        if loaded.skipped_records else "")
-        except Exception:
-            logger.exception("loading __consumer_offsets-%d failed", partition)
-        finally:
-            with self._partition_lock:
-                self._owned.add(partition)
-                self._loading.discard(partition)
-
-    def _install(self, loaded: "loader.LoadedPartition",
-                 on_group_loaded: Callable[[Group], None]) -> None:
+    def _install_groups(self, loaded: "loader.LoadedPartition",
+                        on_group_loaded: Callable[[Group], None]) -> None:
         now = self.clock_ms()
         offsets = loaded.offsets_by_group()
         groups = {group_id: Group.from_record(group_id, record, now)
@@ -390,27 +298,13 @@ class GroupMetadataManager:
                 continue
             on_group_loaded(group)
 
-    def _unload(self, partition: int, epoch: int | None,
-                on_group_unloaded: Callable[[Group], None]) -> None:
-        if not self._loads.accept_epoch(partition, epoch):
-            logger.info("not unloading __consumer_offsets-%d for stale epoch %s", partition,
-                        epoch)
-            return
-        with self._partition_lock:
-            self._owned.discard(partition)
-            self._loading.discard(partition)
-            groups = [g for g in self.current_groups()
-                      if self.partition_for(g.group_id) == partition]
-            for group in groups:
-                on_group_unloaded(group)
-                self.remove_group(group)
-        logger.info("unloaded __consumer_offsets-%d: %d groups", partition, len(groups))
-
-    def unload_all(self, on_group_unloaded: Callable[[Group], None]) -> None:
-        """Unload every group now (shutdown): their waiting requests are answered."""
-        with self._partition_lock:
-            self._owned.clear()
-            self._loading.clear()
-            for group in self.current_groups():
-                on_group_unloaded(group)
-                self.remove_group(group)
+    def _drop(self, partition: int | None,
+              on_group_unloaded: Callable[[Group], None]) -> int:
+        """Unload the groups of ``partition`` (None: all): ``on_group_unloaded`` answers what
+        they have waiting."""
+        groups = [g for g in self.current_groups()
+                  if partition is None or self.partition_for(g.group_id) == partition]
+        for group in groups:
+            on_group_unloaded(group)
+            self.remove_group(group)
+        return len(groups)

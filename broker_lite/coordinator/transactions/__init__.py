@@ -10,6 +10,7 @@ module             concept
 ``topic``          creating ``__transaction_state``
 ``loader``         rebuilding transaction metadata from a partition's log
 ``manager``        the transactions of the owned partitions, and appends to the topic
+``preamble``       the checks a request about a transactional id starts with
 ``markers``        writing COMMIT / ABORT markers, locally or via WriteTxnMarkers
 ``coordinator``    InitProducerId, AddPartitionsToTxn, EndTxn (Kafka's
                    ``TransactionCoordinator``)

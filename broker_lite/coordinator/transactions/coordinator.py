@@ -36,6 +36,7 @@ from ..offsets import TopicPartition
 from .config import TransactionConfig
 from .manager import TransactionStateManager
 from .markers import MarkerJob, TxnMarkerWriter
+from .preamble import locked_transaction, producer_error
 from .state import (
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
@@ -124,13 +125,11 @@ class TransactionCoordinator:
         self._create_topic()
 
     def on_elected(self, partition: int, leader_epoch: int) -> None:
-        logger.info("elected transaction coordinator for __transaction_state-%d (epoch %d)",
-                    partition, leader_epoch)
-        self.manager.resolve_partition_count()
+        """This broker now leads ``partition`` of ``__transaction_state``: load its ids."""
         self.manager.schedule_load(partition, leader_epoch, self._on_loaded)
 
     def on_resigned(self, partition: int, leader_epoch: int | None) -> None:
-        logger.info("resigned as transaction coordinator for __transaction_state-%d", partition)
+        """This broker no longer leads ``partition``: drop its ids."""
         self.manager.schedule_unload(partition, leader_epoch)
 
     def _on_loaded(self, partition: int, coordinator_epoch: int,
@@ -218,18 +217,10 @@ class TransactionCoordinator:
         partitions = set(partitions)
         if not transactional_id:
             return ErrorCode.INVALID_REQUEST
-        error, coordinator_epoch, metadata = self.manager.get_state(transactional_id)
-        if error != ErrorCode.NONE:
-            return error
-        if metadata is None:
-            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
-        with metadata.lock:
-            if not self.manager.is_current(metadata, coordinator_epoch):
-                return ErrorCode.NOT_COORDINATOR
-            if metadata.producer_id != producer_id:
-                return ErrorCode.INVALID_PRODUCER_ID_MAPPING
-            if metadata.producer_epoch != producer_epoch:
-                return ErrorCode.PRODUCER_FENCED
+        with locked_transaction(self.manager, transactional_id, (producer_id, producer_epoch)) \
+                as (error, coordinator_epoch, metadata):
+            if error != ErrorCode.NONE:
+                return error
             if metadata.pending_transition_in_progress or metadata.state in PREPARED:
                 return ErrorCode.CONCURRENT_TRANSACTIONS
             if metadata.state is TxnState.ONGOING and partitions <= metadata.partitions:
@@ -241,16 +232,10 @@ class TransactionCoordinator:
                          partition: TopicPartition) -> ErrorCode:
         """AddPartitionsToTxn v4+ ``verify_only``: NONE when ``partition`` is in the producer's
         open transaction, else the reason it is not (INVALID_TXN_STATE: not added)."""
-        error, _, metadata = self.manager.get_state(transactional_id)
-        if error != ErrorCode.NONE:
-            return error
-        if metadata is None:
-            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
-        with metadata.lock:
-            if metadata.producer_id != producer_id:
-                return ErrorCode.INVALID_PRODUCER_ID_MAPPING
-            if metadata.producer_epoch != producer_epoch:
-                return ErrorCode.PRODUCER_FENCED
+        with locked_transaction(self.manager, transactional_id, (producer_id, producer_epoch),
+                                current=False) as (error, _, metadata):
+            if error != ErrorCode.NONE:
+                return error
             if metadata.state in PREPARED or metadata.pending_transition_in_progress:
                 return ErrorCode.CONCURRENT_TRANSACTIONS
             return ErrorCode.NONE if partition in metadata.partitions and \
@@ -262,14 +247,10 @@ class TransactionCoordinator:
                        committed: bool) -> ErrorCode:
         if not transactional_id:
             return ErrorCode.INVALID_REQUEST
-        error, coordinator_epoch, metadata = self.manager.get_state(transactional_id)
-        if error != ErrorCode.NONE:
-            return error
-        if metadata is None:
-            return ErrorCode.INVALID_PRODUCER_ID_MAPPING
-        with metadata.lock:
-            if not self.manager.is_current(metadata, coordinator_epoch):
-                return ErrorCode.NOT_COORDINATOR
+        with locked_transaction(self.manager, transactional_id) \
+                as (error, coordinator_epoch, metadata):
+            if error != ErrorCode.NONE:
+                return error
             return self._end_transaction(metadata, coordinator_epoch, producer_id,
                                          producer_epoch, committed, from_client=True)
 
@@ -408,10 +389,10 @@ class TransactionCoordinator:
         if metadata is None:
             return ErrorCode.INVALID_PRODUCER_ID_MAPPING
         with metadata.lock:
-            if metadata.producer_id != producer_id:
-                return ErrorCode.INVALID_PRODUCER_ID_MAPPING
-            if metadata.producer_epoch != epoch:
-                return ErrorCode.INVALID_PRODUCER_EPOCH
+            error = producer_error(metadata, producer_id, epoch,
+                                   fenced=ErrorCode.INVALID_PRODUCER_EPOCH)
+            if error != ErrorCode.NONE:
+                return error
             if metadata.state is TxnState.ONGOING and \
                     TopicPartition(topic, partition) in metadata.partitions:
                 return ErrorCode.NONE
