@@ -11,7 +11,8 @@ as its own process (``broker-lite start``, embedded ZooKeeper, data written to i
 disk); the mock broker is the C in-memory broker librdkafka starts for a client configured with
 ``test.mock.num.brokers``; it keeps only a few megabytes per partition, so the consume phase
 reads whatever each broker holds and rates are compared per record. The same client code
-drives both; figures are medians over ``--repeat`` rounds, and ratios are broker_lite / mock.
+drives both, in alternating order from round to round; figures are medians over ``--repeat``
+rounds, and ratios are broker_lite / mock.
 """
 
 import argparse
@@ -110,24 +111,31 @@ class BrokerLiteProcess:
         self.process.wait(timeout=60)
 
 
-def run_round(values: list[bytes], codec: str, broker: BrokerLiteProcess) -> dict:
-    """Records per second for each phase against each broker."""
+def run_round(values: list[bytes], codec: str, broker: BrokerLiteProcess,
+              mock_first: bool = False) -> dict:
+    """Records per second for each phase against each broker; ``mock_first`` swaps the order,
+    so that alternating rounds cancel what running first or second does to a broker's figures."""
     topic = f"bench-{codec}-{uuid.uuid4().hex[:8]}"
-    lite_producer = Producer({"bootstrap.servers": broker.bootstrap, **producer_config(codec)})
-    lite_producer.list_topics(topic, timeout=10)  # auto-create before timing
-    time.sleep(0.5)
-    lite_produce = len(values) / produce(None, topic, values, codec, lite_producer)
-    seconds, count = consume(broker.bootstrap, topic)
-    lite_consume = count / seconds
 
-    mock_producer = Producer({"test.mock.num.brokers": 1, **producer_config(codec)})
-    mock = next(iter(mock_producer.list_topics(timeout=10).brokers.values()))
-    mock_produce = len(values) / produce(None, topic, values, codec, mock_producer)
-    seconds, count = consume(f"{mock.host}:{mock.port}", topic)
-    mock_consume = count / seconds
-    del mock_producer
-    return {"lite_produce": lite_produce, "lite_consume": lite_consume,
-            "mock_produce": mock_produce, "mock_consume": mock_consume}
+    def against_broker_lite() -> dict:
+        producer = Producer({"bootstrap.servers": broker.bootstrap, **producer_config(codec)})
+        producer.list_topics(topic, timeout=10)  # auto-create before timing
+        time.sleep(0.5)
+        produced = len(values) / produce(None, topic, values, codec, producer)
+        seconds, count = consume(broker.bootstrap, topic)
+        return {"lite_produce": produced, "lite_consume": count / seconds}
+
+    def against_mock() -> dict:
+        producer = Producer({"test.mock.num.brokers": 1, **producer_config(codec)})
+        mock = next(iter(producer.list_topics(timeout=10).brokers.values()))
+        produced = len(values) / produce(None, topic, values, codec, producer)
+        seconds, count = consume(f"{mock.host}:{mock.port}", topic)
+        del producer  # the mock broker stops with its producer
+        return {"mock_produce": produced, "mock_consume": count / seconds}
+
+    ways = (against_mock, against_broker_lite) if mock_first else (against_broker_lite,
+                                                                   against_mock)
+    return {key: rate for way in ways for key, rate in way().items()}
 
 
 def main(argv=None) -> None:
@@ -143,7 +151,8 @@ def main(argv=None) -> None:
         broker = BrokerLiteProcess(Path(tmp))
         try:
             for codec in ("none", "lz4"):
-                rounds = [run_round(values, codec, broker) for _ in range(args.repeat)]
+                rounds = [run_round(values, codec, broker, mock_first=i % 2 == 1)
+                          for i in range(args.repeat)]
                 median = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
                 for phase in ("produce", "consume"):
                     lite, mock = median[f"lite_{phase}"], median[f"mock_{phase}"]
