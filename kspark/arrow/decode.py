@@ -39,6 +39,9 @@ _INLINE_MAX = 12  # binary_view stores values of up to 12 bytes inside the view 
 _INLINE_RANGE = np.arange(_INLINE_MAX)
 _MAX_TIMESTAMP_MS = (2**63 - 1) // 1000
 _MIN_HEADER_BYTES = 2  # header key length and value length varints, one byte each at least
+_PROBE_RECORDS = 4  # stepped through before the records after them are tried as a run
+_MIN_RUN = 32  # a shorter run is not worth checking at once
+_MAX_SHORT_RUNS = 2  # runs in a row that end sooner than _MIN_RUN before a batch is stepped through
 
 
 def batches_to_arrow(
@@ -128,7 +131,7 @@ def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
     sections.append(_PAD)
     data = b"".join(sections)
     d = np.frombuffer(data, dtype=np.uint8)
-    ends = np.array(_walk(data, regions), dtype=np.int64)
+    ends = _walk(data, d, regions)
     starts = _record_starts(ends, regions)
     length, bodies = _varints(d, starts, ends, 5, "length")
     if (length < 0).any():
@@ -179,33 +182,71 @@ def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
     return pa.RecordBatch.from_arrays(columns, schema=record_schema(include_headers))
 
 
-def _walk(data: bytes, regions: list[tuple[int, int, int]]) -> list[int]:
+def _walk(data: bytes, d: np.ndarray, regions: list[tuple[int, int, int]]) -> np.ndarray:
     """Follow record length prefixes; return where each record ends (= where the next starts).
 
-    This is the only per-record Python work of the decoder, so it does the least it can: the
-    common one- and two-byte length prefixes are decoded inline, and the signs of the lengths are
-    checked afterwards, vectorized, when the prefixes are decoded again as fields.
+    This is the only per-record Python work of the decoder, so it does the least it can. Records
+    are stepped through a few at a time; when those few have one size (fixed-size values, with
+    timestamp and offset deltas of the same varint size, as most of a batch often is), the
+    records after them are taken to have it too, and that is checked for all of them at once: a
+    record whose length prefix has the same bytes as its predecessor's has the same size, so
+    the next one starts right after it. The run ends at the first record that differs, and
+    stepping goes on from there. Signs of lengths are checked afterwards, vectorized, when the
+    prefixes are decoded again as fields.
     """
-    ends: list[int] = []
-    add_end = ends.append
+    pieces: list = []
     for start, end, count in regions:
-        p = start
-        try:
-            for _ in range(count):
-                b = data[p]
-                if b < 0x80:  # zigzag length below 64: one byte
-                    p += 1 + (b >> 1)
-                elif data[p + 1] < 0x80:  # below 8192: two bytes
-                    p += 2 + (((b & 0x7F) | (data[p + 1] << 7)) >> 1)
-                else:
-                    length, body = decode_varint(data, p, end)
-                    if length < 0:
-                        raise CorruptRecordError(f"record at position {p} has a negative length")
-                    p = body + length
-                add_end(p)
-        except IndexError:
-            raise CorruptRecordError("record lengths run past the end of the batch") from None
-    return ends
+        ends: list[int] = []
+        p, left, misses = start, count, 0
+        while left:
+            steps = min(left, _PROBE_RECORDS) if misses < _MAX_SHORT_RUNS else left
+            p = _step(data, p, end, steps, ends)
+            left -= steps
+            size = ends[-1] - ends[-2] if steps >= 2 else 0
+            if not left or steps < _PROBE_RECORDS or any(
+                    ends[-i] - ends[-i - 1] != size for i in range(2, steps)):
+                continue
+            n = min(left, (end - p) // size)
+            if n < _MIN_RUN:
+                continue
+            record = p - size  # the last one stepped through: its prefix is the run's
+            prefix = data[record:decode_varint(data, record, end)[1]]
+            at = p + size * np.arange(n, dtype=np.int64)
+            same = np.ones(n, dtype=bool)
+            for i, byte in enumerate(prefix):
+                same &= d[at + i] == byte
+            k = n if same.all() else int(np.argmin(same))
+            pieces.append(np.array(ends, dtype=np.int64))
+            pieces.append(at[:k] + size)
+            ends = []
+            p, left = p + size * k, left - k
+            # Sizes that vary from record to record: after a few short runs, step through the rest.
+            misses = 0 if k >= _MIN_RUN else misses + 1
+        pieces.append(np.array(ends, dtype=np.int64))
+    return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+
+
+def _step(data: bytes, p: int, end: int, count: int, ends: list[int]) -> int:
+    """Step through ``count`` records from ``p``, one at a time, adding where each ends to
+    ``ends``; return where the last one ends. The common one- and two-byte length prefixes are
+    decoded inline."""
+    add_end = ends.append
+    try:
+        for _ in range(count):
+            b = data[p]
+            if b < 0x80:  # zigzag length below 64: one byte
+                p += 1 + (b >> 1)
+            elif data[p + 1] < 0x80:  # below 8192: two bytes
+                p += 2 + (((b & 0x7F) | (data[p + 1] << 7)) >> 1)
+            else:
+                length, body = decode_varint(data, p, end)
+                if length < 0:
+                    raise CorruptRecordError(f"record at position {p} has a negative length")
+                p = body + length
+            add_end(p)
+    except IndexError:
+        raise CorruptRecordError("record lengths run past the end of the batch") from None
+    return p
 
 
 def _check_sections_filled(ends: np.ndarray, regions: list[tuple[int, int, int]]) -> None:

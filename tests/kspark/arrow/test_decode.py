@@ -247,3 +247,43 @@ def test_timestamp_sum_wrapping_back_into_range_is_refused():
                           base_offset=9)
     with pytest.raises(InvalidTimestampError, match="offset 9"):
         decode(data)
+
+
+# Records of one size are followed in vectorized runs: streaks of equal records, broken by other
+# sizes, by varint deltas growing a byte (offsets 64 and 8192, timestamps), and by single odd ones.
+streaks_strategy = st.lists(
+    st.tuples(st.integers(1, 120), st.integers(0, 300), st.booleans(), st.integers(0, 3)),
+    min_size=1, max_size=8,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(streaks=streaks_strategy, codec=st.sampled_from([CompressionType.NONE,
+                                                        CompressionType.LZ4]))
+def test_runs_of_equal_records_match_the_record_reader(streaks, codec):
+    builder = RecordBatchBuilder(compression=codec)
+    for count, size, keyed, timestamp_step in streaks:
+        for i in range(count):
+            builder.append(b"v" * size, key=b"key" if keyed else None,
+                           timestamp=1_600_000_000_000 + timestamp_step * 40 * i)
+    data = builder.build()
+    assert decode(data).to_pylist() == expected_rows(data)
+
+
+def test_a_large_batch_of_fixed_size_records_decodes_across_varint_growth():
+    records = [(None, b"%0100d" % i) for i in range(20_000)]  # offset deltas 64 and 8192
+    data = build_batch(records, timestamp=1_700_000_000_000)
+    assert decode(data, include_headers=False).column("value").to_pylist() == \
+        [v for _, v in records]
+
+
+def test_a_record_breaking_a_run_with_another_length_is_found():
+    """In the middle of a run, one record claims to be a byte longer: the run must stop there,
+    and the batch no longer adds up."""
+    records = [encode_record(offset_delta=i % 60, timestamp_delta=0, key=None,
+                             value=b"x" * 50) for i in range(200)]
+    broken = bytearray(records[100])
+    broken[0] += 2  # zigzag: the length one more
+    section = b"".join(records[:100]) + bytes(broken) + b"".join(records[101:])
+    with pytest.raises(CorruptRecordError):
+        decode(corrupt_records_batch(section, 200))
