@@ -2,7 +2,7 @@
 built-in mock broker as the peer, in one run, in the spirit of Kafka's producer-perf-test and
 consumer-perf-test.
 
-    python -m broker_lite.server.bench [--records 1000000] [--repeat 3]
+    python -m broker_lite.server.bench [--records 1000000] [--repeat 5]
 
 For each codec (none, lz4): a producer sends ``--records`` records of 100 random-ish bytes
 (acks=1) to one partition, timed from the first ``produce`` to the end of ``flush``; then a
@@ -141,7 +141,7 @@ def run_round(values: list[bytes], codec: str, broker: BrokerLiteProcess,
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
     values = payloads(args.records)
     print(f"{args.records:,} records of {RECORD_BYTES} bytes to one partition, acks=1, "
