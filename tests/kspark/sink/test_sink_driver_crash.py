@@ -20,7 +20,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from broker_lite.server.testing import bootstrap
 
-from .test_sink_write import consume_committed
+from .test_sink_write import committed_rows
 
 SITECUSTOMIZE = '''
 import os, signal
@@ -86,7 +86,8 @@ def run_driver(tmp_path, servers, source, target, crash_at=None):
 
 
 @pytest.mark.parametrize("crash_at", ["before_decision", "after_decision"])
-def test_a_driver_killed_mid_commit_resumes_exactly_once(broker, tmp_path, crash_at):
+def test_a_driver_killed_mid_commit_resumes_exactly_once(broker, tmp_path, crash_at,
+                                                         read_committed):
     servers = bootstrap(broker)
     admin = AdminClient({"bootstrap.servers": servers})
     source, target = (f"{name}-{uuid.uuid4().hex[:6]}" for name in ("in", "out"))
@@ -105,6 +106,6 @@ def test_a_driver_killed_mid_commit_resumes_exactly_once(broker, tmp_path, crash
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "query exception: None" in resumed.stdout
 
-    seen = consume_committed(servers, target, 500)
+    seen = committed_rows(read_committed(servers, target, 500))
     assert sorted(v for _, _, v, _ in seen) == sorted(f"RECORD-{i}".encode()
                                                       for i in range(500))
