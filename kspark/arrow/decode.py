@@ -291,11 +291,31 @@ def _varints(d: np.ndarray, pos: np.ndarray, limit: np.ndarray, max_bytes: int,
              field: str) -> tuple[np.ndarray, np.ndarray]:
     """Decode one zigzag varint per record at ``d[pos]``; return (values, positions after them).
 
-    Work is proportional to the number of varint bytes: all first bytes at once, then only the
-    records whose varint continues.
+    Varints of one or two bytes (values from -8192 to 8191: lengths, deltas) are decoded in a
+    few whole-array steps; longer ones by :func:`_long_varints`.
     """
     if (pos >= limit).any():
         raise CorruptRecordError(f"a record ends before its {field}")
+    first = d[pos].astype(np.int64)
+    continued = first >= 0x80
+    if not continued.any():
+        raw, size = first, 1
+    else:
+        second = d[pos + 1]  # readable even past a record's last byte: ``d`` is padded
+        if (continued & (second >= 0x80)).any():
+            return _long_varints(d, pos, limit, max_bytes, field)
+        if (continued & (pos + 1 >= limit)).any():
+            raise CorruptRecordError(f"a record's {field} runs past the end of the record")
+        size = continued.astype(np.int64)
+        raw = (first & 0x7F) | ((second.astype(np.int64) << 7) * size)
+        size += 1
+    return (raw >> 1) ^ -(raw & 1), pos + size
+
+
+def _long_varints(d: np.ndarray, pos: np.ndarray, limit: np.ndarray, max_bytes: int,
+                  field: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_varints` of any length: work is proportional to the number of varint bytes, all
+    first bytes at once, then only the records whose varint continues."""
     first = d[pos]
     value = (first & 0x7F).astype(np.uint64)
     size = np.ones(len(pos), dtype=np.int64)

@@ -169,6 +169,8 @@ def record(body: bytes) -> bytes:
          "timestampDelta is longer than 10 bytes"),
         # offsetDelta with 35 bits
         (record(bytes([0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F, 1, 1, 0])), 1, "exceeds 32 bits"),
+        # a two-byte valueLength whose second byte would be past the record
+        (record(bytes([0, 0, 0, 1, 0x81])), 1, "valueLength runs past the end of the record"),
         # value ends before the record does, leaving a byte unaccounted for
         (record(bytes([0, 0, 0, 1, 1, 0, 0])), 1, "do not fill its declared length"),
     ],
