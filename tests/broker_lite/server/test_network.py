@@ -151,6 +151,8 @@ def test_stop_waits_for_requests_being_handled(server):
     sock = connect(server)
     sock.sendall(frame(b"sleep0.5"))
     time.sleep(0.1)  # the handler is sleeping now
-    (handler,) = [t for t in threading.enumerate() if t.name.startswith("broker-connection-")]
+    # This connection's thread, by its client port: other servers' threads may still be ending.
+    name = f"{server.name}-connection-{sock.getsockname()[1]}"
+    (handler,) = [t for t in threading.enumerate() if t.name == name]
     server.stop()
     assert not handler.is_alive()  # returned only once the handler was done
