@@ -6,7 +6,7 @@
 
 from pyspark.sql.datasource import DataSource
 
-from kspark.arrow.schema import SPARK_DDL, SPARK_DDL_WITH_HEADERS
+from broker_lite.records.arrow.schema import SPARK_DDL, SPARK_DDL_WITH_HEADERS
 from kspark.options import parse_source_options
 
 

@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from kspark.client import ClientConfig, ConfigError, TopicPartition
+from broker_lite.client import ClientConfig, ConfigError, TopicPartition
 
 EARLIEST = -2
 LATEST = -1

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from kspark.client.errors import KafkaClientError
+from broker_lite.client.errors import KafkaClientError
 
 from .common import ToolError
 

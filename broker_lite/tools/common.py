@@ -48,9 +48,9 @@ def key_values(pairs: list[str], option: str) -> dict[str, str]:
 
 @contextmanager
 def kafka_client(args: argparse.Namespace) -> Iterator:
-    """A :class:`kspark.client.KafkaClient` for ``--bootstrap-server``; closed on exit."""
-    from kspark.client import KafkaClient
-    from kspark.client.errors import KafkaClientError
+    """A :class:`broker_lite.client.KafkaClient` for ``--bootstrap-server``; closed on exit."""
+    from broker_lite.client import KafkaClient
+    from broker_lite.client.errors import KafkaClientError
 
     settings = {"bootstrap.servers": args.bootstrap_server, "client.id": "broker-lite-tools",
                 "request.timeout.ms": args.timeout_ms,

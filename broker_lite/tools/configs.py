@@ -40,8 +40,8 @@ a broker that cannot be reached within ``--timeout-ms``. Bad option combinations
 import argparse
 import re
 
-from kspark.client.admin import Admin
-from kspark.client.configs_admin import (
+from broker_lite.client.admin import Admin
+from broker_lite.client.configs_admin import (
     AlterConfigOp,
     ConfigEntry,
     ConfigResource,

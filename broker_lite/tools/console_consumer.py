@@ -23,7 +23,7 @@ import time
 
 from tqdm import tqdm
 
-from kspark.client import EARLIEST, LATEST, KafkaClient, KafkaClientError
+from broker_lite.client import EARLIEST, LATEST, KafkaClient, KafkaClientError
 
 from . import properties
 from .admin_support import include_list

@@ -60,8 +60,8 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
-from kspark.client import EARLIEST, LATEST, KafkaClient, TopicPartition
-from kspark.client.groups_admin import DEAD, GroupDescription, MemberDescription
+from broker_lite.client import EARLIEST, LATEST, KafkaClient, TopicPartition
+from broker_lite.client.groups_admin import DEAD, GroupDescription, MemberDescription
 
 from .admin_support import MISSING, client_errors, column_width, table
 from .common import ToolError, add_bootstrap_server, kafka_client

@@ -5,7 +5,7 @@
 
 Reads ``--messages`` records from every partition of ``--topic`` at once (one Fetch per leader
 per round, :class:`.topic_reader.TopicReader`), decoding them into Arrow columns as the Spark
-source does (:func:`kspark.arrow.batches_to_arrow`), and prints Kafka's header and CSV line::
+source does (:func:`broker_lite.records.arrow.batches_to_arrow`), and prints Kafka's header and CSV line::
 
     start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, \\
 rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
@@ -27,8 +27,8 @@ from datetime import datetime
 
 import pyarrow.compute as pc
 
-from kspark.arrow import batches_to_arrow
-from kspark.client import EARLIEST, LATEST, KafkaClientError
+from broker_lite.records.arrow import batches_to_arrow
+from broker_lite.client import EARLIEST, LATEST, KafkaClientError
 
 from . import properties
 from .common import ToolError, add_bootstrap_server, kafka_client, progress

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kspark.client import KafkaClientError
+from broker_lite.client import KafkaClientError
 
 from . import properties
 from .common import DEFAULT_TIMEOUT_MS, ToolError, kafka_client, progress

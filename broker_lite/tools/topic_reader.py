@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from broker_lite.records import BatchReader, Record, RecordsError
 from broker_lite.records.reader import Batch
-from kspark.client import (
+from broker_lite.client import (
     EARLIEST,
     LATEST,
     READ_COMMITTED,
@@ -23,7 +23,7 @@ from kspark.client import (
     TopicPartition,
     UnknownTopicOrPartitionError,
 )
-from kspark.client.aborted import AbortedTransactions
+from broker_lite.client.aborted import AbortedTransactions
 
 from .common import ToolError
 

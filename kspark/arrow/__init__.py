@@ -1,7 +1,6 @@
-"""Kafka record batches to and from Arrow columns in Spark's Kafka row schema."""
+"""The Arrow <-> record batch codec now lives in :mod:`broker_lite.records.arrow`;
+``kspark.arrow`` and its submodules remain the same modules under their old names."""
 
-from .decode import batches_to_arrow
-from .schema import HEADERS_TYPE, RECORD_SCHEMA, RECORD_SCHEMA_WITH_HEADERS, record_schema
+from kspark._aliases import alias_package
 
-__all__ = ["batches_to_arrow", "HEADERS_TYPE", "RECORD_SCHEMA", "RECORD_SCHEMA_WITH_HEADERS",
-           "record_schema"]
+alias_package(__name__, "broker_lite.records.arrow")

@@ -18,8 +18,8 @@ import numpy as np
 import pyarrow as pa
 
 from broker_lite.records import CompressionType, iter_batches
-from kspark.arrow import batches_to_arrow
-from kspark.arrow.encode import arrow_to_batch
+from broker_lite.records.arrow import batches_to_arrow
+from broker_lite.records.arrow.encode import arrow_to_batch
 
 RECORDS_PER_BATCH = 5_000
 KEY_BYTES = 10

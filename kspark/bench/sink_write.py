@@ -44,7 +44,7 @@ from broker_lite.records import BatchReader
 from broker_lite.records.control import ControlRecordType
 from broker_lite.server.bench import BrokerLiteProcess
 from kspark.bench.source_read import timed
-from kspark.client import KafkaClient, TopicPartition
+from broker_lite.client import KafkaClient, TopicPartition
 
 VALUE_BYTES = 100
 ROW_NUMBER_DIGITS = 12

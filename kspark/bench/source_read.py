@@ -37,9 +37,9 @@ import pyarrow.parquet as pq
 
 from broker_lite.protocol import ApiKey, encode_request, parse_response
 from broker_lite.server.bench import BrokerLiteProcess
-from kspark.arrow.encode import arrow_to_batch
-from kspark.arrow.schema import RECORD_SCHEMA
-from kspark.client import KafkaClient
+from broker_lite.records.arrow.encode import arrow_to_batch
+from broker_lite.records.arrow.schema import RECORD_SCHEMA
+from broker_lite.client import KafkaClient
 
 VALUE_BYTES = 100
 RECORDS_PER_BATCH = 8_000  # about 0.9 MB: under message.max.bytes (1 MiB)

@@ -2,7 +2,7 @@
 collector would: chunk after chunk at a steady rate, then an end-of-stream heartbeat per
 partition (see :mod:`.generator`).
 
-The producer is kspark's own (:meth:`kspark.client.Producer.send_arrow`: idempotent, acks=all,
+The producer is kspark's own (:meth:`broker_lite.client.Producer.send_arrow`: idempotent, acks=all,
 lz4-compressed v2 batches, keys placed by murmur2). Each chunk is sent only once the previous
 one was acknowledged, which is what bounds the disorder of the stream.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 
-from kspark.client import KafkaClient
+from broker_lite.client import KafkaClient
 
 from .generator import PageViews, heartbeats, to_kafka_rows
 

@@ -160,7 +160,7 @@ def _pick(values: tuple[str, ...], indices: np.ndarray) -> pa.Array:
 
 def to_kafka_rows(views: pa.RecordBatch) -> pa.RecordBatch:
     """Page views as producer rows: ``key`` (user id), ``value`` (JSON), ``timestamp`` (the
-    event time), for :meth:`kspark.client.Producer.send_arrow`."""
+    event time), for :meth:`broker_lite.client.Producer.send_arrow`."""
     ts = pc.strftime(views.column("ts"), format="%Y-%m-%dT%H:%M:%SZ")  # %S carries the ms
 
     def text(name: str) -> list:

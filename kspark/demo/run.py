@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TextIO
 
 from broker_lite.local import LocalKafka
-from kspark.client import KafkaClient, KafkaClientError, NewTopic
+from broker_lite.client import KafkaClient, KafkaClientError, NewTopic
 
 from .aggregates import ExpectedAggregates
 from .batches import MicroBatches

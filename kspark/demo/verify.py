@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from kspark.client import partitions_for_keys
+from broker_lite.client import partitions_for_keys
 
 from .aggregates import Counts, WindowKey, parse_instant
 

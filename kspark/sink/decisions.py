@@ -21,8 +21,8 @@ import json
 import logging
 from dataclasses import dataclass
 
-from kspark.client import KafkaClient, TopicPartition
-from kspark.client.transactions import TransactionHandle, describe_transaction
+from broker_lite.client import KafkaClient, TopicPartition
+from broker_lite.client.transactions import TransactionHandle, describe_transaction
 
 logger = logging.getLogger(__name__)
 

@@ -32,9 +32,9 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from kspark.client import KafkaClient, Producer
-from kspark.client.errors import KafkaClientError
-from kspark.client.transactions import TransactionHandle, end_transaction
+from broker_lite.client import KafkaClient, Producer
+from broker_lite.client.errors import KafkaClientError
+from broker_lite.client.transactions import TransactionHandle, end_transaction
 
 from . import decisions
 from .options import SinkOptions

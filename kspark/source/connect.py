@@ -1,6 +1,6 @@
 """The one place the source makes Kafka clients from its options."""
 
-from kspark.client import KafkaClient
+from broker_lite.client import KafkaClient
 from kspark.options import SourceOptions
 
 # A task reads one partition range from start to end, so it fetches in bigger steps than a

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
-from kspark.client import TopicPartition
+from broker_lite.client import TopicPartition
 
 from .positions import from_json
 

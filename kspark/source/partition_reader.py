@@ -8,7 +8,7 @@ the records that remain.
 
 Under ``read_committed`` the broker stops at the last stable offset and lists the aborted
 transactions of the fetched range; their records are dropped here, as Kafka consumers do
-(:mod:`kspark.client.aborted`).
+(:mod:`broker_lite.client.aborted`).
 """
 
 import logging
@@ -17,9 +17,9 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from broker_lite.records import iter_batches
-from kspark.arrow import batches_to_arrow
-from kspark.client import EARLIEST, KafkaClient, KafkaClientError, OffsetOutOfRangeError
-from kspark.client.aborted import AbortedTransactions
+from broker_lite.records.arrow import batches_to_arrow
+from broker_lite.client import EARLIEST, KafkaClient, KafkaClientError, OffsetOutOfRangeError
+from broker_lite.client.aborted import AbortedTransactions
 
 from .planning import OffsetRange
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
 
-from kspark.client import TopicPartition
+from broker_lite.client import TopicPartition
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ kept with sorted keys so equal positions serialize identically.
 import logging
 from collections.abc import Iterable, Mapping
 
-from kspark.client import EARLIEST, LATEST, KafkaClient, TopicPartition
+from broker_lite.client import EARLIEST, LATEST, KafkaClient, TopicPartition
 from kspark.options import OffsetSpec, OptionError
 
 logger = logging.getLogger(__name__)

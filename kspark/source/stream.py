@@ -37,7 +37,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from kspark.client import (
+from broker_lite.client import (
     EARLIEST,
     LATEST,
     KafkaClient,

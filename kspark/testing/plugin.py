@@ -40,7 +40,7 @@ kpy_bootstrap_servers
     Where the helpers below go: ``kpy_broker`` when the test uses it, else
     ``kpy_session_broker``. Override it to run the helpers against another cluster.
 kpy_client
-    A :class:`kspark.client.KafkaClient` on ``kpy_bootstrap_servers``.
+    A :class:`broker_lite.client.KafkaClient` on ``kpy_bootstrap_servers``.
 kpy_topic
     ``kpy_topic(partitions=3, config=None, *, name=None, replication_factor=1, keep=False)
     -> name``: creates a topic named after the test plus a unique suffix, with topic settings
@@ -81,7 +81,7 @@ from .spark import DEFAULT_MASTER
 
 if TYPE_CHECKING:  # the fixtures import what they use, so loading the plugin stays cheap
     from broker_lite.zk.server import EmbeddedZooKeeper
-    from kspark.client import KafkaClient
+    from broker_lite.client import KafkaClient
 
     from .brokers import KpyBroker
     from .zookeeper import ZooKeeperEnsemble
@@ -208,9 +208,9 @@ def kpy_bootstrap_servers(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def kpy_client(kpy_bootstrap_servers: str) -> Iterator[KafkaClient]:
-    """A :class:`kspark.client.KafkaClient` on ``kpy_bootstrap_servers``, closed after the
+    """A :class:`broker_lite.client.KafkaClient` on ``kpy_bootstrap_servers``, closed after the
     test."""
-    from kspark.client import KafkaClient
+    from broker_lite.client import KafkaClient
 
     with KafkaClient({"bootstrap.servers": kpy_bootstrap_servers}) as client:
         yield client

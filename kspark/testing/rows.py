@@ -26,7 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from kspark.arrow.schema import HEADERS_TYPE
+from broker_lite.records.arrow.schema import HEADERS_TYPE
 
 FIELDS = ("key", "value", "headers", "partition", "timestamp")
 _TYPES = {"key": pa.binary(), "value": pa.binary(), "headers": HEADERS_TYPE,

@@ -1,9 +1,9 @@
 """Topics for tests: create unique ones, write rows to them, read everything back.
 
-All three speak only the Kafka protocol through :mod:`kspark.client`, so they work against
+All three speak only the Kafka protocol through :mod:`broker_lite.client`, so they work against
 broker_lite and against a real Kafka cluster alike. Writing goes through the idempotent
-producer (:meth:`kspark.client.Producer.send_arrow`); reading fetches each partition from its
-log start to its end and decodes the record batches into Arrow (:mod:`kspark.arrow`), skipping
+producer (:meth:`broker_lite.client.Producer.send_arrow`); reading fetches each partition from its
+log start to its end and decodes the record batches into Arrow (:mod:`broker_lite.records.arrow`), skipping
 aborted transactions under ``read_committed``, exactly as the Spark source reads.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from kspark.arrow.schema import record_schema
-from kspark.client import EARLIEST, LATEST, KafkaClient, NewTopic, TopicPartition
+from broker_lite.records.arrow.schema import record_schema
+from broker_lite.client import EARLIEST, LATEST, KafkaClient, NewTopic, TopicPartition
 
 from .rows import to_arrow
 
@@ -68,7 +68,7 @@ def produce(client: KafkaClient, topic: str, rows: Any,
             **producer_settings: Any) -> dict[TopicPartition, tuple[int, int]]:
     """Write ``rows`` (see :mod:`.rows`) to ``topic`` with an idempotent producer on
     ``client``; returns ``{partition: (first offset, record count)}``. ``producer_settings``
-    are :class:`kspark.client.Producer` keyword arguments (``compression="zstd"``,
+    are :class:`broker_lite.client.Producer` keyword arguments (``compression="zstd"``,
     ``acks="1"``, ``transactional_id=...``: the rows are then written in one committed
     transaction)."""
     table = to_arrow(rows)

@@ -3,7 +3,7 @@ with the option's name."""
 
 import pytest
 
-from kspark.client import TopicPartition
+from broker_lite.client import TopicPartition
 from kspark.options import (
     EARLIEST,
     LATEST,

@@ -63,7 +63,7 @@ from broker_lite.records.varint import (
     encode_varint,
     encode_varlong,
 )
-from kspark.arrow.decode import batches_to_arrow
+from broker_lite.records.arrow.decode import batches_to_arrow
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = (
     CompressionType.NONE,
@@ -813,7 +813,7 @@ def test_arrow_header_count_total_beyond_int32_is_corrupt():
 _CHILD_CAP = textwrap.dedent("""
     import json, pickle, resource, sys
     from broker_lite.records import BatchReader, RecordsError
-    from kspark.arrow.decode import batches_to_arrow
+    from broker_lite.records.arrow.decode import batches_to_arrow
     from broker_lite.records import build_batch
     cases = pickle.load(open(sys.argv[1], "rb"))
     # warm up: lazy imports (pyarrow.compute) and allocator arenas, before the cap
@@ -855,7 +855,7 @@ def _run_child(code, *args, timeout=60):
 _CHILD_ARROW = textwrap.dedent("""
     import json, sys
     from broker_lite.records import BatchReader, RecordsError
-    from kspark.arrow.decode import batches_to_arrow
+    from broker_lite.records.arrow.decode import batches_to_arrow
     buf = open(sys.argv[1], "rb").read()
     out = []
     for validate in (True, False):

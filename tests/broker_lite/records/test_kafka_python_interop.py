@@ -1,4 +1,4 @@
-"""Interoperability of broker_lite.records / kspark.arrow with kafka-python's own record codec.
+"""Interoperability of broker_lite.records / broker_lite.records.arrow with kafka-python's own record codec.
 
 Both directions, every message format kafka-python writes (magic 0, 1, 2) and every codec it
 allows with that magic:
@@ -48,9 +48,9 @@ from broker_lite.records import (
     iter_batches,
     iter_records,
 )
-from kspark.arrow.decode import batches_to_arrow
-from kspark.arrow.encode import arrow_to_batch
-from kspark.arrow.schema import HEADERS_TYPE
+from broker_lite.records.arrow.decode import batches_to_arrow
+from broker_lite.records.arrow.encode import arrow_to_batch
+from broker_lite.records.arrow.schema import HEADERS_TYPE
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = (
     CompressionType.NONE,

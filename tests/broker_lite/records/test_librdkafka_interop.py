@@ -24,7 +24,7 @@ from broker_lite.records import (
     iter_records,
 )
 from broker_lite.server.testing import recv_exactly
-from kspark.arrow import batches_to_arrow
+from broker_lite.records.arrow import batches_to_arrow
 
 CODECS = list(CompressionType)
 XERIAL_MAGIC = b"\x82SNAPPY\x00"

@@ -9,7 +9,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from broker_lite.server.testing import bootstrap, start_brokers
 from broker_lite.zk.testing import wait_until
-from kspark.client import KafkaClient
+from broker_lite.client import KafkaClient
 
 
 def test_stop_ends_long_polls_without_errors(zookeeper_connect, tmp_path, caplog):

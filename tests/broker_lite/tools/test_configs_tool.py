@@ -5,7 +5,7 @@ import pytest
 
 from broker_lite.server.testing import bootstrap
 from broker_lite.tools.testing import closed_port, run_tool
-from kspark.client import KafkaClient
+from broker_lite.client import KafkaClient
 
 
 @pytest.fixture

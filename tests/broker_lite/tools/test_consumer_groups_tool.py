@@ -20,7 +20,7 @@ from broker_lite.tools.consumer_groups import (
 )
 from broker_lite.tools.testing import closed_port, run_tool
 from broker_lite.zk.testing import wait_until
-from kspark.client import KafkaClient, TopicPartition
+from broker_lite.client import KafkaClient, TopicPartition
 
 PROPERTIES = {"offsets.topic.num.partitions": "3", "group.initial.rebalance.delay.ms": "0"}
 BASE_TS = 1_700_000_000_000

@@ -3,7 +3,7 @@ import subprocess
 import sys
 
 from broker_lite.records import CompressionType
-from kspark.arrow.encode import arrow_to_batch
+from broker_lite.records.arrow.encode import arrow_to_batch
 from kspark.bench import arrow_codec
 
 

@@ -5,7 +5,7 @@ import json
 
 import pyarrow as pa
 
-from kspark.client import partitions_for_keys
+from broker_lite.client import partitions_for_keys
 from kspark.demo.aggregates import Counts, WindowKey, format_instant
 from kspark.demo.batches import MicroBatches, batch_of
 from kspark.demo.summary import Summary

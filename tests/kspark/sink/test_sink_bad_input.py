@@ -12,7 +12,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.errors import StreamingQueryException
 
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
-from kspark.client import KafkaClient, TopicPartition
+from broker_lite.client import KafkaClient, TopicPartition
 
 LATEST = -1
 

@@ -3,7 +3,7 @@ maxRecordsPerPartition, and the proportional rate limit of maxOffsetsPerTrigger.
 
 import pytest
 
-from kspark.client import TopicPartition
+from broker_lite.client import TopicPartition
 from kspark.source.planning import OffsetRange, available, plan_ranges, rate_limit
 
 A, B, C = (TopicPartition("t", p) for p in range(3))

@@ -17,8 +17,8 @@ from kazoo.client import KazooClient
 import kspark.testing.plugin
 from broker_lite.records import CompressionType, iter_batches
 from broker_lite.zk.client import parse_connect_string
-from kspark.arrow.schema import RECORD_SCHEMA, RECORD_SCHEMA_WITH_HEADERS
-from kspark.client import KafkaClient, TopicPartition, UnknownTopicOrPartitionError
+from broker_lite.records.arrow.schema import RECORD_SCHEMA, RECORD_SCHEMA_WITH_HEADERS
+from broker_lite.client import KafkaClient, TopicPartition, UnknownTopicOrPartitionError
 from kspark.testing.topics import TopicFactory
 
 pytest_plugins = ["pytester"]

@@ -6,7 +6,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from kspark.arrow.schema import HEADERS_TYPE
+from broker_lite.records.arrow.schema import HEADERS_TYPE
 from kspark.testing.rows import RowError, to_arrow
 
 

@@ -1,0 +1,84 @@
+"""A small Kafka client for any Kafka-protocol cluster (Kafka 2.x / 3.x, broker_lite).
+
+Modules, one concept each: :mod:`.config` (settings), :mod:`.errors` (exceptions and the error
+code table), :mod:`.versions` (API version negotiation), :mod:`.connection` (one broker
+connection), :mod:`.metadata` (cluster metadata), :mod:`.cluster` (connections and routing),
+:mod:`.retry` (deadlines and backoff), :mod:`.fetcher` (Fetch), :mod:`.offsets` (ListOffsets),
+:mod:`.group_offsets` (OffsetCommit / OffsetFetch), :mod:`.admin` (topic administration),
+:mod:`.partitioner` (Kafka's default partitioner), :mod:`.batching` (cutting rows into batches),
+:mod:`.producer` (idempotent and transactional producing), :mod:`.transactions` (the
+transaction coordinator's APIs), and :mod:`.client`, the :class:`KafkaClient` facade, whose
+docstring states the retry policy.
+"""
+
+from .admin import Admin, NewTopic
+from .client import KafkaClient
+from .config import ClientConfig
+from .errors import (
+    ERROR_CLASSES,
+    BrokerNotAvailableError,
+    ClientClosedError,
+    ConcurrentTransactionsError,
+    ConfigError,
+    CoordinatorLoadInProgressError,
+    CoordinatorNotAvailableError,
+    GroupCoordinatorError,
+    InvalidArgumentError,
+    InvalidResponseError,
+    InvalidTxnStateError,
+    KafkaApiError,
+    KafkaClientError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    LeaderNotAvailableError,
+    NotCoordinatorError,
+    NotLeaderError,
+    NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
+    OutOfOrderSequenceError,
+    ProducerFencedError,
+    RecordTooLargeError,
+    TopicAlreadyExistsError,
+    TransactionalIdNotFoundError,
+    TransactionStateError,
+    UnknownTopicOrPartitionError,
+    UnsupportedVersionError,
+    error_for,
+)
+from .metadata import BrokerInfo, PartitionMetadata, TopicMetadata
+from .partitioner import murmur2, partitions_for_keys
+from .producer import Producer
+from .transactions import (
+    TransactionDescription,
+    TransactionHandle,
+    TransactionState,
+    describe_transaction,
+    end_transaction,
+)
+from .types import (
+    EARLIEST,
+    LATEST,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    FetchedPartition,
+    OffsetAndMetadata,
+    OffsetAndTimestamp,
+    TopicPartition,
+)
+
+__all__ = [
+    "EARLIEST", "ERROR_CLASSES", "LATEST", "READ_COMMITTED", "READ_UNCOMMITTED", "Admin",
+    "BrokerInfo", "BrokerNotAvailableError", "ClientClosedError", "ClientConfig", "ConfigError",
+    "CoordinatorLoadInProgressError", "CoordinatorNotAvailableError", "FetchedPartition",
+    "GroupCoordinatorError", "InvalidArgumentError", "InvalidResponseError", "KafkaApiError",
+    "KafkaClient", "KafkaClientError", "KafkaConnectionError", "KafkaTimeoutError",
+    "LeaderNotAvailableError", "NewTopic", "NotCoordinatorError", "NotLeaderError",
+    "NotLeaderOrFollowerError", "OffsetAndMetadata", "OffsetAndTimestamp", "OffsetOutOfRangeError",
+    "PartitionMetadata", "RecordTooLargeError", "TopicAlreadyExistsError", "TopicMetadata",
+    "TopicPartition", "UnknownTopicOrPartitionError", "UnsupportedVersionError", "error_for",
+    # producing
+    "ConcurrentTransactionsError", "InvalidTxnStateError", "OutOfOrderSequenceError",
+    "Producer", "ProducerFencedError", "TransactionDescription", "TransactionHandle",
+    "TransactionState", "TransactionStateError", "TransactionalIdNotFoundError",
+    "describe_transaction", "end_transaction", "murmur2", "partitions_for_keys",
+]

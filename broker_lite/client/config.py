@@ -1,0 +1,304 @@
+"""Client settings, under the names Kafka's Java client and librdkafka use.
+
+Settings arrive as strings (Spark options always are; ints and bools are accepted too). Four
+kinds of names are known:
+
+* :data:`CLIENT_SETTINGS` -- the settings this client uses, each with its parser and default;
+* :data:`PRODUCER_SETTINGS` -- the producer's settings (``acks``, ``compression.type``,
+  ``transactional.id``, ...), parsed and checked the same way, and also kept as given in
+  :attr:`ClientConfig.extra` with the other producer and consumer settings;
+* :data:`PASS_THROUGH_SETTINGS` -- other Java / librdkafka settings of the producer or consumer
+  side (``linger.ms``, ``auto.offset.reset``, ...): accepted and kept in
+  :attr:`ClientConfig.extra`, unused here;
+* :data:`UNSUPPORTED_PREFIXES` -- TLS and SASL settings: known, refused (PLAINTEXT only).
+
+Any other name is a :class:`ConfigError` naming it, so a misspelt option never passes silently.
+
+>>> config = ClientConfig({"bootstrap.servers": "b1:9092,[::1]:9093", "fetch.max.wait.ms": "100"})
+>>> config.bootstrap_servers, config.fetch_max_wait_ms, config.client_id
+([('b1', 9092), ('::1', 9093)], 100, 'kpy')
+>>> ClientConfig({"bootstrap.servers": "b1:9092", "fetch.max.wait": "1"})
+Traceback (most recent call last):
+...
+broker_lite.client.errors.ConfigError: fetch.max.wait: unknown Kafka client setting (did you mean fetch.max.wait.ms?)
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConfigError
+from .types import ISOLATION_LEVELS
+
+DEFAULT_PORT = 9092
+SPARK_OPTION_PREFIX = "kafka."
+INT32_MAX = 2**31 - 1
+
+
+# -- parsers: string -> value, ValueError with the reason -----------------------------------------
+
+
+def _int(low: int = 0, high: int = INT32_MAX) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except (TypeError, ValueError):
+            raise ValueError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise ValueError(f"expected an integer in [{low}, {high}], got {value}")
+        return value
+    return parse
+
+
+def _choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = str(text).strip().lower()
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {text!r}")
+        return value
+    return parse
+
+
+def _text(text: str) -> str:
+    return str(text)
+
+
+def _bool(text: str) -> bool:
+    value = str(text).strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"expected true or false, got {text!r}")
+    return value == "true"
+
+
+def _acks(text: str) -> int:
+    """``all`` / ``-1`` -> -1, ``1`` -> 1; ``0`` (no response at all) is refused: this client
+    reads the answer to every request it sends."""
+    value = str(text).strip().lower()
+    if value in ("all", "-1"):
+        return -1
+    if value == "1":
+        return 1
+    if value == "0":
+        raise ValueError("acks=0 (no answer from the broker) is not supported by this client; "
+                         "use 1 or all")
+    raise ValueError(f"expected all, -1 or 1, got {text!r}")
+
+
+def _transactional_id(text: str) -> str:
+    if not str(text):
+        raise ValueError("a transactional id cannot be empty")
+    return str(text)
+
+
+def _group_id(text: str) -> str:
+    if not str(text):
+        raise ValueError("a group id cannot be empty")
+    return str(text)
+
+
+def parse_servers(text: str) -> list[tuple[str, int]]:
+    """``host:port,...`` (optionally ``PLAINTEXT://host:port``, ``[v6addr]:port``; the port
+    defaults to 9092) as a list of (host, port)."""
+    servers = []
+    for item in str(text).split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if "://" in item:
+            scheme, item = item.split("://", 1)
+            if scheme.upper() != "PLAINTEXT":
+                raise ValueError(f"only PLAINTEXT listeners are supported, got {scheme}://")
+        if item.startswith("["):  # [ipv6]:port
+            host, _, rest = item[1:].partition("]")
+            port_text = rest[1:] if rest.startswith(":") else ""
+        elif item.count(":") == 1:
+            host, port_text = item.split(":")
+        else:
+            host, port_text = item, ""
+        try:
+            port = int(port_text) if port_text else DEFAULT_PORT
+        except ValueError:
+            raise ValueError(f"bad port in {item!r}") from None
+        if not host or not 0 < port < 65536:
+            raise ValueError(f"expected host:port, got {item!r}")
+        servers.append((host, port))
+    if not servers:
+        raise ValueError("expected at least one host:port")
+    return servers
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+    doc: str
+
+
+#: The settings this client reads: name -> Setting.
+CLIENT_SETTINGS: dict[str, Setting] = {s.name: s for s in (
+    Setting("bootstrap.servers", parse_servers, None,
+            "host:port pairs of brokers to get the cluster metadata from (required)"),
+    Setting("client.id", _text, "kpy", "client id sent with every request"),
+    Setting("request.timeout.ms", _int(1), 30000,
+            "longest wait for one response, and for a whole operation including its retries"),
+    Setting("socket.connection.setup.timeout.ms", _int(1), 10000,
+            "longest wait for a TCP connection to open"),
+    Setting("retry.backoff.ms", _int(0), 100, "first wait before a retry"),
+    Setting("retry.backoff.max.ms", _int(0), 1000,
+            "longest wait between retries (the wait doubles from retry.backoff.ms)"),
+    Setting("metadata.max.age.ms", _int(0), 300000,
+            "cluster metadata older than this is refreshed before use"),
+    Setting("max.partition.fetch.bytes", _int(1), 1048576,
+            "byte limit per partition per Fetch (the first batch always comes whole)"),
+    Setting("fetch.max.bytes", _int(1), 52428800, "byte limit per Fetch response"),
+    Setting("fetch.min.bytes", _int(0), 1, "bytes a Fetch waits for (up to fetch.max.wait.ms)"),
+    Setting("fetch.max.wait.ms", _int(0), 500, "longest wait of a Fetch for fetch.min.bytes"),
+    Setting("isolation.level", _choice(*ISOLATION_LEVELS), "read_uncommitted",
+            "default isolation level of fetch and list_offsets"),
+    Setting("group.id", _group_id, None, "default group of committed() and commit()"),
+    Setting("security.protocol", _choice("plaintext"), "plaintext",
+            "only PLAINTEXT is supported"),
+)}
+
+#: The producer's settings (:mod:`broker_lite.client.producer`): name -> Setting. ``batch.size``
+#: defaults to 1 MiB rather than the Java client's 16 KiB: the producer sends whole Arrow inputs
+#: at once instead of accumulating records one by one, so batches are cut by size only.
+PRODUCER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
+    Setting("acks", _acks, -1, "all (-1) or 1: the replicas that must have a batch before the "
+                               "broker answers"),
+    Setting("compression.type", _choice("none", "gzip", "snappy", "lz4", "zstd"), "none",
+            "codec of produced record batches"),
+    Setting("batch.size", _int(1), 1048576,
+            "largest record batch built, in bytes before compression"),
+    Setting("max.request.size", _int(1), 1048576,
+            "largest Produce request, and so the largest record (with its batch header)"),
+    Setting("enable.idempotence", _bool, True,
+            "number batches so that brokers drop retried duplicates (needs acks=all)"),
+    Setting("transactional.id", _transactional_id, None,
+            "the id of a transactional producer (implies enable.idempotence)"),
+    Setting("transaction.timeout.ms", _int(1), 60000,
+            "longest a transaction may stay open before the coordinator aborts it"),
+    Setting("delivery.timeout.ms", _int(1), 120000,
+            "longest time to deliver one round of batches, retries included"),
+    Setting("retries", _int(0), INT32_MAX, "retries of a batch after retriable errors"),
+)}
+
+#: librdkafka's names for settings known under their Java names.
+ALIASES = {
+    "metadata.broker.list": "bootstrap.servers",
+    "request.required.acks": "acks",
+    "compression.codec": "compression.type",
+    "message.send.max.retries": "retries",
+    "message.timeout.ms": "delivery.timeout.ms",
+}
+
+#: Java client / librdkafka settings accepted and kept in ``ClientConfig.extra``, unused here.
+PASS_THROUGH_SETTINGS = frozenset({
+    # producer
+    "compression.level", "linger.ms", "queue.buffering.max.ms",
+    "batch.num.messages", "buffer.memory", "queue.buffering.max.messages",
+    "queue.buffering.max.kbytes", "max.in.flight.requests.per.connection", "max.in.flight",
+    "message.max.bytes", "partitioner", "partitioner.class",
+    "sticky.partitioning.linger.ms", "max.block.ms", "key.serializer", "value.serializer",
+    "interceptor.classes",
+    # consumer
+    "auto.offset.reset", "enable.auto.commit", "auto.commit.interval.ms",
+    "session.timeout.ms", "heartbeat.interval.ms", "max.poll.records", "max.poll.interval.ms",
+    "key.deserializer", "value.deserializer", "check.crcs", "client.rack",
+    "group.instance.id", "partition.assignment.strategy", "exclude.internal.topics",
+    "allow.auto.create.topics", "default.api.timeout.ms",
+    # network, tuned by the OS or librdkafka here
+    "connections.max.idle.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms",
+    "socket.connection.setup.timeout.max.ms", "receive.buffer.bytes", "send.buffer.bytes",
+    "socket.timeout.ms", "socket.keepalive.enable", "client.dns.lookup", "metrics.recorders",
+    "metric.reporters", "metrics.num.samples", "metrics.sample.window.ms", "log_level",
+    "debug", "api.version.request", "broker.version.fallback",
+})
+
+#: Setting families this client knows and refuses: only PLAINTEXT connections are supported.
+UNSUPPORTED_PREFIXES = ("ssl.", "sasl.")
+
+
+class ClientConfig:
+    """Validated client settings: attributes named after the settings (``request_timeout_ms``,
+    ``bootstrap_servers`` as a list of (host, port), ...), the pass-through settings in
+    :attr:`extra`, and the settings as given in :attr:`given`.
+
+    ``key_prefix`` is prepended to setting names in error messages (``"kafka."`` for Spark
+    options, see :meth:`from_spark_options`).
+    """
+
+    def __init__(self, settings: Mapping[str, Any], *, key_prefix: str = ""):
+        values = {name: s.default for name, s in (*CLIENT_SETTINGS.items(),
+                                                  *PRODUCER_SETTINGS.items())}
+        self.extra: dict[str, str] = {}
+        self.given: dict[str, str] = {}
+        for key, raw in settings.items():
+            name = ALIASES.get(key, key)
+            shown = key_prefix + key
+            text = _as_text(raw)
+            self.given[key] = text
+            if name in CLIENT_SETTINGS:
+                try:
+                    values[name] = CLIENT_SETTINGS[name].parse(text)
+                except ValueError as exc:
+                    raise ConfigError(shown, str(exc)) from None
+            elif name in PRODUCER_SETTINGS:
+                try:
+                    values[name] = PRODUCER_SETTINGS[name].parse(text)
+                except ValueError as exc:
+                    raise ConfigError(shown, str(exc)) from None
+                self.extra[name] = text
+            elif name in PASS_THROUGH_SETTINGS:
+                self.extra[name] = text
+            elif name.startswith(UNSUPPORTED_PREFIXES):
+                raise ConfigError(shown, "TLS and SASL are not supported by this client "
+                                         "(PLAINTEXT connections only)")
+            else:
+                raise ConfigError(shown, "unknown Kafka client setting" + _suggestion(name,
+                                                                                      key_prefix))
+        if values["bootstrap.servers"] is None:
+            raise ConfigError(key_prefix + "bootstrap.servers", "required, e.g. 127.0.0.1:9092")
+        for name, value in values.items():
+            setattr(self, name.replace(".", "_"), value)
+
+    @classmethod
+    def from_spark_options(cls, options: Mapping[str, Any]) -> ClientConfig:
+        """The ``kafka.``-prefixed entries of Spark options (others are not the client's);
+        errors name the option as given (``kafka.request.timeout.ms``)."""
+        settings = {key[len(SPARK_OPTION_PREFIX):]: value for key, value in options.items()
+                    if key.startswith(SPARK_OPTION_PREFIX)}
+        return cls(settings, key_prefix=SPARK_OPTION_PREFIX)
+
+    def is_set(self, name: str) -> bool:
+        """Whether setting ``name`` was given (under its name or a librdkafka alias), rather
+        than left to its default."""
+        return any(ALIASES.get(key, key) == name for key in self.given)
+
+    @property
+    def bootstrap_text(self) -> str:
+        """``bootstrap.servers`` as ``host:port,...``, for messages."""
+        return ",".join(_address(host, port) for host, port in self.bootstrap_servers)
+
+    def __repr__(self) -> str:
+        return f"ClientConfig({self.given!r})"
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _suggestion(name: str, prefix: str) -> str:
+    known = [*CLIENT_SETTINGS, *PRODUCER_SETTINGS, *PASS_THROUGH_SETTINGS, *ALIASES]
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+    return f" (did you mean {prefix}{close[0]}?)" if close else ""

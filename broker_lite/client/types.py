@@ -1,0 +1,91 @@
+"""The values the client hands out: topic partitions, offset specs, fetched partition data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .errors import KafkaClientError
+
+#: ListOffsets specs (Kafka's ``ListOffsetsRequest.EARLIEST_TIMESTAMP`` / ``LATEST_TIMESTAMP``):
+#: the log start offset, and the high watermark (the offset the next record will get).
+EARLIEST = -2
+LATEST = -1
+
+READ_UNCOMMITTED = "read_uncommitted"
+READ_COMMITTED = "read_committed"
+ISOLATION_LEVELS = {READ_UNCOMMITTED: 0, READ_COMMITTED: 1}  # name -> wire value
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class TopicPartition:
+    """One partition of one topic; hashable and sorted by topic, then partition.
+
+    >>> sorted({TopicPartition("b", 0), TopicPartition("a", 1), TopicPartition("a", 0)})
+    [TopicPartition(topic='a', partition=0), TopicPartition(topic='a', partition=1), TopicPartition(topic='b', partition=0)]
+    >>> str(TopicPartition("events", 3))
+    'events-3'
+    """
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetAndTimestamp:
+    """A ListOffsets answer: the offset, and the timestamp of its record (-1 when the broker
+    reports none, as for EARLIEST and LATEST)."""
+
+    offset: int
+    timestamp: int
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetAndMetadata:
+    """A committed offset with the metadata string committed with it."""
+
+    offset: int
+    metadata: str
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedPartition:
+    """What one Fetch returned for one partition.
+
+    ``records`` holds raw entries (v2 record batches, or v0/v1 message sets on old topics) as the
+    broker sent them: the first may start before the fetch offset (a compressed batch is sent
+    whole) and the last may be cut short by the byte limits; decode with
+    :func:`broker_lite.records.iter_batches` or :func:`broker_lite.records.arrow.batches_to_arrow` and trim.
+    ``aborted_transactions`` lists ``(producer_id, first_offset)`` for read_committed fetches.
+    ``error`` is set instead of raising for partition-level failures (OffsetOutOfRangeError, ...),
+    and the other fields are then -1 / empty unless the broker said more.
+    """
+
+    records: bytes
+    high_watermark: int
+    last_stable_offset: int
+    log_start_offset: int
+    aborted_transactions: list[tuple[int, int]] = field(default_factory=list)
+    error: KafkaClientError | None = None
+
+    @classmethod
+    def failed(cls, error: KafkaClientError) -> FetchedPartition:
+        return cls(b"", -1, -1, -1, [], error)
+
+
+def isolation_level_code(level: str | int) -> int:
+    """The wire value of an isolation level name (0 read_uncommitted, 1 read_committed)."""
+    from .errors import InvalidArgumentError
+
+    if isinstance(level, int) and level in (0, 1):
+        return level
+    try:
+        return ISOLATION_LEVELS[level]
+    except (KeyError, TypeError):
+        raise InvalidArgumentError(
+            f"isolation level must be one of {sorted(ISOLATION_LEVELS)}, got {level!r}"
+        ) from None

@@ -1,0 +1,161 @@
+"""Settings of a ZooKeeper-based group consumer, under the names of Kafka 0.8's Scala consumer.
+
+======================================  ===========  ===============================================
+setting                                 default      meaning
+======================================  ===========  ===============================================
+``zookeeper.connect``                   (required)   ``host:port[,...][/chroot]`` of the ensemble
+``group.id``                            (required)   the group: ``/consumers/[group.id]``
+``consumer.id``                         generated    this member's name within the group (below)
+``offsets.storage``                     zookeeper    ``zookeeper`` or ``kafka`` (group coordinator)
+``dual.commit.enabled``                 false        with ``kafka`` storage, commit to ZooKeeper too
+``auto.offset.reset``                   largest      ``smallest`` or ``largest``: where to start
+                                                     without a committed offset
+``rebalance.max.retries``               4            attempts of one rebalance
+``rebalance.backoff.ms``                2000         wait between rebalance attempts
+``zookeeper.session.timeout.ms``        6000         ZooKeeper session timeout
+``zookeeper.connection.timeout.ms``     6000         longest wait to connect to ZooKeeper
+``bootstrap.servers``                   discovered   brokers to fetch from; by default the live
+                                                     brokers registered under ``/brokers/ids``
+======================================  ===========  ===============================================
+
+As in Kafka, the member registers as ``[group.id]_[consumer.id]``, and ``consumer.id`` defaults
+to ``[hostname]-[ms since the epoch]-[8 hex digits of a random UUID]``. Every other setting is a
+:class:`broker_lite.client.ClientConfig` setting of the client that fetches (``fetch.max.wait.ms``,
+``request.timeout.ms``, ...), validated by it: an unknown name is a :class:`ConfigError`.
+
+>>> config = ZooKeeperConsumerConfig({"zookeeper.connect": "zk:2181/kafka", "group.id": "g",
+...                                   "consumer.id": "c1", "offsets.storage": "kafka"})
+>>> config.consumer_id, config.offsets_storage, config.dual_commit_enabled, config.auto_offset_reset
+('g_c1', 'kafka', False, 'largest')
+>>> ZooKeeperConsumerConfig({"zookeeper.connect": "zk", "group.id": "g",
+...                          "auto.offset.reset": "earliest"})
+Traceback (most recent call last):
+...
+broker_lite.client.errors.ConfigError: auto.offset.reset: expected one of smallest, largest, got 'earliest'
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from broker_lite.zk.client import parse_connect_string
+from broker_lite.zk.errors import ZooKeeperConfigError
+
+from ..config import INT32_MAX, ClientConfig, parse_servers
+from ..errors import ConfigError
+
+ZOOKEEPER_STORAGE = "zookeeper"
+KAFKA_STORAGE = "kafka"
+SMALLEST = "smallest"
+LARGEST = "largest"
+
+
+def _choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip().lower()
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}, got {text!r}")
+        return value
+    return parse
+
+
+def _int(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= INT32_MAX:
+            raise ValueError(f"expected an integer in [{low}, {INT32_MAX}], got {value}")
+        return value
+    return parse
+
+
+def _bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value not in ("true", "false"):
+        raise ValueError(f"expected true or false, got {text!r}")
+    return value == "true"
+
+
+def _non_empty(what: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if not text:
+            raise ValueError(f"{what} cannot be empty")
+        if "/" in text:  # it becomes a znode name
+            raise ValueError(f"{what} cannot contain '/', got {text!r}")
+        return text
+    return parse
+
+
+def _connect(text: str) -> str:
+    try:
+        parse_connect_string(text)
+    except ZooKeeperConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return text.strip()
+
+
+def _servers(text: str) -> str:
+    parse_servers(text)  # raises ValueError with the reason
+    return text
+
+
+#: setting -> (parser, default); None: required, or computed
+SETTINGS: dict[str, tuple[Callable[[str], Any], Any]] = {
+    "zookeeper.connect": (_connect, None),
+    "group.id": (_non_empty("a group id"), None),
+    "consumer.id": (_non_empty("a consumer id"), None),
+    "offsets.storage": (_choice(ZOOKEEPER_STORAGE, KAFKA_STORAGE), ZOOKEEPER_STORAGE),
+    "dual.commit.enabled": (_bool, False),
+    "auto.offset.reset": (_choice(SMALLEST, LARGEST), LARGEST),
+    "rebalance.max.retries": (_int(1), 4),
+    "rebalance.backoff.ms": (_int(0), 2000),
+    "zookeeper.session.timeout.ms": (_int(1), 6000),
+    "zookeeper.connection.timeout.ms": (_int(1), 6000),
+    "bootstrap.servers": (_servers, None),
+}
+REQUIRED = ("zookeeper.connect", "group.id")
+
+
+def generated_consumer_id() -> str:
+    """Kafka's default ``consumer.id``: ``[hostname]-[ms since the epoch]-[uuid prefix]``."""
+    return f"{socket.gethostname()}-{int(time.time() * 1000)}-{uuid.uuid4().hex[:8]}"
+
+
+class ZooKeeperConsumerConfig:
+    """Validated settings: attributes named after the settings (``zookeeper_connect``,
+    ``rebalance_backoff_ms``, ...), :attr:`consumer_id` as registered (``[group]_[consumer.id]``),
+    and :attr:`client_settings`, the rest, for the fetching :class:`~broker_lite.client.KafkaClient`
+    (checked here by :class:`ClientConfig`, so a misspelt name fails at once)."""
+
+    def __init__(self, settings: Mapping[str, Any]):
+        values = {name: default for name, (_, default) in SETTINGS.items()}
+        self.client_settings: dict[str, str] = {}
+        for key, raw in settings.items():
+            text = ("true" if raw else "false") if isinstance(raw, bool) else str(raw)
+            if key in SETTINGS:
+                try:
+                    values[key] = SETTINGS[key][0](text)
+                except ValueError as exc:
+                    raise ConfigError(key, str(exc)) from None
+            else:
+                self.client_settings[key] = text
+        for key in REQUIRED:
+            if values[key] is None:
+                raise ConfigError(key, "required")
+        for name, value in values.items():
+            setattr(self, name.replace(".", "_"), value)
+        self.consumer_id: str = f"{self.group_id}_{values['consumer.id'] or generated_consumer_id()}"
+        # validate the client's settings now, against a placeholder when brokers are discovered
+        ClientConfig({**self.client_settings,
+                      "bootstrap.servers": self.bootstrap_servers or "127.0.0.1:9092"})
+
+    def client_config(self, bootstrap_servers: str) -> ClientConfig:
+        """The fetching client's settings, with the group as its default group."""
+        return ClientConfig({**self.client_settings, "bootstrap.servers": bootstrap_servers,
+                             "group.id": self.group_id})

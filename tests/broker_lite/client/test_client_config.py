@@ -1,0 +1,89 @@
+"""Client settings: Kafka's names and defaults, validation errors that name the setting, the
+producer-side settings passed through, and Spark's ``kafka.``-prefixed options."""
+
+import pytest
+
+from broker_lite.client import ClientConfig, ConfigError, KafkaClient
+from broker_lite.client.config import CLIENT_SETTINGS, PASS_THROUGH_SETTINGS, parse_servers
+
+
+def test_defaults_are_kafkas():
+    config = ClientConfig({"bootstrap.servers": "127.0.0.1:9092"})
+    assert (config.client_id, config.request_timeout_ms, config.socket_connection_setup_timeout_ms,
+            config.retry_backoff_ms, config.max_partition_fetch_bytes, config.fetch_max_bytes,
+            config.fetch_min_bytes, config.fetch_max_wait_ms, config.isolation_level,
+            config.group_id, config.metadata_max_age_ms) == (
+        "kpy", 30000, 10000, 100, 1048576, 52428800, 1, 500, "read_uncommitted", None, 300000)
+
+
+def test_values_are_parsed_from_strings_and_python_values():
+    config = ClientConfig({"bootstrap.servers": "a:1", "request.timeout.ms": "1500",
+                           "fetch.min.bytes": 10, "isolation.level": "READ_COMMITTED",
+                           "group.id": "g", "client.id": "spark-7"})
+    assert (config.request_timeout_ms, config.fetch_min_bytes, config.isolation_level,
+            config.group_id, config.client_id) == (1500, 10, "read_committed", "g", "spark-7")
+
+
+@pytest.mark.parametrize("text, servers", [
+    ("b1:9092", [("b1", 9092)]),
+    ("b1:9092, b2:9093 ,", [("b1", 9092), ("b2", 9093)]),
+    ("b1", [("b1", 9092)]),
+    ("PLAINTEXT://b1:19092", [("b1", 19092)]),
+    ("[::1]:9092,[fe80::1]", [("::1", 9092), ("fe80::1", 9092)]),
+])
+def test_bootstrap_servers(text, servers):
+    assert parse_servers(text) == servers
+
+
+@pytest.mark.parametrize("settings, key, fragment", [
+    ({}, "bootstrap.servers", "required"),
+    ({"bootstrap.servers": ""}, "bootstrap.servers", "at least one"),
+    ({"bootstrap.servers": "b:x"}, "bootstrap.servers", "bad port"),
+    ({"bootstrap.servers": "SSL://b:1"}, "bootstrap.servers", "PLAINTEXT"),
+    ({"bootstrap.servers": "b:1", "request.timeout.ms": "soon"}, "request.timeout.ms",
+     "integer"),
+    ({"bootstrap.servers": "b:1", "request.timeout.ms": "0"}, "request.timeout.ms", "[1,"),
+    ({"bootstrap.servers": "b:1", "isolation.level": "dirty"}, "isolation.level",
+     "read_committed"),
+    ({"bootstrap.servers": "b:1", "fetch.max.wait": "1"}, "fetch.max.wait",
+     "did you mean fetch.max.wait.ms"),
+    ({"bootstrap.servers": "b:1", "no.such.thing": "1"}, "no.such.thing", "unknown"),
+    ({"bootstrap.servers": "b:1", "security.protocol": "SASL_SSL"}, "security.protocol",
+     "plaintext"),
+    ({"bootstrap.servers": "b:1", "ssl.truststore.location": "/x"}, "ssl.truststore.location",
+     "not supported"),
+    ({"bootstrap.servers": "b:1", "sasl.mechanism": "PLAIN"}, "sasl.mechanism", "not supported"),
+    ({"bootstrap.servers": "b:1", "group.id": ""}, "group.id", "empty"),
+])
+def test_bad_settings_name_the_key(settings, key, fragment):
+    with pytest.raises(ConfigError) as info:
+        ClientConfig(settings)
+    assert info.value.key == key
+    assert str(info.value).startswith(key + ":")
+    assert fragment in str(info.value)
+
+
+def test_producer_and_consumer_settings_pass_through():
+    given = {"acks": "all", "compression.type": "lz4", "linger.ms": "5", "batch.size": "16384",
+             "enable.idempotence": True, "transactional.id": "tx-1",
+             "transaction.timeout.ms": "60000", "auto.offset.reset": "earliest"}
+    config = ClientConfig({"bootstrap.servers": "b:1", **given})
+    assert config.extra == {k: "true" if v is True else v for k, v in given.items()}
+    assert not set(CLIENT_SETTINGS) & PASS_THROUGH_SETTINGS
+
+
+def test_librdkafka_alias_for_bootstrap_servers():
+    assert ClientConfig({"metadata.broker.list": "b:7"}).bootstrap_servers == [("b", 7)]
+
+
+def test_spark_options_take_the_kafka_prefixed_ones_and_errors_name_the_option():
+    config = ClientConfig.from_spark_options({
+        "kafka.bootstrap.servers": "b:1", "kafka.request.timeout.ms": "700",
+        "subscribe": "events", "startingOffsets": "earliest"})
+    assert (config.bootstrap_servers, config.request_timeout_ms) == ([("b", 1)], 700)
+    with pytest.raises(ConfigError) as info:
+        KafkaClient.from_options({"kafka.bootstrap.servers": "b:1", "kafka.fetch.max.byte": "1"})
+    assert info.value.key == "kafka.fetch.max.byte"
+    assert "did you mean kafka.fetch.max.bytes" in str(info.value)
+    with pytest.raises(ConfigError, match="^kafka.bootstrap.servers: required"):
+        KafkaClient.from_options({"subscribe": "events"})
