@@ -1,14 +1,29 @@
 """Suite-wide fixtures; the ZooKeeper fixtures are shared by every test package. In CI a skipped
 test is a failure, so nothing passes by not running: the kpy plugin's ``kpy_ci_skips_fail``,
-set in pyproject.toml, so that it covers the doctests outside tests/ too."""
+set in pyproject.toml, so that it covers the doctests outside tests/ too.
+
+Tiers (README, "Running the tests"): the kpy plugin marks a test ``zookeeper``, ``broker`` or
+``spark`` from the fixtures it uses (``@needs`` on a fixture declares what it starts); ``slow``
+is set by hand. With ``kpy_enforce_tiers`` (pyproject.toml), a test that starts a broker,
+ZooKeeper or Spark in this process without the marker fails, so the fast tiers stay fast.
+"""
 
 import time
 import uuid
 
 import pytest
 
+from kspark.testing.tiers import needs
+
 # One real ZooKeeper per test session, and the fixtures built on it, for every test package.
 pytest_plugins = ["broker_lite.zk.testing"]
+
+
+@pytest.fixture(scope="session")
+@needs("zookeeper")
+def standalone_zookeeper(standalone_zookeeper):
+    """broker_lite.zk.testing's, declared as the ZooKeeper it starts."""
+    return standalone_zookeeper
 
 
 @pytest.fixture(scope="session")
@@ -28,6 +43,7 @@ def kafka_call():
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def broker(zookeeper_connect, tmp_path):
     """One broker_lite broker on an ephemeral port (``bootstrap(broker)`` for clients)."""
     from broker_lite.server.testing import start_brokers, stop_brokers
@@ -38,6 +54,7 @@ def broker(zookeeper_connect, tmp_path):
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def three_brokers(zookeeper_connect, tmp_path):
     """A three-broker cluster sharing one ZooKeeper."""
     from broker_lite.server.testing import start_brokers, stop_brokers

@@ -56,6 +56,13 @@ kpy_read
 kpy_spark (session)
     A local SparkSession with ``format("kpy")`` registered (:mod:`kspark.testing.spark`).
 
+Markers
+-------
+A test that uses these fixtures is marked ``zookeeper``, ``broker`` or ``spark`` by what they
+start (:mod:`kspark.testing.tiers`; ``@needs("broker")`` declares the same of a fixture of your
+own), so ``pytest -m "not spark"`` leaves out every test that needs a SparkSession; ``slow`` is
+there to be set by hand.
+
 Options
 -------
 ``--kpy-zookeeper-connect=host:port[/chroot]`` (ini: ``kpy_zookeeper_connect``)
@@ -63,6 +70,9 @@ Options
     ``<connect>/kpy-tests``.
 ``kpy_spark_master`` (ini)
     The master of ``kpy_spark`` (default ``local[2, 4]``).
+``kpy_enforce_tiers`` (ini, default false)
+    When true, a test that starts a broker_lite broker, an embedded ZooKeeper or a SparkSession
+    without the matching tier marker fails (:func:`kspark.testing.tiers.enforce`).
 ``kpy_ci_skips_fail`` (ini, default false)
     When true and the ``CI`` environment variable is set, a skipped test (doctests included)
     is reported as a failure: in CI, nothing passes by not running.
@@ -77,6 +87,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import tiers
+from .tiers import needs
 from .spark import DEFAULT_MASTER
 
 if TYPE_CHECKING:  # the fixtures import what they use, so loading the plugin stays cheap
@@ -90,6 +102,7 @@ ZOOKEEPER_CONNECT_OPTION = "--kpy-zookeeper-connect"
 ZOOKEEPER_CONNECT_INI = "kpy_zookeeper_connect"
 SPARK_MASTER_INI = "kpy_spark_master"
 CI_SKIPS_FAIL_INI = "kpy_ci_skips_fail"
+ENFORCE_TIERS_INI = "kpy_enforce_tiers"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -103,6 +116,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(CI_SKIPS_FAIL_INI, "when the CI environment variable is set, a skipped test "
                                      "fails: nothing passes in CI by not running", type="bool",
                                      default=False)
+    parser.addini(ENFORCE_TIERS_INI, "fail a test that starts a broker, ZooKeeper or a "
+                                     "SparkSession without the tier marker", type="bool",
+                                     default=False)
 
 
 def external_zookeeper(config: pytest.Config) -> str | None:
@@ -112,6 +128,9 @@ def external_zookeeper(config: pytest.Config) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    tiers.register(config)
+    if config.getini(ENFORCE_TIERS_INI):
+        tiers.enforce()
     connect = external_zookeeper(config)
     if connect is not None:
         from broker_lite.zk.errors import ZooKeeperConfigError
@@ -122,6 +141,19 @@ def pytest_configure(config: pytest.Config) -> None:
             ZooKeeperEnsemble.external(connect)
         except ZooKeeperConfigError as exc:
             raise pytest.UsageError(f"{ZOOKEEPER_CONNECT_OPTION}: {exc}") from None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tiers.mark_by_fixtures(items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    tiers.running.append(item)
+    try:
+        return (yield)
+    finally:
+        tiers.running.pop()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -138,6 +170,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 @pytest.fixture(scope="session")
+@needs("zookeeper")
 def kpy_zookeeper_server(tmp_path_factory: pytest.TempPathFactory
                          ) -> Iterator[EmbeddedZooKeeper]:
     """The embedded ZooKeeper server of the test session, started on first use."""
@@ -155,6 +188,7 @@ def kpy_zookeeper_server(tmp_path_factory: pytest.TempPathFactory
 
 
 @pytest.fixture(scope="session")
+@needs("zookeeper")
 def kpy_zookeeper(request: pytest.FixtureRequest) -> ZooKeeperEnsemble:
     """The session's ZooKeeper: the external ensemble of ``--kpy-zookeeper-connect``, else the
     embedded server."""
@@ -177,6 +211,7 @@ def kpy_zookeeper_connect(kpy_zookeeper: ZooKeeperEnsemble) -> str:
 
 
 @pytest.fixture(scope="session")
+@needs("broker", "zookeeper")
 def kpy_session_broker(kpy_zookeeper: ZooKeeperEnsemble,
                        tmp_path_factory: pytest.TempPathFactory) -> Iterator[KpyBroker]:
     """A broker_lite broker shared by the whole test session."""
@@ -188,6 +223,7 @@ def kpy_session_broker(kpy_zookeeper: ZooKeeperEnsemble,
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def kpy_broker(kpy_zookeeper_connect: str, tmp_path_factory: pytest.TempPathFactory
                ) -> Iterator[KpyBroker]:
     """A broker_lite broker of this test's own, stopped after it."""
@@ -199,6 +235,7 @@ def kpy_broker(kpy_zookeeper_connect: str, tmp_path_factory: pytest.TempPathFact
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def kpy_bootstrap_servers(request: pytest.FixtureRequest) -> str:
     """``bootstrap.servers`` for kpy_client, kpy_topic, kpy_produce and kpy_read:
     ``kpy_broker``'s when the test uses it, else ``kpy_session_broker``'s."""
@@ -253,6 +290,7 @@ def kpy_read(kpy_client: KafkaClient) -> Callable[..., Any]:
 
 
 @pytest.fixture(scope="session")
+@needs("spark")
 def kpy_spark(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory):
     """A local SparkSession for the whole test session, with ``format("kpy")`` registered;
     stopped at the end if this fixture started it."""
