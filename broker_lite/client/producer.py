@@ -8,13 +8,11 @@ delivers them (batches, Produce requests, retries, sequence numbers).
 Sending
 -------
 :meth:`Producer.send_batch` writes rows to one partition, :meth:`Producer.send_arrow` to the
-partitions of a topic: each row to the partition of its ``partition`` column when there is one
-and it is not null, else by its key (Kafka's murmur2 partitioner, :mod:`.partitioner`), and
-keyless rows all to one partition chosen at random among those with a leader. A topic the
-cluster does not know is created when the broker allows it (as Kafka producers do); a partition
-it does not have is a final error. Both calls block until every row is acknowledged (``acks``:
-all or 1) or the call fails; see :mod:`.sender` for how the rows travel, retries, and
-idempotence.
+partitions of a topic that a ``partition`` column or the default partitioner
+(:mod:`.partitioner`) choose. A topic the cluster does not know is created when the broker
+allows it (as Kafka producers do); a partition it does not have is a final error. Both calls
+block until every row is acknowledged (``acks``: all or 1) or the call fails; see :mod:`.sender`
+for how the rows travel, retries, and idempotence.
 
 With ``enable.idempotence`` (the default; it needs ``acks=all``) retries never duplicate and
 never reorder.
