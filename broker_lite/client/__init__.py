@@ -6,9 +6,10 @@ connection), :mod:`.metadata` (cluster metadata), :mod:`.cluster` (connections a
 :mod:`.retry` (deadlines and backoff), :mod:`.fetcher` (Fetch), :mod:`.offsets` (ListOffsets),
 :mod:`.group_offsets` (OffsetCommit / OffsetFetch), :mod:`.admin` (topic administration),
 :mod:`.partitioner` (Kafka's default partitioner), :mod:`.batching` (cutting rows into batches),
-:mod:`.producer` (idempotent and transactional producing), :mod:`.transactions` (the
-transaction coordinator's APIs), and :mod:`.client`, the :class:`KafkaClient` facade, whose
-docstring states the retry policy.
+:mod:`.producer` (idempotent and transactional producing), :mod:`.sender` (delivering its
+batches), :mod:`.transactions` (the transaction coordinator's APIs), and :mod:`.client`, the
+:class:`KafkaClient` facade, whose docstring states the retry policy. Modules import one way:
+the facade builds on the others, and none of them imports it.
 """
 
 from .admin import Admin, NewTopic

@@ -50,6 +50,7 @@ from .errors import ClientClosedError, error_for, final_error
 from .fetcher import Fetcher
 from .group_offsets import GroupOffsets
 from .offsets import OffsetLookup
+from .producer import Producer
 from .retry import retry
 from .types import (
     FetchedPartition,
@@ -91,6 +92,12 @@ class KafkaClient:
     def _check_open(self) -> None:
         if self._closed:
             raise ClientClosedError("the client is closed")
+
+    @property
+    def cluster(self) -> Cluster:
+        """The connections and cluster metadata of this client, which the producers and
+        transaction calls given this client share."""
+        return self._cluster
 
     # -- cluster metadata -----------------------------------------------------------------------
 
@@ -208,11 +215,9 @@ class KafkaClient:
 
     # -- producing ------------------------------------------------------------------------------
 
-    def producer(self, **settings: Any):
+    def producer(self, **settings: Any) -> Producer:
         """A :class:`.producer.Producer` over this client's connections (closing it leaves the
         client open); ``settings`` are its keyword arguments (``transactional_id``, ``acks``,
         ``compression``, ...), defaulting to this client's settings."""
-        from .producer import Producer  # the producer module builds on this one
-
         self._check_open()
         return Producer(self, **settings)

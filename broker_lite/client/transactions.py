@@ -38,6 +38,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from broker_lite.protocol import ApiKey, ErrorCode
 
@@ -55,6 +56,9 @@ from .errors import (
 )
 from .retry import Backoff, Deadline
 from .types import TopicPartition
+
+if TYPE_CHECKING:
+    from .client import KafkaClient
 
 FIRST_INIT_PRODUCER_ID_WITH_CURRENT = 3  # KIP-360: the producer's current id and epoch
 NO_PRODUCER_ID = -1
@@ -202,8 +206,8 @@ def _raise_for(code: int, message: str | None, where: str) -> None:
 MARKERS_PENDING = frozenset({"PrepareCommit", "PrepareAbort"})
 
 
-def end_transaction(client, transactional_id: str, producer_id: int, producer_epoch: int,
-                    commit: bool, *, wait_for_markers: bool = False) -> None:
+def end_transaction(client: KafkaClient, transactional_id: str, producer_id: int,
+                    producer_epoch: int, commit: bool, *, wait_for_markers: bool = False) -> None:
     """Commit (``commit=True``) or abort the open transaction of ``transactional_id`` written by
     producer ``producer_id`` at ``producer_epoch``, from any client (EndTxn).
 
@@ -248,7 +252,8 @@ def _wait_for_markers(cluster: Cluster, transactional_id: str, producer_id: int)
         backoff.wait(deadline)
 
 
-def describe_transaction(client, transactional_id: str) -> TransactionDescription | None:
+def describe_transaction(client: KafkaClient | Cluster,
+                         transactional_id: str) -> TransactionDescription | None:
     """The coordinator's view of ``transactional_id`` (DescribeTransactions), or None when the
     coordinator does not serve DescribeTransactions (Kafka before 3.0). Raises
     :class:`TransactionalIdNotFoundError` for an id the coordinator does not know."""
@@ -263,15 +268,15 @@ def describe_transaction(client, transactional_id: str) -> TransactionDescriptio
         return None
 
 
-def _cluster_of(client) -> Cluster:
-    from .client import KafkaClient
-
-    if isinstance(client, KafkaClient):
-        client._check_open()
-        return client._cluster
+def _cluster_of(client: KafkaClient | Cluster) -> Cluster:
+    """The connections of an open :class:`KafkaClient` (or a :class:`Cluster` itself)."""
     if isinstance(client, Cluster):
         return client
-    raise InvalidArgumentError(f"expected a KafkaClient, got {type(client).__name__}")
+    cluster = getattr(client, "cluster", None)
+    if not isinstance(cluster, Cluster):
+        raise InvalidArgumentError(f"expected a KafkaClient, got {type(client).__name__}")
+    client._check_open()
+    return cluster
 
 
 def _check_transactional_id(transactional_id: str) -> None:

@@ -1,5 +1,5 @@
-"""The group coordinator: the classic group protocol and committed offsets, as Kafka's
-``GroupCoordinator`` serves them.
+"""The group coordinator: the classic group protocol, as Kafka's ``GroupCoordinator`` serves it,
+and the facade the request handlers call for groups and their offsets.
 
 A member joins (JoinGroup), the group rebalances, the leader's assignment is handed to everyone
 (SyncGroup), and members stay in the group by heartbeating within their session timeout:
@@ -24,9 +24,10 @@ A member joins (JoinGroup), the group rebalances, the leader's assignment is han
   unknown member id replaces the old id (fenced from then on: FENCED_INSTANCE_ID), without a
   rebalance when the group is Stable and the protocol choice does not change.
 
-Offsets: OffsetCommit from a member of the current generation (or, with generation -1 and no
-member id, from anyone while the group has no members: a standalone commit) is appended to the
-log and cached, and answered after the append; OffsetFetch answers from the cache.
+Offsets are the concern of :class:`.offset_coordinator.OffsetCoordinator` (OffsetCommit, the
+append of TxnOffsetCommit, OffsetFetch, OffsetDelete, transactions ending); the
+:class:`GroupCoordinator` hands those requests to it, and a member's commit restarts its session
+here. Listing, describing and deleting groups are here too.
 
 Timing is Kafka's delayed operations as timer tasks (:mod:`.timer`); each group is changed under
 its own lock only. Requests for groups of a ``__consumer_offsets`` partition still loading
@@ -46,6 +47,7 @@ from .group import (
     EMPTY,
     PREPARING_REBALANCE,
     STABLE,
+    UNKNOWN_MEMBER_ID,
     Group,
     GroupSummary,
     JoinResult,
@@ -54,13 +56,13 @@ from .group import (
     SyncResult,
 )
 from .manager import GroupMetadataManager, LeaderLog, wall_clock_ms
+from .offset_coordinator import OffsetCoordinator
 from .offsets import OffsetAndMetadata, TopicPartition
 from .offsets_topic import OFFSETS_TOPIC
 from .timer import Timer
 
 logger = logging.getLogger(__name__)
 
-UNKNOWN_MEMBER_ID = ""
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000  # a new member's JoinGroup may be abandoned
 NO_GENERATION = -1
 # DescribeGroups of a group this broker cannot describe, and of one it does not know
@@ -86,7 +88,8 @@ class GroupOverview:
 
 
 class GroupCoordinator:
-    """Groups and their offsets on this broker.
+    """Groups and their offsets on this broker: the membership protocol here, the offsets in
+    :attr:`offsets` (an :class:`.offset_coordinator.OffsetCoordinator`).
 
     Parameters
     ----------
@@ -119,6 +122,8 @@ class GroupCoordinator:
         self.manager = GroupMetadataManager(offset_config, leader_log,
                                             partition_count=partition_count, clock_ms=clock_ms,
                                             on_appended=on_appended)
+        self.offsets = OffsetCoordinator(self.manager, self.validate_group_status,
+                                         self._schedule_heartbeat)
         self._create_topic = create_topic
         self.active = False
         self._expiry_task = None
@@ -214,34 +219,6 @@ class GroupCoordinator:
         if not self.manager.is_group_local(group_id):
             return ErrorCode.NOT_COORDINATOR
         return None
-
-    @staticmethod
-    def _validate_current_member(group: Group, member_id: str,
-                                 group_instance_id: str | None) -> ErrorCode | None:
-        if group_instance_id is not None:
-            current = group.current_static_member_id(group_instance_id)
-            if current is None:
-                return ErrorCode.UNKNOWN_MEMBER_ID
-            if current != member_id:
-                logger.info("member %s of static instance %s in group %s is fenced by %s",
-                            member_id, group_instance_id, group.group_id, current)
-                return ErrorCode.FENCED_INSTANCE_ID
-        if not group.has(member_id):
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        return None
-
-    @classmethod
-    def _validate_generation_member(cls, group: Group, member_id: str,
-                                    group_instance_id: str | None,
-                                    generation_id: int) -> ErrorCode | None:
-        """A member of the group's current generation (SyncGroup, Heartbeat, OffsetCommit), or
-        the error: COORDINATOR_NOT_AVAILABLE once the group is gone (unloaded, deleted)."""
-        if group.is_(DEAD):
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        error = cls._validate_current_member(group, member_id, group_instance_id)
-        if error is None and generation_id != group.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
-        return error
 
     @staticmethod
     def _join_refusal(group: Group, protocol_type: str, protocols: Protocols) -> ErrorCode | None:
@@ -345,7 +322,7 @@ class GroupCoordinator:
                 group, rebalance_timeout_ms, session_timeout_ms, member_id, None, client_id,
                 client_host, protocol_type, protocols, callback, reason)
             return
-        error = self._validate_current_member(group, member_id, group_instance_id)
+        error = group.member_error(member_id, group_instance_id)
         if error is not None:
             callback(JoinResult(member_id, error))
             return
@@ -700,8 +677,7 @@ class GroupCoordinator:
     def _validate_sync(self, group: Group, generation_id: int, member_id: str,
                        protocol_type: str | None, protocol_name: str | None,
                        group_instance_id: str | None) -> ErrorCode | None:
-        error = self._validate_generation_member(group, member_id, group_instance_id,
-                                                 generation_id)
+        error = group.generation_member_error(member_id, group_instance_id, generation_id)
         if error is not None:
             return error
         if protocol_type is not None and protocol_type != group.protocol_type:
@@ -743,8 +719,7 @@ class GroupCoordinator:
         if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         with group.lock:
-            error = self._validate_generation_member(group, member_id, group_instance_id,
-                                                     generation_id)
+            error = group.generation_member_error(member_id, group_instance_id, generation_id)
             if error is not None:
                 return error
             if group.is_(EMPTY):
@@ -784,114 +759,50 @@ class GroupCoordinator:
         if group.is_pending_member(leaving.member_id):
             self._remove_pending_member_and_update_group(group, leaving.member_id)
             return ErrorCode.NONE
-        error = self._validate_current_member(group, leaving.member_id, leaving.group_instance_id)
+        error = group.member_error(leaving.member_id, leaving.group_instance_id)
         if error is not None:
             return error
         logger.info("member %s leaves group %s", leaving.member_id, group.group_id)
         self._remove_member_and_update_group(group, group.get(leaving.member_id), reason)
         return ErrorCode.NONE
 
-    # -- offsets ----------------------------------------------------------------------------
+    # -- offsets, in the offset coordinator ------------------------------------------------
 
     def handle_commit_offsets(self, group_id: str, member_id: str,
                               group_instance_id: str | None, generation_id: int,
                               offsets: Mapping[TopicPartition, OffsetAndMetadata]
                               ) -> dict[TopicPartition, ErrorCode]:
-        """Commit ``offsets``; the error of each partition, once written."""
-        error = self.validate_group_status(group_id, allow_empty_id=True)
-        if error is not None:
-            return dict.fromkeys(offsets, error)
-        group = self.manager.get_group(group_id)
-        if group is None:
-            if generation_id >= 0:  # a member of a generation the coordinator never knew
-                return dict.fromkeys(offsets, ErrorCode.ILLEGAL_GENERATION)
-            group = self.manager.get_or_create_group(group_id)  # a standalone group
-        with group.lock:
-            error = self._validate_offset_commit(group, generation_id, member_id,
-                                                 group_instance_id)
-            if error is not None:
-                return dict.fromkeys(offsets, error)
-            if group.is_(COMPLETING_REBALANCE):
-                # a member of the new generation that has not synced yet: rejoin
-                return dict.fromkeys(offsets, ErrorCode.REBALANCE_IN_PROGRESS)
-            if group.state in (STABLE, PREPARING_REBALANCE):
-                # commits still count during a join phase; heartbeats tell of the rebalance
-                self._schedule_heartbeat(group, group.get(member_id))
-            return self.manager.store_offsets(group, offsets)
+        """OffsetCommit: :meth:`.offset_coordinator.OffsetCoordinator.handle_commit_offsets`."""
+        return self.offsets.handle_commit_offsets(group_id, member_id, group_instance_id,
+                                                  generation_id, offsets)
 
     def append_transactional_offsets(self, group: Group,
                                      offsets: Mapping[TopicPartition, OffsetAndMetadata],
                                      producer_id: int, producer_epoch: int
                                      ) -> dict[TopicPartition, ErrorCode]:
-        """The append path of commits made inside a transaction (the caller validated them and
-        holds the group's lock); they count once the transaction's COMMIT marker is written."""
-        return self.manager.store_offsets(group, offsets, producer_id=producer_id,
-                                          producer_epoch=producer_epoch)
+        """TxnOffsetCommit's append:
+        :meth:`.offset_coordinator.OffsetCoordinator.append_transactional_offsets`."""
+        return self.offsets.append_transactional_offsets(group, offsets, producer_id,
+                                                         producer_epoch)
 
     def on_transaction_completed(self, producer_id: int, partitions: set[int],
                                  committed: bool) -> None:
-        """A transaction marker of ``producer_id`` was written to ``partitions`` of
-        ``__consumer_offsets``: the offsets it committed there count, or are dropped."""
-        self.manager.complete_transaction(producer_id, partitions, committed)
-
-    @staticmethod
-    def _validate_offset_commit(group: Group, generation_id: int, member_id: str,
-                                group_instance_id: str | None) -> ErrorCode | None:
-        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
-            return GroupCoordinator._validate_generation_member(group, member_id,
-                                                                group_instance_id, generation_id)
-        if group.is_(DEAD):
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if not group.is_(EMPTY):  # only members commit for a group that has members
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        return None
+        """A transaction marker reached ``__consumer_offsets``:
+        :meth:`.offset_coordinator.OffsetCoordinator.on_transaction_completed`."""
+        self.offsets.on_transaction_completed(producer_id, partitions, committed)
 
     def handle_fetch_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None,
                              *, require_stable: bool = False
                              ) -> tuple[ErrorCode,
                                         dict[TopicPartition, OffsetAndMetadata | ErrorCode | None]]:
-        """The group's error and the committed offsets (None: no commit). Offsets are answered
-        whatever the group's state: a group may use Kafka only to store offsets. With
-        ``require_stable`` (KIP-447), a partition whose offset a still-open transaction
-        commits answers UNSTABLE_OFFSET_COMMIT instead: the caller retries once it ends."""
-        error = self.validate_group_status(group_id, allow_empty_id=True)
-        if error is not None:
-            return error, {}
-        offsets, unstable = self.manager.get_offsets(
-            group_id, list(partitions) if partitions is not None else None)
-        if require_stable:
-            offsets.update(dict.fromkeys(unstable, ErrorCode.UNSTABLE_OFFSET_COMMIT))
-        return ErrorCode.NONE, offsets
+        """OffsetFetch: :meth:`.offset_coordinator.OffsetCoordinator.handle_fetch_offsets`."""
+        return self.offsets.handle_fetch_offsets(group_id, partitions,
+                                                 require_stable=require_stable)
 
     def handle_delete_offsets(self, group_id: str, partitions: Iterable[TopicPartition]
                               ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
-        partitions = list(partitions)
-        error = self.validate_group_status(group_id)
-        if error is not None:
-            return error, {}
-        group = self.manager.get_group(group_id)
-        not_found = ErrorCode.GROUP_ID_NOT_FOUND if self.manager.group_not_exists(group_id) \
-            else ErrorCode.NOT_COORDINATOR
-        if group is None:
-            return not_found, {}
-        errors: dict[TopicPartition, ErrorCode] = {}
-        with group.lock:
-            if group.is_(DEAD):
-                return not_found, {}
-            if group.is_(EMPTY):
-                eligible = partitions
-            elif group.is_consumer_group:
-                eligible = [tp for tp in partitions if not group.is_subscribed_to_topic(tp.topic)]
-                errors = {tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC for tp in partitions
-                          if group.is_subscribed_to_topic(tp.topic)}
-            else:
-                return ErrorCode.NON_EMPTY_GROUP, {}
-        if eligible:
-            removed = self.manager.cleanup_group_metadata(
-                [group], lambda g: g.offsets.remove(eligible))
-            logger.info("deleted %d offsets of group %s", removed, group_id)
-            errors.update(dict.fromkeys(eligible, ErrorCode.NONE))
-        return ErrorCode.NONE, errors
+        """OffsetDelete: :meth:`.offset_coordinator.OffsetCoordinator.handle_delete_offsets`."""
+        return self.offsets.handle_delete_offsets(group_id, partitions)
 
     # -- listing, describing, deleting ------------------------------------------------------
 

@@ -23,6 +23,7 @@ the rules test as tables of cases.
 """
 
 import enum
+import logging
 import threading
 import uuid
 from collections import Counter
@@ -38,6 +39,8 @@ from .consumer_protocol import (
 )
 from .offsets import GroupOffsets, OffsetAndMetadata, TopicPartition
 from .records import GroupRecord, MemberRecord
+
+logger = logging.getLogger(__name__)
 
 
 class GroupState(enum.Enum):
@@ -64,6 +67,7 @@ class IllegalStateTransition(RuntimeError):
 
 
 Protocols = list[tuple[str, bytes]]  # (name, metadata) in the member's order of preference
+UNKNOWN_MEMBER_ID = ""  # a JoinGroup of a new member; a commit from outside the group
 
 
 @dataclass(frozen=True)
@@ -242,6 +246,34 @@ class Group:
     def is_subscribed_to_topic(self, topic: str) -> bool:
         """Unknown subscriptions count as subscribed, to be safe."""
         return self.subscribed_topics is None or topic in self.subscribed_topics
+
+    def member_error(self, member_id: str, group_instance_id: str | None) -> ErrorCode | None:
+        """Why a request naming ``member_id`` (of static instance ``group_instance_id``) is not
+        from a current member, or None: UNKNOWN_MEMBER_ID, or FENCED_INSTANCE_ID when the
+        instance has another member id now."""
+        if group_instance_id is not None:
+            current = self.current_static_member_id(group_instance_id)
+            if current is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if current != member_id:
+                logger.info("member %s of static instance %s in group %s is fenced by %s",
+                            member_id, group_instance_id, self.group_id, current)
+                return ErrorCode.FENCED_INSTANCE_ID
+        if not self.has(member_id):
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return None
+
+    def generation_member_error(self, member_id: str, group_instance_id: str | None,
+                                generation_id: int) -> ErrorCode | None:
+        """Why a request (SyncGroup, Heartbeat, OffsetCommit) is not from a member of the
+        current generation, or None: COORDINATOR_NOT_AVAILABLE once the group is gone
+        (unloaded, deleted), ILLEGAL_GENERATION, or the errors of :meth:`member_error`."""
+        if self.is_(DEAD):
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        error = self.member_error(member_id, group_instance_id)
+        if error is None and generation_id != self.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+        return error
 
     @staticmethod
     def generate_member_id(client_id: str, group_instance_id: str | None) -> str:

@@ -15,8 +15,7 @@ wire protocol (:mod:`broker_lite.protocol.schema`) as ``data`` messages::
 (0, {'name': 'g'})
 """
 
-from broker_lite.protocol import ProtocolError, Reader, Writer
-from broker_lite.protocol.schema import Message, decode, encode
+from broker_lite.protocol import Message, ProtocolError, Reader, Writer, decode, encode
 
 
 def data_schema(name: str, valid: str, flexible: str, fields) -> Message:

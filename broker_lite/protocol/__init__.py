@@ -8,13 +8,14 @@ shell around these functions:
 * :func:`encode_response` -- a body dict to the chunks of a response frame (size included);
 * :func:`encode_request` / :func:`parse_response` -- the client side, for clients and tests.
 
-Bodies are dicts keyed by the snake_case names of the fields of Kafka's message specs (see
-:mod:`.schema`); :data:`API_SCHEMAS` holds the request and response schema of every API known
+Bodies are dicts keyed by the snake_case names of the fields of Kafka's message specs, declared
+as data in :mod:`.schema` and decoded and encoded by :mod:`.codec`; :data:`API_SCHEMAS` holds the request and response schema of every API known
 here, :class:`ErrorCode` Kafka's error codes. Errors in Python are :class:`ProtocolError`
 subclasses.
 """
 
 from .apis import API_SCHEMAS, Api, ApiKey, api_for
+from .codec import decode, encode
 from .errors import (
     EncodeError,
     ErrorCode,
@@ -33,7 +34,7 @@ from .framing import (
     request_header_version,
     response_header_version,
 )
-from .schema import Message, decode, encode, snake_case
+from .schema import Message, snake_case
 from .types import ZERO_UUID, Reader, Writer
 
 __all__ = [

@@ -45,6 +45,7 @@ import struct
 from dataclasses import dataclass
 
 from .apis import Api, ApiKey, api_for
+from .codec import decode, encode
 from .errors import (
     EncodeError,
     InvalidRequestError,
@@ -52,7 +53,6 @@ from .errors import (
     UnsupportedVersionError,
 )
 from .messages.headers import REQUEST_HEADER, RESPONSE_HEADER
-from .schema import decode, encode
 from .types import Reader, Writer
 
 _HEAD = struct.Struct(">hhi")  # RequestApiKey, RequestApiVersion, CorrelationId

@@ -1,13 +1,20 @@
-"""Checks shared by the producer tests: what librdkafka reads back from a partition, and a
-scripted Produce handler that keeps the batches it accepts."""
+"""Checks shared by the producer and sender tests: what librdkafka reads back from a partition,
+the raw batches of a partition, and a scripted broker whose Produce handler keeps the batches it
+accepts."""
 
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError
 from confluent_kafka import TopicPartition as ConfluentTopicPartition
+from scripted_broker import ScriptedBroker
 
-from broker_lite.records import RecordBatch
+from broker_lite.client import KafkaClient, Producer, TopicPartition
+from broker_lite.protocol import ApiKey
+from broker_lite.records import RecordBatch, iter_batches
 
 
 def unique(prefix: str) -> str:
@@ -97,3 +104,41 @@ class ScriptedPartitions:
 def batch_fields(data: bytes) -> tuple[int, int, int, int]:
     batch = RecordBatch(data)
     return batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.record_count
+
+
+def raw_batches(client: KafkaClient, tp: TopicPartition) -> list[RecordBatch]:
+    """Every record batch of a partition, as the broker serves them."""
+    batches = []
+    for fetched in client.iter_records_bytes(tp, 0, 1 << 62):
+        batches.extend(iter_batches(fetched.records))
+    return batches
+
+
+# -- a scripted broker for producers ----------------------------------------------------------------
+
+
+def init_producer_id(producer_id=4000, epoch=0, error=0):
+    return {"throttle_time_ms": 0, "error_code": error, "producer_id": producer_id,
+            "producer_epoch": epoch}
+
+
+@contextmanager
+def scripted_producer_broker(topic: str) -> Iterator[ScriptedBroker]:
+    """A scripted broker leading the 3 partitions of ``topic``, which gives producer id 4000
+    and keeps the batches produced to it (``broker.partitions``, a :class:`ScriptedPartitions`)."""
+    with ScriptedBroker() as broker:
+        broker.handlers[ApiKey.METADATA] = broker.metadata({topic: 3})
+        broker.handlers[ApiKey.INIT_PRODUCER_ID] = lambda h, b: init_producer_id()
+        broker.partitions = ScriptedPartitions()
+        broker.handlers[ApiKey.PRODUCE] = broker.partitions
+        yield broker
+
+
+def producer_for(broker, **settings) -> Producer:
+    return Producer({"bootstrap.servers": broker.bootstrap, "retry.backoff.ms": "1",
+                     "retry.backoff.max.ms": "5", "request.timeout.ms": "2000",
+                     **settings.pop("config", {})}, **settings)
+
+
+def rows(n: int, start: int = 0, size: int = 10) -> pa.RecordBatch:
+    return pa.record_batch({"value": [b"%05d" % i + b"." * size for i in range(start, start + n)]})

@@ -1,5 +1,6 @@
 """The group state machine as tables of cases: transitions, protocol choice, membership counts,
-subscriptions, the expiry policy, and the GroupMetadataValue round trip."""
+who counts as a member of the current generation, subscriptions, the expiry policy, and the
+GroupMetadataValue round trip."""
 
 import struct
 
@@ -21,6 +22,7 @@ from broker_lite.coordinator.offsets import (
     OffsetAndMetadata,
     TopicPartition,
 )
+from broker_lite.protocol import ErrorCode
 
 ALLOWED = {
     (EMPTY, PREPARING_REBALANCE), (STABLE, PREPARING_REBALANCE),
@@ -130,6 +132,29 @@ def test_a_replaced_static_member_is_fenced():
     assert answers[0].member_id == "old" and answers[0].error == 82  # FENCED_INSTANCE_ID
     assert group.leader_id == "new" and group.static_members == {"i": "new"}
     assert replaced.member_id == "new" and group.has("new") and not group.has("old")
+
+
+@pytest.mark.parametrize("case,state,member_id,instance,generation,error", [
+    ("a member of the generation", STABLE, "a", None, 3, None),
+    ("a static member under its current id", STABLE, "s", "i-s", 3, None),
+    ("a member of another generation", STABLE, "a", None, 2, ErrorCode.ILLEGAL_GENERATION),
+    ("an unknown member", STABLE, "ghost", None, 3, ErrorCode.UNKNOWN_MEMBER_ID),
+    ("an unknown instance", STABLE, "s", "i-x", 3, ErrorCode.UNKNOWN_MEMBER_ID),
+    ("an instance's old id", STABLE, "a", "i-s", 3, ErrorCode.FENCED_INSTANCE_ID),
+    ("an unknown member of another generation", STABLE, "ghost", None, 2,
+     ErrorCode.UNKNOWN_MEMBER_ID),
+    ("any request once the group is gone", DEAD, "a", None, 3,
+     ErrorCode.COORDINATOR_NOT_AVAILABLE),
+])
+def test_who_is_a_member_of_the_current_generation(case, state, member_id, instance, generation,
+                                                   error):
+    group = Group("g", 0, state)
+    group.add(member("a"))
+    group.add(member("s", instance="i-s"))
+    group.generation_id = 3
+    assert group.generation_member_error(member_id, instance, generation) == error, case
+    if state is not DEAD and error != ErrorCode.ILLEGAL_GENERATION:
+        assert group.member_error(member_id, instance) == error, case
 
 
 @pytest.mark.parametrize("metadata,expected", [

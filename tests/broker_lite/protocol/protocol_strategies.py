@@ -7,7 +7,8 @@ import uuid
 
 from hypothesis import strategies as st
 
-from broker_lite.protocol.schema import UNKNOWN_TAGGED_FIELDS, Field, Struct
+from broker_lite.protocol.codec import UNKNOWN_TAGGED_FIELDS
+from broker_lite.protocol.schema import Field, Struct
 
 _INTS = {
     "int8": (-(1 << 7), (1 << 7) - 1),

@@ -33,8 +33,6 @@ from broker_lite.protocol import (
     request_header_version,
     response_header_version,
 )
-from broker_lite.protocol.messages import METADATA_REQUEST, PRODUCE_REQUEST
-from broker_lite.protocol.schema import Versions, decode, encode, snake_case
 from broker_lite.protocol.types import INLINE_RECORDS_LIMIT
 
 
@@ -319,24 +317,6 @@ def test_huge_array_counts_are_rejected_before_allocating():
     assert Reader(i32(1) + i32(7)).array_length(False, False, 4) == 1
     with pytest.raises(InvalidRequestError):
         Reader(i32(2) + i32(7)).array_length(False, False, 4)
-
-
-def test_versions_and_names():
-    assert 5 in Versions.parse("5") and 6 not in Versions.parse("5")
-    assert not Versions.parse("none") and Versions.parse("none") == Versions.parse(None)
-    assert Versions.parse("3+").intersect(Versions.parse("0-4")) == Versions.parse("3-4")
-    assert snake_case("ISRNodes") == "isr_nodes" and snake_case("GroupsNames") == "groups_names"
-
-
-def test_public_schema_api_reads_any_field_for_any_version():
-    w = Writer()
-    encode(METADATA_REQUEST, 0, {"topics": [{"name": "a"}], "allow_auto_topic_creation": False}, w)
-    body = decode(METADATA_REQUEST, 0, Reader(w.getvalue()))
-    # allow_auto_topic_creation does not exist in v0: ignored on encode, default on decode
-    assert body == {"topics": [{"topic_id": uuid.UUID(int=0), "name": "a"}], "allow_auto_topic_creation": True,
-                    "include_cluster_authorized_operations": False, "include_topic_authorized_operations": False}
-    with pytest.raises(UnsupportedVersionError):
-        decode(PRODUCE_REQUEST, 12, Reader(b""))
 
 
 def test_error_codes():

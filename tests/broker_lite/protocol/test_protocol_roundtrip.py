@@ -20,8 +20,8 @@ from broker_lite.protocol import (
     parse_request,
     parse_response,
 )
+from broker_lite.protocol.codec import decode, encode
 from broker_lite.protocol.messages import ALL_MESSAGES
-from broker_lite.protocol.schema import decode, encode
 from broker_lite.protocol.types import Reader, Writer
 
 CASES = [(name, v) for name, m in sorted(ALL_MESSAGES.items()) for v in m.versions]
@@ -87,40 +87,3 @@ def test_frame_round_trip(api_key, version, data):
     correlation_id, decoded = parse_response(api_key, version, wire[4:])
     assert correlation_id == -7
     assert normalize(decoded) == expected_body(api.response, version, response, resp_flex)
-
-
-def test_unknown_tagged_fields_are_kept_and_re_emitted_in_order():
-    from broker_lite.protocol.messages import API_VERSIONS_RESPONSE as msg
-
-    body = {
-        "error_code": 0,
-        "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 3,
-                      "_unknown_tagged_fields": {7: b"\x01"}}],
-        "finalized_features_epoch": 5,  # tag 1
-        "_unknown_tagged_fields": {9: b"xyz", 4: b""},
-    }
-    encoded = encode_bytes(msg, 3, body)
-    # the top-level section is the tail: 3 fields, tags 1 (an int64), 4 and 9, ascending
-    assert encoded.endswith(bytes([3, 1, 8]) + (5).to_bytes(8, "big") + bytes([4, 0, 9, 3]) + b"xyz")
-    decoded = decode(msg, 3, Reader(encoded))
-    assert decoded["_unknown_tagged_fields"] == {4: b"", 9: b"xyz"}
-    assert decoded["api_keys"][0]["_unknown_tagged_fields"] == {7: b"\x01"}
-    assert decoded["finalized_features_epoch"] == 5
-    assert encode_bytes(msg, 3, decoded) == encoded
-
-
-def test_tagged_fields_at_their_default_are_not_written():
-    from broker_lite.protocol.messages import FETCH_RESPONSE as msg
-
-    partition = {"partition_index": 0, "records": None,
-                 "current_leader": {"leader_id": -1, "leader_epoch": -1}}
-    plain = encode_bytes(msg, 12, {"responses": [{"topic": "t", "partitions": [partition]}]})
-    partition["current_leader"] = {"leader_id": 3, "leader_epoch": 9}
-    tagged = encode_bytes(msg, 12, {"responses": [{"topic": "t", "partitions": [partition]}]})
-    # leader 3, epoch 9: tag 1, size 9 (two int32 + an empty tagged section)
-    assert len(tagged) == len(plain) + 1 + 1 + 9
-    decoded = decode(msg, 12, Reader(tagged))
-    assert decoded["responses"][0]["partitions"][0]["current_leader"] == {
-        "leader_id": 3, "leader_epoch": 9}
-    assert decoded["responses"][0]["partitions"][0]["diverging_epoch"] == {
-        "epoch": -1, "end_offset": -1}

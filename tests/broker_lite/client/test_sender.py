@@ -1,54 +1,41 @@
-"""The producer's delivery logic against scripted brokers: leader moves followed with the same
+"""The sender's delivery logic against scripted brokers: leader moves followed with the same
 batch bytes, resends after lost answers, one batch per partition per request and requests under
-max.request.size, retry limits, sequence resets after failures whose outcome is unknown, the
-errors of fenced producers, and the settings rules (idempotence, acks, retries)."""
+max.request.size, retry limits, sequence resets after failures whose outcome is unknown, and the
+errors of fenced producers."""
 
 import pyarrow as pa
 import pytest
-from producer_checks import ScriptedPartitions, batch_fields
+from producer_checks import (
+    ScriptedPartitions,
+    batch_fields,
+    init_producer_id,
+    producer_for,
+    rows,
+    scripted_producer_broker,
+)
 from scripted_broker import CLOSE, SILENT, ScriptedBroker, sequence
 
-from broker_lite.protocol import ApiKey, ErrorCode
-from broker_lite.records import iter_batches
 from broker_lite.client import (
-    ConfigError,
-    KafkaClient,
+    ClientConfig,
     KafkaTimeoutError,
     NotLeaderError,
     OutOfOrderSequenceError,
-    Producer,
     ProducerFencedError,
     TopicPartition,
-    TransactionStateError,
 )
+from broker_lite.client.cluster import Cluster
 from broker_lite.client.errors import InvalidProducerEpochError
+from broker_lite.client.sender import DeliverySettings, Sender
+from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.records import CompressionType, iter_batches
 
 TOPIC = "events"
 
 
-def init_producer_id(producer_id=4000, epoch=0, error=0):
-    return {"throttle_time_ms": 0, "error_code": error, "producer_id": producer_id,
-            "producer_epoch": epoch}
-
-
 @pytest.fixture
 def scripted():
-    with ScriptedBroker() as broker:
-        broker.handlers[ApiKey.METADATA] = broker.metadata({TOPIC: 3})
-        broker.handlers[ApiKey.INIT_PRODUCER_ID] = lambda h, b: init_producer_id()
-        broker.partitions = ScriptedPartitions()
-        broker.handlers[ApiKey.PRODUCE] = broker.partitions
+    with scripted_producer_broker(TOPIC) as broker:
         yield broker
-
-
-def producer_for(broker, **settings) -> Producer:
-    return Producer({"bootstrap.servers": broker.bootstrap, "retry.backoff.ms": "1",
-                     "retry.backoff.max.ms": "5", "request.timeout.ms": "2000",
-                     **settings.pop("config", {})}, **settings)
-
-
-def rows(n: int, start: int = 0, size: int = 10) -> pa.RecordBatch:
-    return pa.record_batch({"value": [b"%05d" % i + b"." * size for i in range(start, start + n)]})
 
 
 # -- requests --------------------------------------------------------------------------------------
@@ -198,66 +185,28 @@ def test_batches_in_flight_are_not_transactional_without_a_transactional_id(scri
     assert not batch.is_transactional and batch.compression.kafka_name == "gzip"
 
 
-# -- settings --------------------------------------------------------------------------------------
+# -- the sender on its own ------------------------------------------------------------------------
 
-def test_idempotence_follows_the_java_rules():
-    with KafkaClient({"bootstrap.servers": "127.0.0.1:9"}) as client:
-        assert Producer(client).idempotent
-        assert not Producer(client, acks="1").idempotent  # not asked for: turned off
-        assert not Producer(client, retries=0).idempotent
-        assert not Producer(client, idempotent=False).idempotent
-        with pytest.raises(ConfigError, match="^enable.idempotence: needs acks=all"):
-            Producer(client, acks=1, idempotent=True)
-        with pytest.raises(ConfigError, match="^enable.idempotence: needs retries > 0"):
-            Producer(client, retries=0, idempotent=True)
-        with pytest.raises(ConfigError, match="always idempotent"):
-            Producer(client, transactional_id="t", idempotent=False)
-        with pytest.raises(ConfigError, match="^acks: .*acks=0 is not supported"):
-            Producer(client, acks="0")
-        with pytest.raises(ConfigError, match="^compression.type: .*'brotli'"):
-            Producer(client, compression="brotli")
-        with pytest.raises(ConfigError, match="^batch.size"):
-            Producer(client, batch_size=0)
-    with KafkaClient({"bootstrap.servers": "127.0.0.1:9", "enable.idempotence": "true",
-                      "acks": "1"}) as client:
-        with pytest.raises(ConfigError, match="^enable.idempotence: needs acks=all"):
-            Producer(client)
-
-
-def test_settings_come_from_the_client_config():
-    with Producer({"bootstrap.servers": "127.0.0.1:9", "compression.type": "zstd",
-                   "request.required.acks": "all", "batch.size": "5000",
-                   "max.request.size": "70000", "transactional.id": "tx",
-                   "transaction.timeout.ms": "9000"}) as producer:
-        assert producer.compression.kafka_name == "zstd"
-        assert (producer.acks, producer.batch_size, producer.max_request_size) == \
-            (-1, 5000, 70000)
-        assert (producer.transactional_id, producer.transaction_timeout_ms) == ("tx", 9000)
-        assert producer.idempotent and producer.transaction_state.name == "UNINITIALIZED"
-    with pytest.raises(ConfigError, match="^kafka.acks: .*not supported"):
-        KafkaClient.from_options({"kafka.bootstrap.servers": "b:1", "kafka.acks": "0"})
-
-
-def test_transactional_calls_in_the_wrong_state_name_the_state():
-    with Producer({"bootstrap.servers": "127.0.0.1:9"}, transactional_id="tx") as producer:
-        with pytest.raises(TransactionStateError, match="call init_transactions"):
-            producer.begin_transaction()
-        with pytest.raises(TransactionStateError, match="call init_transactions"):
-            producer.send_batch(TOPIC, 0, rows(1))
-    with Producer({"bootstrap.servers": "127.0.0.1:9"}) as producer:
-        with pytest.raises(TransactionStateError, match="needs a transactional producer"):
-            producer.commit_transaction()
-
-
-def test_bad_rows_are_invalid_arguments_before_anything_is_sent(scripted):
-    with producer_for(scripted) as producer:
-        with pytest.raises(ValueError, match="'value' column"):
-            producer.send_batch(TOPIC, 0, pa.record_batch({"key": [b"k"]}))
-        with pytest.raises(ValueError, match="must be binary or string"):
-            producer.send_batch(TOPIC, 0, pa.record_batch({"value": [1]}))
-        with pytest.raises(ValueError, match="partition must be an integer >= 0"):
-            producer.send_batch(TOPIC, -1, rows(1))
-        with pytest.raises(ValueError, match="negative partition -3"):
-            producer.send_arrow(TOPIC, pa.record_batch({
-                "value": [b"v"], "partition": pa.array([-3], pa.int32())}))
-    assert scripted.requests_for(ApiKey.PRODUCE) == []
+def test_a_sender_over_a_cluster_numbers_batches_until_its_sequences_are_reset(scripted):
+    """Without a producer in front: rows already split by partition, an idempotent producer id
+    of its own, sequences per partition, and numbering from 0 again once reset (as after a new
+    epoch)."""
+    settings = DeliverySettings(
+        acks=-1, compression=CompressionType.NONE, compression_level=None, batch_size=1 << 20,
+        max_request_size=1 << 20, delivery_timeout_ms=2000, retries=3, idempotent=True,
+        transaction_timeout_ms=60000)
+    cluster = Cluster(ClientConfig({"bootstrap.servers": scripted.bootstrap}))
+    try:
+        sender = Sender(cluster, settings)
+        assert (sender.producer_id, sender.producer_epoch) == (-1, -1)
+        t0, t1 = TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)
+        assert sender.send({t0: rows(3)}) == {t0: (0, 3)}
+        assert sender.send({t0: rows(2), t1: rows(0)}) == {t0: (3, 2), t1: (-1, 0)}
+        sender.reset_sequences()
+        assert sender.send({t0: rows(1)}) == {t0: (5, 1)}
+        assert not sender.sequences_in_doubt and sender.producer_id == 4000
+    finally:
+        cluster.close()
+    assert [batch_fields(data) for data in scripted.partitions.logs[(TOPIC, 0)]] == \
+        [(4000, 0, 0, 3), (4000, 0, 3, 2), (4000, 0, 0, 1)]
+    assert len(scripted.requests_for(ApiKey.INIT_PRODUCER_ID)) == 1
