@@ -1,10 +1,10 @@
 """The partitions this broker holds on disk, kept in step with ZooKeeper's assignments.
 
 A :class:`~broker_lite.zk.replicas.PartitionListener` backed by the :class:`LogManager`: a
-partition assigned to this broker gets its log, created with its topic's overrides from
-``/config/topics/[topic]``; the partitions of a deleted topic lose their logs on disk; a partition
-moved to other brokers stops being served but keeps its data until its topic is deleted. The
-latest partition state (leader, leader epoch, ISR) of each held partition is kept for the request
+partition assigned to this broker gets its log, created with its topic's overrides (in a
+broker, read from ``/config/topics/[topic]``); the partitions of a deleted topic lose their logs
+on disk; a partition moved to other brokers stops being served but keeps its data until its
+topic is deleted. The latest partition state (leader, leader epoch, ISR) of each held partition is kept for the request
 handlers.
 
 Leadership listeners registered for a topic (the group coordinator, for ``__consumer_offsets``)
@@ -16,13 +16,11 @@ queue work. The broker may learn its own id after the partitions are loaded (a g
 
 import logging
 import threading
+from collections.abc import Callable, Mapping
 from typing import Protocol
-
-from kazoo.client import KazooClient
 
 from broker_lite.log import Log
 from broker_lite.log.manager import LogManager
-from broker_lite.zk.admin import get_topic_config
 from broker_lite.zk.layout import PartitionState
 
 logger = logging.getLogger(__name__)
@@ -37,10 +35,12 @@ class LeadershipListener(Protocol):
 
 
 class PartitionManager:
-    def __init__(self, log_manager: LogManager, client: KazooClient, broker_id: int = -1):
-        """``broker_id`` may be set later, once ZooKeeper has generated it."""
+    def __init__(self, log_manager: LogManager,
+                 topic_config: Callable[[str], Mapping[str, str]], broker_id: int = -1):
+        """``topic_config(topic)`` gives a topic's overrides; ``broker_id`` may be set later,
+        once ZooKeeper has generated it."""
         self.log_manager = log_manager
-        self.client = client
+        self.topic_config = topic_config
         self._broker_id = broker_id
         self._states: dict[tuple[str, int], PartitionState] = {}
         self._lock = threading.Lock()
@@ -91,8 +91,7 @@ class PartitionManager:
 
     def on_partition_assigned(self, topic: str, partition: int, state: PartitionState,
                               replicas: list[int]) -> None:
-        log = self.log_manager.get_or_create(topic, partition,
-                                             get_topic_config(self.client, topic))
+        log = self.log_manager.get_or_create(topic, partition, self.topic_config(topic))
         if state.leader == self.broker_id:
             # As Kafka's makeLeader: the new epoch starts at the log end, even before it writes.
             log.leader_epochs.assign(state.leader_epoch, log.log_end_offset)

@@ -7,14 +7,13 @@ it and leaves the clean-shutdown marker, so the next start skips recovery.
 """
 
 import logging
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from kazoo.client import KazooClient
 
 from broker_lite.config import BrokerConfig
+from broker_lite.coordinator import GroupCoordinator
 from broker_lite.coordinator.service import start_group_coordinator
 from broker_lite.coordinator.transactions.service import (
     TransactionService,
@@ -27,50 +26,18 @@ from broker_lite.zk.admin import get_topic_config
 from broker_lite.zk.client import ZooKeeperConnection
 from broker_lite.zk.endpoints import EndPoint, parse_endpoints, parse_protocol_map
 from broker_lite.zk.layout import CONFIG_CHANGES_PATH, BrokerIdZNode
+from broker_lite.zk.producer_ids import ZkProducerIdManager
 
 from . import meta_properties
+from .admin import ZkTopicAdmin
 from .apis import handlers
-from .dispatcher import Dispatcher
-from .handlers.producer_ids import producer_id_manager
+from .dispatcher import Dispatcher, supported_versions
 from .metadata import ClusterMetadata
 from .network import SocketServer
+from .purgatory import Purgatory
+from .services import HandlerServices
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class BrokerServices:
-    """What request handlers work with."""
-
-    config: BrokerConfig
-    logs: LogManager
-    partitions: PartitionManager
-    cluster: ClusterMetadata
-    zk: KazooClient
-    broker_id: int = -1
-    cluster_id: str | None = None
-    dispatcher: Dispatcher | None = None
-    group_coordinator: object | None = None  # broker_lite.coordinator.GroupCoordinator
-    transaction_coordinator: object | None = None  # broker_lite.coordinator.transactions
-    producer_ids: object | None = None  # created on first use (handlers.producer_ids)
-    stopping: bool = False  # the broker is shutting down: long polls answer at once
-    _appended: threading.Condition = field(default_factory=threading.Condition)
-
-    def notify_appended(self) -> None:
-        """Wake fetches waiting for data (long polls)."""
-        with self._appended:
-            self._appended.notify_all()
-
-    def wait_for_append(self, timeout_s: float) -> None:
-        with self._appended:
-            if not self.stopping:
-                self._appended.wait(timeout_s)
-
-    def stop_waiting(self) -> None:
-        """End every long poll now, and any that starts from now on."""
-        with self._appended:
-            self.stopping = True
-            self._appended.notify_all()
 
 
 class Broker:
@@ -83,7 +50,9 @@ class Broker:
         self.logs: LogManager | None = None
         self.server: SocketServer | None = None
         self.zk_broker: ZkBroker | None = None
-        self.services: BrokerServices | None = None
+        self.services: HandlerServices | None = None
+        self.purgatory: Purgatory | None = None
+        self.groups: GroupCoordinator | None = None
         self.transactions: TransactionService | None = None
 
     def start(self) -> "Broker":
@@ -103,24 +72,27 @@ class Broker:
         config = self.config
         self.zookeeper = ZooKeeperConnection(config).open()
         client = self.zookeeper.client
-        self.logs = LogManager(config)
-        partitions = PartitionManager(self.logs, client)
+        self.logs = logs = LogManager(config)
+        partitions = PartitionManager(logs, lambda topic: get_topic_config(client, topic))
         listener = self._listener()
-        services = BrokerServices(config, self.logs, partitions,
-                                  ClusterMetadata(client, listener.listener_name), client)
-        dispatcher = Dispatcher(handlers(), services)
-        services.dispatcher = dispatcher
-        services.group_coordinator = start_group_coordinator(config, partitions, client,
-                                                             services.notify_appended)
+        self.purgatory = purgatory = Purgatory()
+        cluster = ClusterMetadata(client, listener.listener_name)
+        producer_ids = ZkProducerIdManager(client, lambda: partitions.broker_id)
+        self.groups = start_group_coordinator(config, partitions, client,
+                                              purgatory.notify_appended)
         self.transactions = start_transaction_coordinator(
-            config, partitions, client, broker_id=lambda: services.broker_id,
-            brokers=services.cluster.brokers,
-            generate_producer_id=lambda: producer_id_manager(services).generate(),
-            group_coordinator=services.group_coordinator, on_appended=services.notify_appended)
-        services.transaction_coordinator = self.transactions.coordinator
-        self.services = services
+            config, partitions, client, broker_id=lambda: partitions.broker_id,
+            brokers=cluster.brokers, generate_producer_id=producer_ids.generate,
+            group_coordinator=self.groups, on_appended=purgatory.notify_appended)
+        api_handlers = handlers()
+        self.services = services = HandlerServices(
+            config=config, logs=logs, partitions=partitions, cluster=cluster,
+            admin=ZkTopicAdmin(client, config, on_config_changed=logs.update_config),
+            groups=self.groups, transactions=self.transactions.coordinator,
+            markers=self.transactions.markers, producer_ids=producer_ids, purgatory=purgatory,
+            api_versions=supported_versions(api_handlers))
         self.server = SocketServer(
-            listener.host, listener.port, dispatcher,
+            listener.host, listener.port, Dispatcher(api_handlers, services),
             max_request_bytes=config["socket.request.max.bytes"],
             idle_timeout_ms=config["connections.max.idle.ms"],
         ).start()
@@ -128,7 +100,7 @@ class Broker:
         self._wait_for_previous_session(client, config["broker.id"])
         self.zk_broker = ZkBroker(client, config, partitions, endpoints=(advertised,))
         self.zk_broker.start()
-        partitions.broker_id = services.broker_id = self.zk_broker.broker_id
+        partitions.broker_id = self.zk_broker.broker_id
         services.cluster_id = self.zk_broker.cluster_id
         meta_properties.check_cluster(recorded, services.cluster_id)
         meta_properties.write(log_dirs, meta_properties.BrokerMetadata(services.broker_id,
@@ -201,16 +173,17 @@ class Broker:
 
     def stop(self) -> None:
         """Stop serving, leave the cluster, close the logs cleanly."""
-        if self.services is not None:
-            self.services.stop_waiting()
+        if self.purgatory is not None:
+            self.purgatory.stop()
         if self.server is not None:
             self.server.stop()
             self.server = None
         if self.transactions is not None:
             self.transactions.shutdown()
             self.transactions = None
-        if self.services is not None and self.services.group_coordinator is not None:
-            self.services.group_coordinator.shutdown()
+        if self.groups is not None:
+            self.groups.shutdown()
+            self.groups = None
         if self.zk_broker is not None:
             self.zk_broker.stop()
             self.zk_broker = None

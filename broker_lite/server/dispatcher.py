@@ -26,6 +26,7 @@ from broker_lite.protocol import (
 )
 
 from .network import CloseConnection, Connection
+from .services import HandlerServices
 
 logger = logging.getLogger(__name__)
 
@@ -40,25 +41,30 @@ class ApiHandler:
     handle: Callable[["RequestContext", dict], dict | None]
 
 
-@dataclass
+@dataclass(frozen=True)
 class RequestContext:
+    """A request as its handler sees it: the header, the broker's services, and the client's
+    address (``/host``, as Kafka shows it in DescribeGroups; empty when unknown)."""
+
     header: RequestHeader
-    connection: Connection
-    services: object  # the broker's services (see server.broker.BrokerServices)
+    services: HandlerServices
+    client_host: str = ""
 
     @property
     def version(self) -> int:
         return self.header.api_version
 
 
+def supported_versions(handlers: dict[ApiKey, ApiHandler]) -> list[dict]:
+    """The APIs and versions ``handlers`` serve, as ApiVersions lists them."""
+    return [{"api_key": int(key), "min_version": h.min_version, "max_version": h.max_version}
+            for key, h in sorted(handlers.items())]
+
+
 class Dispatcher:
-    def __init__(self, handlers: dict[ApiKey, ApiHandler], services: object):
+    def __init__(self, handlers: dict[ApiKey, ApiHandler], services: HandlerServices):
         self.handlers = handlers
         self.services = services
-
-    def supported_versions(self) -> list[dict]:
-        return [{"api_key": int(key), "min_version": h.min_version, "max_version": h.max_version}
-                for key, h in sorted(self.handlers.items())]
 
     def __call__(self, payload: memoryview, connection: Connection):
         try:
@@ -83,12 +89,15 @@ class Dispatcher:
         except ProtocolError as exc:
             raise CloseConnection(f"malformed {ApiKey(header.api_key).name} request: {exc}") \
                 from None
-        response = handler.handle(RequestContext(header, connection, self.services), body)
+        peer = connection.peer
+        context = RequestContext(header, self.services, f"/{peer[0]}" if peer else "")
+        response = handler.handle(context, body)
         if response is None:
             return None
         return encode_response(header.api_key, header.api_version, header.correlation_id,
                                response)
 
     def _unsupported_api_versions(self, correlation_id: int):
-        body = {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": self.supported_versions()}
+        body = {"error_code": ErrorCode.UNSUPPORTED_VERSION,
+                "api_keys": supported_versions(self.handlers)}
         return encode_response(ApiKey.API_VERSIONS, 0, correlation_id, body)

@@ -3,6 +3,8 @@ controller, and each topic's partitions with their leader, replicas and in-sync 
 
 ZooKeeper is the source of truth for all of it, so every broker answers Metadata alike wherever
 the partitions live; a client then sends each partition's requests to its leader.
+:class:`ClusterMetadata` (the handlers' :class:`~.services.ClusterView`) reads it anew on every
+call.
 """
 
 import uuid
@@ -11,8 +13,18 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from broker_lite.zk.admin import get_partition_state, get_topic_assignment, list_topics
-from broker_lite.zk.errors import UnknownTopicError
+from broker_lite.partitions import PartitionManager
+from broker_lite.zk.admin import (
+    get_partition_state,
+    get_topic_assignment,
+    list_topics,
+    validate_topic_name,
+)
+from broker_lite.zk.errors import (
+    InvalidTopicError,
+    MalformedZnodeError,
+    UnknownTopicError,
+)
 from broker_lite.zk.layout import ControllerZNode, PartitionState
 from broker_lite.zk.registration import get_broker, live_broker_ids
 
@@ -88,6 +100,16 @@ class ClusterMetadata:
         info = self.topic(topic)
         return info.partitions if info is not None else None
 
+    def partition_count(self, topic: str) -> int | None:
+        try:
+            validate_topic_name(topic)  # a name that is no topic's is not looked up
+            return len(get_topic_assignment(self.client, topic).partitions)
+        except (InvalidTopicError, UnknownTopicError, MalformedZnodeError):
+            return None
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState | None:
+        return get_partition_state(self.client, topic, partition)
+
     def topic_name(self, topic_id: uuid.UUID) -> str | None:
         """The name of the topic with ``topic_id`` (Fetch 13+ names topics by id)."""
         name = self._names_by_id.get(topic_id)
@@ -103,7 +125,7 @@ class ClusterMetadata:
         return self._names_by_id.get(topic_id)
 
 
-def has_serving_leader(services, topic: str, info: PartitionInfo) -> bool:
+def has_serving_leader(partitions: PartitionManager, topic: str, info: PartitionInfo) -> bool:
     """The partition has an elected leader, and when that leader is this broker it already
     serves the partition: ZooKeeper shows an election before this broker's own watch has taken
     the partition on, and a client sent here in between would get NOT_LEADER_OR_FOLLOWER (and
@@ -111,7 +133,7 @@ def has_serving_leader(services, topic: str, info: PartitionInfo) -> bool:
     state = info.state
     if state is None or state.leader < 0:
         return False
-    if state.leader != services.broker_id:
+    if state.leader != partitions.broker_id:
         return True
-    local = services.partitions.state(topic, info.partition)
+    local = partitions.state(topic, info.partition)
     return local is not None and local.leader_epoch >= state.leader_epoch

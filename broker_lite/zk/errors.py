@@ -83,5 +83,20 @@ class InvalidReplicaAssignmentError(ZooKeeperError, ValueError):
     """An explicit replica assignment with gaps, duplicates or uneven replica counts."""
 
 
+class ConflictingTopicSettingsError(ZooKeeperError, ValueError):
+    """A new topic given a partition count or replication factor and an explicit replica
+    assignment: one or the other."""
+
+
+class ReassignmentInProgressError(ZooKeeperError):
+    """The topic's partitions are being reassigned (``adding_replicas`` or ``removing_replicas``
+    in its assignment): its partitions cannot be changed now."""
+
+
 class ProducerIdsExhaustedError(ZooKeeperError):
     """``/latest_producer_id_block`` has reached the end of the 64-bit producer id space."""
+
+
+class ProducerIdsUnavailableError(ZooKeeperError):
+    """No producer id block can be taken now: ZooKeeper cannot be reached, or the broker has no
+    id yet. Retriable."""

@@ -9,7 +9,7 @@ from broker_lite.config import BrokerConfig
 from broker_lite.log.manager import LogManager
 from broker_lite.partitions import PartitionManager
 from broker_lite.records import build_batch
-from broker_lite.zk import ZkBroker, create_topic, delete_topic
+from broker_lite.zk import ZkBroker, create_topic, delete_topic, get_topic_config
 from broker_lite.zk.client import connect_from_config
 from broker_lite.zk.testing import wait_until
 
@@ -34,7 +34,8 @@ def brokers(zookeeper_connect, tmp_path):
             "log.dirs": str(tmp_path / f"broker-{broker_id}"),
         })
         client = connect_from_config(config)
-        manager = PartitionManager(LogManager(config), client, broker_id)
+        manager = PartitionManager(LogManager(config), lambda t: get_topic_config(client, t),
+                                   broker_id)
         broker = ZkBroker(client, config, manager).start()
         started.append((broker, client, manager))
         return manager

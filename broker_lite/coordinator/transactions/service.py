@@ -1,12 +1,15 @@
 """The transaction coordinator of a broker, wired to its partitions, ZooKeeper and settings."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from kazoo.client import KazooClient
 
 from broker_lite.partitions import PartitionManager
+from broker_lite.protocol import ErrorCode
 
+from ..coordinator import GroupCoordinator
 from ..internal_topic import leader_log_of
+from ..offsets import TopicPartition
 from .config import TransactionConfig
 from .coordinator import TransactionCoordinator
 from .manager import TransactionStateManager
@@ -19,12 +22,38 @@ from .topic import (
 )
 
 
-class TransactionService:
-    """A started coordinator, its marker writer and its timeout checks; what the broker keeps
-    as ``services.transaction_coordinator`` is :attr:`coordinator`."""
+class LocalMarkers:
+    """Appends transaction markers to the partitions this broker leads: for its own
+    coordinator, and for WriteTxnMarkers requests from the coordinators of other brokers.
+    Markers in ``__consumer_offsets`` settle the transaction's offsets in the group
+    coordinator; every write is announced with ``on_appended`` (waiting fetches wake)."""
 
-    def __init__(self, coordinator: TransactionCoordinator, timeouts: TransactionTimeouts):
+    def __init__(self, partitions: PartitionManager, group_coordinator: GroupCoordinator | None,
+                 clock_ms: Callable[[], int], on_appended: Callable[[], None] = lambda: None):
+        self.partitions = partitions
+        self.group_coordinator = group_coordinator
+        self.clock_ms = clock_ms
+        self.on_appended = on_appended
+
+    def write(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+              committed: bool, targets: Iterable[TopicPartition]
+              ) -> dict[TopicPartition, ErrorCode]:
+        groups = self.group_coordinator
+        errors = write_markers_locally(
+            self.partitions, producer_id, producer_epoch, coordinator_epoch, committed, targets,
+            timestamp_ms=self.clock_ms(),
+            on_offsets_completed=groups.on_transaction_completed if groups is not None else None)
+        self.on_appended()
+        return errors
+
+
+class TransactionService:
+    """A started coordinator, its marker writers and its timeout checks."""
+
+    def __init__(self, coordinator: TransactionCoordinator, markers: LocalMarkers,
+                 timeouts: TransactionTimeouts):
         self.coordinator = coordinator
+        self.markers = markers
         self.timeouts = timeouts
 
     def shutdown(self) -> None:
@@ -35,7 +64,7 @@ class TransactionService:
 def start_transaction_coordinator(config, partitions: PartitionManager, client: KazooClient, *,
                                   broker_id: Callable[[], int], brokers: Callable[[], list],
                                   generate_producer_id: Callable[[], int],
-                                  group_coordinator=None,
+                                  group_coordinator: GroupCoordinator | None = None,
                                   on_appended: Callable[[], None] = lambda: None
                                   ) -> TransactionService:
     """A started coordinator that loads the ``__transaction_state`` partitions this broker
@@ -49,14 +78,11 @@ def start_transaction_coordinator(config, partitions: PartitionManager, client: 
         partition_count=lambda: transaction_topic_partition_count(client),
         on_appended=on_appended)
 
+    markers = LocalMarkers(partitions, group_coordinator, manager.clock_ms, on_appended)
+
     def write_locally(job, targets):
-        errors = write_markers_locally(
-            partitions, job.producer_id, job.producer_epoch, job.coordinator_epoch,
-            job.committed, targets, timestamp_ms=manager.clock_ms(),
-            on_offsets_completed=group_coordinator.on_transaction_completed
-            if group_coordinator is not None else None)
-        on_appended()
-        return errors
+        return markers.write(job.producer_id, job.producer_epoch, job.coordinator_epoch,
+                             job.committed, targets)
 
     writer = TxnMarkerWriter(broker_id, partitions, client, brokers, write_locally)
     coordinator = TransactionCoordinator(
@@ -64,4 +90,4 @@ def start_transaction_coordinator(config, partitions: PartitionManager, client: 
         create_topic=lambda: create_transaction_topic(client, txn_config)).start()
     partitions.add_leadership_listener(TRANSACTION_STATE_TOPIC, coordinator)
     timeouts = TransactionTimeouts(coordinator, txn_config.abort_timed_out_interval_ms).start()
-    return TransactionService(coordinator, timeouts)
+    return TransactionService(coordinator, markers, timeouts)

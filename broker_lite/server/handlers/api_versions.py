@@ -2,5 +2,4 @@
 
 
 def handle(context, body: dict) -> dict:
-    return {"error_code": 0, "api_keys": context.services.dispatcher.supported_versions(),
-            "throttle_time_ms": 0}
+    return {"error_code": 0, "api_keys": context.services.api_versions, "throttle_time_ms": 0}

@@ -5,6 +5,8 @@ Without an authorizer every cluster operation is authorized, as in Kafka."""
 
 from broker_lite.protocol import ErrorCode
 
+from ..dispatcher import RequestContext
+
 UNKNOWN_ENDPOINT, BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 0, 1, 2
 _ENDPOINT_NAMES = {BROKER_ENDPOINT: "BROKER", CONTROLLER_ENDPOINT: "CONTROLLER"}
 NO_AUTHORIZED_OPERATIONS = -2**31
@@ -13,7 +15,7 @@ NO_AUTHORIZED_OPERATIONS = -2**31
 CLUSTER_OPERATIONS = sum(1 << code for code in (4, 6, 7, 8, 10, 11, 12))
 
 
-def describe_cluster(context, body: dict) -> dict:
+def describe_cluster(context: RequestContext, body: dict) -> dict:
     services = context.services
     endpoint_type = body.get("endpoint_type", BROKER_ENDPOINT)
     response = {"throttle_time_ms": 0, "error_code": 0, "error_message": None,

@@ -1,33 +1,32 @@
 """FindCoordinator: which broker coordinates a key (versions 0-4; v4 asks for many keys at once).
 
 A key's coordinator is the leader of the key's partition of the coordinator's internal topic. A
-coordinator type maps to the service that owns the topic (``key_type`` 0, groups: the group
-coordinator and ``__consumer_offsets``; 1, transactions: a transaction coordinator and
-``__transaction_state``, answered COORDINATOR_NOT_AVAILABLE while the broker has none). The
-service tells the topic's name (``topic``), the partition of a key (``partition_for(key)``), and
-how to create the topic (``create_topic()``).
+coordinator type maps to the coordinator that owns the topic (``key_type`` 0, groups: the group
+coordinator and ``__consumer_offsets``; 1, transactions: the transaction coordinator and
+``__transaction_state``; another type is INVALID_REQUEST). The coordinator tells the topic's
+name, the partition of a key, and how to create the topic
+(:class:`~broker_lite.server.services.CoordinatorTopic`).
 
 As Kafka does, the first lookup creates the topic and answers COORDINATOR_NOT_AVAILABLE, which
 clients retry; so does a lookup while the partition has no leader yet, or its leader is not
-registered, or is this broker but has not taken the partition over yet. The answer is read
-from ZooKeeper, so every broker gives the same one.
+registered, or is this broker but has not taken the partition over yet. The answer comes from
+the cluster's metadata (ZooKeeper), so every broker gives the same one.
 """
 
 import logging
 
 from broker_lite.protocol import ErrorCode
-from broker_lite.zk.admin import get_partition_state
-from broker_lite.zk.layout import TopicZNode
+
+from ..dispatcher import RequestContext
+from ..services import CoordinatorTopic, HandlerServices
 
 logger = logging.getLogger(__name__)
 
-# key_type -> the BrokerServices attribute holding that coordinator
-COORDINATOR_SERVICES = {0: "group_coordinator", 1: "transaction_coordinator"}
-
+GROUP_KEY, TRANSACTION_KEY = 0, 1
 NO_NODE = (-1, "", -1)
 
 
-def find_coordinator(context, body: dict) -> dict:
+def find_coordinator(context: RequestContext, body: dict) -> dict:
     key_type = body.get("key_type", 0) if context.version >= 1 else 0
     if context.version >= 4:
         return {"throttle_time_ms": 0, "coordinators": [
@@ -45,22 +44,35 @@ def _coordinator_entry(key: str, error: ErrorCode, message: str | None, node) ->
             "error_message": message}
 
 
-def _lookup(services, key_type: int, key: str) -> tuple[ErrorCode, str | None, tuple]:
-    if key_type not in COORDINATOR_SERVICES:
-        return ErrorCode.INVALID_REQUEST, f"Unknown coordinator type {key_type}", NO_NODE
-    coordinator = getattr(services, COORDINATOR_SERVICES[key_type], None)
+def create_coordinator_topic(coordinator: CoordinatorTopic) -> None:
+    """Create a coordinator's internal topic on first use. A failure (no live broker yet,
+    ZooKeeper trouble) is only logged: the request answers a retriable error either way, and
+    the client's next request tries again."""
+    try:
+        coordinator.create_topic()
+    except Exception as exc:  # noqa: BLE001 (whatever failed, the answer is the same)
+        logger.warning("could not create %s: %s", coordinator.topic, exc)
+
+
+def _coordinator(services: HandlerServices, key_type: int) -> CoordinatorTopic | None:
+    if key_type == GROUP_KEY:
+        return services.groups
+    if key_type == TRANSACTION_KEY:
+        return services.transactions
+    return None
+
+
+def _lookup(services: HandlerServices, key_type: int, key: str
+            ) -> tuple[ErrorCode, str | None, tuple]:
+    coordinator = _coordinator(services, key_type)
     if coordinator is None:
-        return (ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                "this broker has no coordinator of this type", NO_NODE)
+        return ErrorCode.INVALID_REQUEST, f"Unknown coordinator type {key_type}", NO_NODE
     topic = coordinator.topic
-    if services.zk.exists(TopicZNode.path(topic)) is None:
-        try:
-            coordinator.create_topic()
-        except Exception as exc:  # the client retries; the next lookup tries again
-            logger.warning("could not create %s: %s", topic, exc)
+    if services.cluster.partition_count(topic) is None:
+        create_coordinator_topic(coordinator)
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, f"{topic} is being created", NO_NODE
     partition = coordinator.partition_for(key)
-    state = get_partition_state(services.zk, topic, partition)
+    state = services.cluster.partition_state(topic, partition)
     if state is None or state.leader < 0:
         return (ErrorCode.COORDINATOR_NOT_AVAILABLE,
                 f"{topic}-{partition} has no leader yet", NO_NODE)

@@ -25,25 +25,28 @@ import time
 from broker_lite.log import OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
 
+from ..dispatcher import RequestContext
 from ..errors import not_served_error
+from ..services import HandlerServices
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 
 
-def handle(context, body: dict) -> dict:
+def handle(context: RequestContext, body: dict) -> dict:
     services = context.services
+    purgatory = services.purgatory
     deadline = time.monotonic() + max(body["max_wait_ms"], 0) / 1000
     while True:
         responses, total, failed = _read(services, body, context.version)
         remaining = deadline - time.monotonic()
-        if total >= body["min_bytes"] or failed or remaining <= 0 or services.stopping:
+        if total >= body["min_bytes"] or failed or remaining <= 0 or purgatory.stopping:
             return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0,
                     "responses": responses}
         _release(responses)
-        services.wait_for_append(remaining)
+        purgatory.wait_for_append(remaining)
 
 
-def _read(services, body: dict, version: int) -> tuple[list, int, bool]:
+def _read(services: HandlerServices, body: dict, version: int) -> tuple[list, int, bool]:
     budget = body["max_bytes"] if version >= 3 else 2**31 - 1
     total, failed = 0, False
     responses = []
@@ -71,15 +74,15 @@ def _unknown_topic_id(request: dict) -> dict:
             "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
 
 
-def _read_partition(services, topic: str, request: dict, budget: int, first: bool,
-                    isolation_level: int) -> tuple[dict, int]:
+def _read_partition(services: HandlerServices, topic: str, request: dict, budget: int,
+                    first: bool, isolation_level: int) -> tuple[dict, int]:
     index = request["partition"]
     response = {"partition_index": index, "error_code": 0, "high_watermark": -1,
                 "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": None,
                 "preferred_read_replica": -1, "records": b""}
     log = services.partitions.leader_log(topic, index)
     if log is None:
-        response["error_code"] = not_served_error(services, topic, index)
+        response["error_code"] = not_served_error(services.cluster, topic, index)
         return response, 0
     high_watermark = log.high_watermark
     committed = isolation_level == READ_COMMITTED

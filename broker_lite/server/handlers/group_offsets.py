@@ -11,14 +11,12 @@ for a partition whose offset an open transaction commits. Group-level errors tra
 the response in v2-v7, per group in v8+.
 """
 
+from broker_lite.coordinator import GroupCoordinator
 from broker_lite.coordinator.offsets import OffsetAndMetadata, TopicPartition
 from broker_lite.protocol import ErrorCode
-from broker_lite.zk.admin import get_topic_assignment, validate_topic_name
-from broker_lite.zk.errors import (
-    InvalidTopicError,
-    MalformedZnodeError,
-    UnknownTopicError,
-)
+
+from ..dispatcher import RequestContext
+from ..services import ClusterView
 
 NO_OFFSET = -1
 NO_LEADER_EPOCH = -1
@@ -27,36 +25,29 @@ NO_RETENTION_TIME = -1
 
 
 class _TopicSizes:
-    """The partition counts of the topics a request names, each read once from ZooKeeper."""
+    """The partition counts of the topics a request names, each looked up once."""
 
-    def __init__(self, services):
-        self._zk = services.zk
+    def __init__(self, cluster: ClusterView):
+        self._cluster = cluster
         self._counts: dict[str, int | None] = {}
 
     def contains(self, tp: TopicPartition) -> bool:
         if tp.topic not in self._counts:
-            self._counts[tp.topic] = self._partition_count(tp.topic)
+            self._counts[tp.topic] = self._cluster.partition_count(tp.topic)
         count = self._counts[tp.topic]
         return count is not None and 0 <= tp.partition < count
-
-    def _partition_count(self, topic: str) -> int | None:
-        try:
-            validate_topic_name(topic)  # a name that is no topic is not looked up
-            return len(get_topic_assignment(self._zk, topic).partitions)
-        except (InvalidTopicError, UnknownTopicError, MalformedZnodeError):
-            return None
 
 
 # -- OffsetCommit ----------------------------------------------------------------------------
 
 
-def offset_commit(context, body: dict) -> dict:
+def offset_commit(context: RequestContext, body: dict) -> dict:
     version = context.version
-    coordinator = context.services.group_coordinator
+    coordinator = context.services.groups
     now = coordinator.clock_ms()
     retention = body.get("retention_time_ms", NO_RETENTION_TIME) if version <= 4 \
         else NO_RETENTION_TIME
-    sizes = _TopicSizes(context.services)
+    sizes = _TopicSizes(context.services.cluster)
     errors: dict[TopicPartition, ErrorCode] = {}
     offsets: dict[TopicPartition, OffsetAndMetadata] = {}
     for topic in body["topics"]:
@@ -87,9 +78,9 @@ def offset_commit(context, body: dict) -> dict:
 # -- OffsetFetch -----------------------------------------------------------------------------
 
 
-def offset_fetch(context, body: dict) -> dict:
+def offset_fetch(context: RequestContext, body: dict) -> dict:
     version = context.version
-    coordinator = context.services.group_coordinator
+    coordinator = context.services.groups
     if version >= 8:
         return {"throttle_time_ms": 0, "groups": [
             _fetch_group(coordinator, group["group_id"], group["topics"], body["require_stable"])
@@ -103,12 +94,13 @@ def offset_fetch(context, body: dict) -> dict:
     return {"throttle_time_ms": 0, "error_code": error, "topics": topics}
 
 
-def _fetch_group(coordinator, group_id: str, requested, require_stable: bool) -> dict:
+def _fetch_group(coordinator: GroupCoordinator, group_id: str, requested,
+                 require_stable: bool) -> dict:
     error, topics = _fetch(coordinator, group_id, requested, require_stable)
     return {"group_id": group_id, "error_code": error, "topics": topics}
 
 
-def _fetch(coordinator, group_id: str, requested, require_stable: bool
+def _fetch(coordinator: GroupCoordinator, group_id: str, requested, require_stable: bool
            ) -> tuple[ErrorCode, list[dict]]:
     partitions = None if requested is None else [
         TopicPartition(t["name"], index) for t in requested for index in t["partition_indexes"]]
@@ -139,8 +131,8 @@ def _partition(index: int, value: OffsetAndMetadata | None, error: ErrorCode) ->
 # -- OffsetDelete ----------------------------------------------------------------------------
 
 
-def offset_delete(context, body: dict) -> dict:
-    sizes = _TopicSizes(context.services)
+def offset_delete(context: RequestContext, body: dict) -> dict:
+    sizes = _TopicSizes(context.services.cluster)
     errors: dict[TopicPartition, ErrorCode] = {}
     known: list[TopicPartition] = []
     for topic in body["topics"]:
@@ -150,7 +142,7 @@ def offset_delete(context, body: dict) -> dict:
                 known.append(tp)
             else:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    group_error, deleted = context.services.group_coordinator.handle_delete_offsets(
+    group_error, deleted = context.services.groups.handle_delete_offsets(
         body["group_id"], known)
     if group_error != ErrorCode.NONE:
         return {"error_code": group_error, "throttle_time_ms": 0, "topics": []}

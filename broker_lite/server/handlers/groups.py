@@ -19,6 +19,7 @@ import threading
 from broker_lite.coordinator.coordinator import LeavingMember
 from broker_lite.protocol import ErrorCode
 
+from ..dispatcher import RequestContext
 from ..network import CloseConnection
 
 # DescribeGroups' authorized operations when asked (no authorizer: all a group supports):
@@ -39,31 +40,26 @@ class _Answer:
         self.result = result
         self._done.set()
 
-    def wait(self, context):
-        server = getattr(context.connection, "server", None)
+    def wait(self, context: RequestContext):
+        purgatory = context.services.purgatory
         while not self._done.wait(_WAIT_POLL_S):
-            if getattr(server, "stopping", False):
+            if purgatory.stopping:
                 raise CloseConnection("the broker is stopping")
         return self.result
-
-
-def _client_host(context) -> str:
-    peer = getattr(context.connection, "peer", None)
-    return f"/{peer[0]}" if peer else ""
 
 
 # -- JoinGroup -------------------------------------------------------------------------------
 
 
-def join_group(context, body: dict) -> dict:
+def join_group(context: RequestContext, body: dict) -> dict:
     version = context.version
     instance_id = body.get("group_instance_id") if version >= 5 else None
     answer = _Answer()
-    context.services.group_coordinator.handle_join_group(
+    context.services.groups.handle_join_group(
         body["group_id"], body["member_id"], instance_id,
         require_known_member_id=version >= 4 and instance_id is None,
         support_skipping_assignment=version >= 9,
-        client_id=context.header.client_id or "", client_host=_client_host(context),
+        client_id=context.header.client_id or "", client_host=context.client_host,
         rebalance_timeout_ms=body["rebalance_timeout_ms"] if version >= 1
         else body["session_timeout_ms"],
         session_timeout_ms=body["session_timeout_ms"], protocol_type=body["protocol_type"],
@@ -85,14 +81,14 @@ def join_group(context, body: dict) -> dict:
 # -- SyncGroup -------------------------------------------------------------------------------
 
 
-def sync_group(context, body: dict) -> dict:
+def sync_group(context: RequestContext, body: dict) -> dict:
     version = context.version
     protocol_type = body.get("protocol_type") if version >= 5 else None
     protocol_name = body.get("protocol_name") if version >= 5 else None
     if version >= 5 and (protocol_type is None or protocol_name is None):
         return _sync_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     answer = _Answer()
-    context.services.group_coordinator.handle_sync_group(
+    context.services.groups.handle_sync_group(
         body["group_id"], body["generation_id"], body["member_id"], protocol_type,
         protocol_name, body.get("group_instance_id") if version >= 3 else None,
         {a["member_id"]: bytes(a["assignment"]) for a in body["assignments"]}, answer)
@@ -110,8 +106,8 @@ def _sync_response(error: int, assignment: bytes = b"", protocol_type: str | Non
 # -- Heartbeat -------------------------------------------------------------------------------
 
 
-def heartbeat(context, body: dict) -> dict:
-    error = context.services.group_coordinator.handle_heartbeat(
+def heartbeat(context: RequestContext, body: dict) -> dict:
+    error = context.services.groups.handle_heartbeat(
         body["group_id"], body["member_id"],
         body.get("group_instance_id") if context.version >= 3 else None, body["generation_id"])
     return {"throttle_time_ms": 0, "error_code": error}
@@ -120,7 +116,7 @@ def heartbeat(context, body: dict) -> dict:
 # -- LeaveGroup ------------------------------------------------------------------------------
 
 
-def leave_group(context, body: dict) -> dict:
+def leave_group(context: RequestContext, body: dict) -> dict:
     version = context.version
     if version >= 3:
         leaving = [LeavingMember(m["member_id"], m.get("group_instance_id"),
@@ -128,7 +124,7 @@ def leave_group(context, body: dict) -> dict:
                    for m in body["members"]]
     else:
         leaving = [LeavingMember(body["member_id"])]
-    error, members = context.services.group_coordinator.handle_leave_group(body["group_id"],
+    error, members = context.services.groups.handle_leave_group(body["group_id"],
                                                                            leaving)
     if version < 3:  # one member: its error is the response's
         if error == ErrorCode.NONE and members:
@@ -142,9 +138,9 @@ def leave_group(context, body: dict) -> dict:
 # -- ListGroups, DescribeGroups, DeleteGroups ------------------------------------------------
 
 
-def list_groups(context, body: dict) -> dict:
+def list_groups(context: RequestContext, body: dict) -> dict:
     version = context.version
-    error, groups = context.services.group_coordinator.handle_list_groups(
+    error, groups = context.services.groups.handle_list_groups(
         (body.get("states_filter") or []) if version >= 4 else [],
         (body.get("types_filter") or []) if version >= 5 else [])
     return {"throttle_time_ms": 0, "error_code": error, "groups": [
@@ -152,8 +148,8 @@ def list_groups(context, body: dict) -> dict:
          "group_type": "classic"} for g in groups]}
 
 
-def describe_groups(context, body: dict) -> dict:
-    coordinator = context.services.group_coordinator
+def describe_groups(context: RequestContext, body: dict) -> dict:
+    coordinator = context.services.groups
     with_operations = context.version >= 3 and body.get("include_authorized_operations")
     described = []
     for group_id in body["groups"]:
@@ -171,8 +167,8 @@ def describe_groups(context, body: dict) -> dict:
     return {"throttle_time_ms": 0, "groups": described}
 
 
-def delete_groups(context, body: dict) -> dict:
+def delete_groups(context: RequestContext, body: dict) -> dict:
     names = list(dict.fromkeys(body["groups_names"]))
-    errors = context.services.group_coordinator.handle_delete_groups(names)
+    errors = context.services.groups.handle_delete_groups(names)
     return {"throttle_time_ms": 0, "results": [
         {"group_id": name, "error_code": errors[name]} for name in names]}

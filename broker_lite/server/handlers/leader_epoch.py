@@ -15,14 +15,16 @@ Kafka.
 
 from broker_lite.protocol import ErrorCode
 
+from ..dispatcher import RequestContext
 from ..errors import not_served_error
+from ..services import HandlerServices
 
 UNDEFINED_EPOCH = -1
 UNDEFINED_OFFSET = -1
 DEBUGGING_REPLICA_ID = -2
 
 
-def handle(context, body: dict) -> dict:
+def handle(context: RequestContext, body: dict) -> dict:
     services = context.services
     leader_only = body.get("replica_id", DEBUGGING_REPLICA_ID) != DEBUGGING_REPLICA_ID
     return {"throttle_time_ms": 0, "topics": [
@@ -33,14 +35,14 @@ def handle(context, body: dict) -> dict:
     ]}
 
 
-def _partition(services, topic: str, request: dict, leader_only: bool) -> dict:
+def _partition(services: HandlerServices, topic: str, request: dict, leader_only: bool) -> dict:
     index = request["partition"]
     response = {"error_code": 0, "partition": index, "leader_epoch": UNDEFINED_EPOCH,
                 "end_offset": UNDEFINED_OFFSET}
     state = services.partitions.state(topic, index)
     log = services.logs.get(topic, index) if state is not None else None
     if state is None or log is None:
-        response["error_code"] = not_served_error(services, topic, index)
+        response["error_code"] = not_served_error(services.cluster, topic, index)
         return response
     current = request.get("current_leader_epoch", -1)
     if current != -1 and current < state.leader_epoch:

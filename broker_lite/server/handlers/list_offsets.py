@@ -14,13 +14,15 @@ under READ_COMMITTED (isolation level 1, from version 2); beyond it the answer i
 
 from broker_lite.protocol import ErrorCode
 
+from ..dispatcher import RequestContext
 from ..errors import not_served_error
+from ..services import HandlerServices
 
 EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -2, -1, -3, -4
 READ_COMMITTED = 1
 
 
-def handle(context, body: dict) -> dict:
+def handle(context: RequestContext, body: dict) -> dict:
     services = context.services
     committed = body.get("isolation_level", 0) == READ_COMMITTED
     return {"throttle_time_ms": 0, "topics": [
@@ -31,13 +33,13 @@ def handle(context, body: dict) -> dict:
     ]}
 
 
-def _offset(services, topic: str, request: dict, committed: bool) -> dict:
+def _offset(services: HandlerServices, topic: str, request: dict, committed: bool) -> dict:
     index = request["partition_index"]
     response = {"partition_index": index, "error_code": 0, "timestamp": -1, "offset": -1,
                 "leader_epoch": -1}
     log = services.partitions.leader_log(topic, index)
     if log is None:
-        response["error_code"] = not_served_error(services, topic, index)
+        response["error_code"] = not_served_error(services.cluster, topic, index)
         return response
     target = request["timestamp"]
     fetchable = log.last_stable_offset if committed else log.high_watermark

@@ -5,20 +5,20 @@ the controller has elected their leaders (and, when the leader is this broker, u
 them), and clients retry. Kafka's internal topics are marked
 internal; ``__consumer_offsets`` is auto-created by the group coordinator, with its own settings."""
 
+from broker_lite.config import ConfigError
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.protocol import ErrorCode
-from broker_lite.zk.admin import create_topic, validate_topic_name
-from broker_lite.zk.errors import (
-    InvalidReplicationFactorError,
-    InvalidTopicError,
-    TopicExistsError,
-    ZooKeeperError,
-)
+from broker_lite.zk.admin import TopicSpec
+from broker_lite.zk.errors import TopicExistsError, ZooKeeperError
 
-from ..metadata import NO_TOPIC_ID, has_serving_leader
+from ..dispatcher import RequestContext
+from ..errors import error_code_for
+from ..metadata import NO_TOPIC_ID, PartitionInfo, has_serving_leader
+from ..services import HandlerServices
+from .coordinator import create_coordinator_topic
 
 
-def handle(context, body: dict) -> dict:
+def handle(context: RequestContext, body: dict) -> dict:
     services = context.services
     cluster = services.cluster
     requested = body.get("topics")
@@ -39,7 +39,7 @@ def handle(context, body: dict) -> dict:
     }
 
 
-def _topic(services, name: str | None, allow_create: bool) -> dict:
+def _topic(services: HandlerServices, name: str | None, allow_create: bool) -> dict:
     if name is None:
         return {"error_code": ErrorCode.UNKNOWN_TOPIC_ID, "name": None, "topic_id": NO_TOPIC_ID,
                 "partitions": []}
@@ -51,12 +51,12 @@ def _topic(services, name: str | None, allow_create: bool) -> dict:
     return {
         "error_code": 0, "name": name, "topic_id": info.topic_id,
         "is_internal": name in INTERNAL_TOPICS,
-        "partitions": [_partition(p, has_serving_leader(services, name, p))
+        "partitions": [_partition(p, has_serving_leader(services.partitions, name, p))
                        for p in info.partitions],
     }
 
 
-def _partition(info, leader_serving: bool) -> dict:
+def _partition(info: PartitionInfo, leader_serving: bool) -> dict:
     state = info.state
     if not leader_serving:
         return {"error_code": ErrorCode.LEADER_NOT_AVAILABLE, "partition_index": info.partition,
@@ -67,24 +67,17 @@ def _partition(info, leader_serving: bool) -> dict:
             "isr_nodes": list(state.isr), "offline_replicas": []}
 
 
-def _auto_create(services, name: str) -> ErrorCode:
-    coordinator = getattr(services, "group_coordinator", None)
-    if coordinator is not None and name == coordinator.topic:
-        try:
-            coordinator.create_topic()
-        except Exception:  # noqa: BLE001 (no live broker yet, ZooKeeper trouble: the client
-            pass  # retries, as it does while the new topic has no leader)
+def _auto_create(services: HandlerServices, name: str) -> ErrorCode:
+    """Create the topic, answering LEADER_NOT_AVAILABLE (the client asks again), or say why
+    not."""
+    groups = services.groups
+    if name == groups.topic:  # created with the offsets topic's own settings
+        create_coordinator_topic(groups)
         return ErrorCode.LEADER_NOT_AVAILABLE
     try:
-        validate_topic_name(name)
-        create_topic(services.zk, name, services.config["num.partitions"],
-                     services.config["default.replication.factor"], {})
-    except InvalidTopicError:
-        return ErrorCode.INVALID_TOPIC_EXCEPTION
+        services.admin.create_topic(TopicSpec(name))
     except TopicExistsError:
         pass  # created meanwhile by someone else
-    except InvalidReplicationFactorError:
-        return ErrorCode.INVALID_REPLICATION_FACTOR
-    except ZooKeeperError:
-        return ErrorCode.UNKNOWN_SERVER_ERROR
+    except (ZooKeeperError, ConfigError) as exc:
+        return error_code_for(exc)
     return ErrorCode.LEADER_NOT_AVAILABLE

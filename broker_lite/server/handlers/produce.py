@@ -20,29 +20,20 @@ import logging
 
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.log import LogError
-from broker_lite.log.errors import (
-    InvalidProducerEpochError,
-    OutOfOrderSequenceError,
-    TransactionCoordinatorFencedError,
-)
 from broker_lite.protocol import ErrorCode
 from broker_lite.records import RecordsError
 
+from ..dispatcher import RequestContext
 from ..errors import error_code_for, not_served_error
 from ..network import CloseConnection
+from ..services import HandlerServices
 
 logger = logging.getLogger(__name__)
 
 VALID_ACKS = (-1, 0, 1)
 
-_PRODUCER_STATE_ERRORS = {
-    OutOfOrderSequenceError: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-    InvalidProducerEpochError: ErrorCode.INVALID_PRODUCER_EPOCH,
-    TransactionCoordinatorFencedError: ErrorCode.TRANSACTION_COORDINATOR_FENCED,
-}
 
-
-def handle(context, body: dict) -> dict | None:
+def handle(context: RequestContext, body: dict) -> dict | None:
     services = context.services
     acks = body["acks"]
     if acks not in VALID_ACKS:
@@ -52,7 +43,7 @@ def handle(context, body: dict) -> dict | None:
         results = [_topic(t, lambda p, name=t["name"]: _append(services, name, p,
                                                                body.get("transactional_id")))
                    for t in body["topic_data"]]
-        services.notify_appended()
+        services.purgatory.notify_appended()
     if acks == 0:
         failed = {f"{t['name']}-{p['index']}": ErrorCode(p["error_code"]).name
                   for t in results for p in t["partition_responses"] if p["error_code"]}
@@ -72,30 +63,29 @@ def _error(partition: dict, code: ErrorCode, message: str | None = None) -> dict
             "log_append_time_ms": -1, "log_start_offset": -1, "error_message": message}
 
 
-def _append(services, topic: str, partition: dict, transactional_id: str | None = None) -> dict:
+def _append(services: HandlerServices, topic: str, partition: dict,
+            transactional_id: str | None = None) -> dict:
     index = partition["index"]
     if topic in INTERNAL_TOPICS:  # only the coordinators write there
         return _error(partition, ErrorCode.INVALID_TOPIC_EXCEPTION,
                       f"Cannot append to internal topic {topic}")
     state = services.partitions.state(topic, index)
     if state is None:
-        return _error(partition, not_served_error(services, topic, index))
+        return _error(partition, not_served_error(services.cluster, topic, index))
     log = services.partitions.leader_log(topic, index)
     if log is None:
         return _error(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     records = partition["records"]
     if records is None or len(records) == 0:
         return _error(partition, ErrorCode.CORRUPT_MESSAGE, "no records")
-    coordinator = getattr(services, "transaction_coordinator", None)
-    if transactional_id is not None and coordinator is not None:  # added to the transaction?
-        error = coordinator.verify_produce(transactional_id, topic, index, records)
+    if transactional_id is not None:  # added to the transaction?
+        error = services.transactions.verify_produce(transactional_id, topic, index, records)
         if error != ErrorCode.NONE:
             return _error(partition, error)
     try:
         appended = log.append(records, partition_leader_epoch=state.leader_epoch)
     except (RecordsError, LogError) as exc:
-        code = _PRODUCER_STATE_ERRORS.get(type(exc)) or error_code_for(exc)
-        return _error(partition, code, str(exc))
+        return _error(partition, error_code_for(exc), str(exc))
     except Exception as exc:  # answered as UNKNOWN_SERVER_ERROR; the others keep being served
         logger.exception("append to %s-%d failed", topic, index)
         return _error(partition, ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))

@@ -8,7 +8,9 @@ UNKNOWN_TOPIC_OR_PARTITION, one led by another broker NOT_LEADER_OR_FOLLOWER.
 
 from broker_lite.protocol import ErrorCode
 
+from ..dispatcher import RequestContext
 from ..errors import not_served_error
+from ..services import HandlerServices
 
 _MESSAGES = {
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "partition {topic}-{index} does not exist",
@@ -16,7 +18,7 @@ _MESSAGES = {
 }
 
 
-def describe_producers(context, body: dict) -> dict:
+def describe_producers(context: RequestContext, body: dict) -> dict:
     services = context.services
     return {"throttle_time_ms": 0, "topics": [
         {"name": topic["name"],
@@ -26,12 +28,12 @@ def describe_producers(context, body: dict) -> dict:
     ]}
 
 
-def _partition(services, topic: str, index: int) -> dict:
+def _partition(services: HandlerServices, topic: str, index: int) -> dict:
     response = {"partition_index": index, "error_code": 0, "error_message": None,
                 "active_producers": []}
     log = services.partitions.leader_log(topic, index)
     if log is None:
-        error = not_served_error(services, topic, index)
+        error = not_served_error(services.cluster, topic, index)
         response.update(error_code=error,
                         error_message=_MESSAGES[error].format(topic=topic, index=index))
         return response

@@ -11,18 +11,17 @@ WriteTxnMarkers by the partition leaders the coordinator sends markers to.
   ``verify_only`` it only checks that the partitions are in the transaction).
 - PRODUCER_FENCED is answered INVALID_PRODUCER_EPOCH to clients older than KIP-588
   (InitProducerId before v4, AddPartitionsToTxn, AddOffsetsToTxn and EndTxn before v2).
-- TxnOffsetCommit writes the offsets as transactional records of the producer; they become the
-  group's committed offsets when the transaction's COMMIT marker reaches ``__consumer_offsets``.
-  As in Kafka, a commit without member id and generation is accepted whatever the group's
-  state, and one naming a member is checked like OffsetCommit.
+- TxnOffsetCommit writes the offsets as transactional records of the producer (see
+  :mod:`broker_lite.coordinator.txn_offset_commit`).
 """
 
-from broker_lite.coordinator.group import DEAD
 from broker_lite.coordinator.offsets import OffsetAndMetadata, TopicPartition
-from broker_lite.coordinator.transactions.markers import write_markers_locally
+from broker_lite.coordinator.txn_offset_commit import handle_txn_commit_offsets
 from broker_lite.protocol import ErrorCode
 
+from ..dispatcher import RequestContext
 from ..errors import not_served_error
+from ..services import HandlerServices
 
 NO_LEADER_EPOCH = -1
 UNKNOWN_MEMBER_ID = ""
@@ -35,18 +34,17 @@ def fenced_error(error: ErrorCode, version: int, first_fenced_version: int) -> E
     return error
 
 
-def _unknown_partitions(services, partitions: list[TopicPartition]) -> set[TopicPartition]:
-    counts: dict[str, int] = {}
-    for topic in {tp.topic for tp in partitions}:
-        described = services.cluster.partitions(topic)
-        counts[topic] = 0 if described is None else len(described)
+def _unknown_partitions(services: HandlerServices, partitions: list[TopicPartition]
+                        ) -> set[TopicPartition]:
+    counts = {topic: services.cluster.partition_count(topic) or 0
+              for topic in {tp.topic for tp in partitions}}
     return {tp for tp in partitions if not 0 <= tp.partition < counts[tp.topic]}
 
 
 # -- AddPartitionsToTxn ---------------------------------------------------------------------
 
 
-def add_partitions_to_txn(context, body: dict) -> dict:
+def add_partitions_to_txn(context: RequestContext, body: dict) -> dict:
     if context.version >= 4:
         return _add_partitions_batched(context, body)
     partitions = [TopicPartition(t["name"], p) for t in body["v3_and_below_topics"]
@@ -59,14 +57,14 @@ def add_partitions_to_txn(context, body: dict) -> dict:
             "results_by_topic_v3_and_below": _topic_results(errors)}
 
 
-def _add_partitions(services, transactional_id: str, producer_id: int, epoch: int,
+def _add_partitions(services: HandlerServices, transactional_id: str, producer_id: int, epoch: int,
                     partitions: list[TopicPartition], verify_only: bool = False
                     ) -> dict[TopicPartition, ErrorCode]:
     unknown = _unknown_partitions(services, partitions)
     if unknown:
         return {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown
                 else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in partitions}
-    coordinator = services.transaction_coordinator
+    coordinator = services.transactions
     if verify_only:
         return {tp: coordinator.verify_partition(transactional_id, producer_id, epoch, tp)
                 for tp in partitions}
@@ -74,7 +72,7 @@ def _add_partitions(services, transactional_id: str, producer_id: int, epoch: in
     return dict.fromkeys(partitions, error)
 
 
-def _add_partitions_batched(context, body: dict) -> dict:
+def _add_partitions_batched(context: RequestContext, body: dict) -> dict:
     results = []
     for txn in body["transactions"]:
         partitions = [TopicPartition(t["name"], p) for t in txn["topics"] for p in t["partitions"]]
@@ -98,11 +96,11 @@ def _topic_results(errors: dict[TopicPartition, ErrorCode]) -> list[dict]:
 # -- AddOffsetsToTxn ------------------------------------------------------------------------
 
 
-def add_offsets_to_txn(context, body: dict) -> dict:
+def add_offsets_to_txn(context: RequestContext, body: dict) -> dict:
     services = context.services
-    offsets_partition = TopicPartition(services.group_coordinator.topic,
-                                       services.group_coordinator.partition_for(body["group_id"]))
-    error = services.transaction_coordinator.handle_add_partitions(
+    offsets_partition = TopicPartition(services.groups.topic,
+                                       services.groups.partition_for(body["group_id"]))
+    error = services.transactions.handle_add_partitions(
         body["transactional_id"], body["producer_id"], body["producer_epoch"],
         [offsets_partition])
     return {"throttle_time_ms": 0, "error_code": fenced_error(error, context.version, 2)}
@@ -111,8 +109,8 @@ def add_offsets_to_txn(context, body: dict) -> dict:
 # -- EndTxn ---------------------------------------------------------------------------------
 
 
-def end_txn(context, body: dict) -> dict:
-    error = context.services.transaction_coordinator.handle_end_txn(
+def end_txn(context: RequestContext, body: dict) -> dict:
+    error = context.services.transactions.handle_end_txn(
         body["transactional_id"], body["producer_id"], body["producer_epoch"], body["committed"])
     return {"throttle_time_ms": 0, "error_code": fenced_error(error, context.version, 2)}
 
@@ -120,9 +118,9 @@ def end_txn(context, body: dict) -> dict:
 # -- TxnOffsetCommit ------------------------------------------------------------------------
 
 
-def txn_offset_commit(context, body: dict) -> dict:
+def txn_offset_commit(context: RequestContext, body: dict) -> dict:
     version = context.version
-    coordinator = context.services.group_coordinator
+    coordinator = context.services.groups
     now = coordinator.clock_ms()
     errors: dict[TopicPartition, ErrorCode] = {}
     requested = [TopicPartition(t["name"], p["partition_index"])
@@ -140,7 +138,7 @@ def txn_offset_commit(context, body: dict) -> dict:
                 partition["committed_leader_epoch"] if version >= 2 else NO_LEADER_EPOCH,
                 partition["committed_metadata"] or "", now)
     if offsets:
-        errors.update(_commit_in_transaction(
+        errors.update(handle_txn_commit_offsets(
             coordinator, body["group_id"], body["producer_id"], body["producer_epoch"],
             body["member_id"] if version >= 3 else UNKNOWN_MEMBER_ID,
             body["group_instance_id"] if version >= 3 else None,
@@ -153,71 +151,35 @@ def txn_offset_commit(context, body: dict) -> dict:
         for topic in body["topics"]]}
 
 
-def _commit_in_transaction(coordinator, group_id: str, producer_id: int, producer_epoch: int,
-                           member_id: str, group_instance_id: str | None, generation_id: int,
-                           offsets: dict[TopicPartition, OffsetAndMetadata]
-                           ) -> dict[TopicPartition, ErrorCode]:
-    """Kafka's ``handleTxnCommitOffsets``: the group's checks, then the transactional append."""
-    error = coordinator.validate_group_status(group_id)
-    if error is not None:
-        return dict.fromkeys(offsets, error)
-    group = coordinator.manager.get_or_create_group(group_id)
-    with group.lock:
-        error = _member_error(group, member_id, group_instance_id, generation_id)
-        if error is not None:
-            return dict.fromkeys(offsets, error)
-        return coordinator.append_transactional_offsets(group, offsets, producer_id,
-                                                        producer_epoch)
-
-
-def _member_error(group, member_id: str, group_instance_id: str | None,
-                  generation_id: int) -> ErrorCode | None:
-    if group.is_(DEAD):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if group_instance_id is not None:
-        current = group.current_static_member_id(group_instance_id)
-        if current is not None and current != member_id:
-            return ErrorCode.FENCED_INSTANCE_ID
-    if member_id != UNKNOWN_MEMBER_ID and not group.has(member_id):
-        return ErrorCode.UNKNOWN_MEMBER_ID
-    if generation_id >= 0 and generation_id != group.generation_id:
-        return ErrorCode.ILLEGAL_GENERATION
-    return None
-
-
 # -- WriteTxnMarkers ------------------------------------------------------------------------
 
 
-def write_txn_markers(context, body: dict) -> dict:
+def write_txn_markers(context: RequestContext, body: dict) -> dict:
     services = context.services
-    group_coordinator = services.group_coordinator
     results = []
     for marker in body["markers"]:
         targets = [TopicPartition(t["name"], p) for t in marker["topics"]
                    for p in t["partition_indexes"]]
-        errors = write_markers_locally(
-            services.partitions, marker["producer_id"], marker["producer_epoch"],
-            marker["coordinator_epoch"], marker["transaction_result"], targets,
-            timestamp_ms=group_coordinator.clock_ms(),
-            on_offsets_completed=group_coordinator.on_transaction_completed)
+        errors = services.markers.write(marker["producer_id"], marker["producer_epoch"],
+                                        marker["coordinator_epoch"], marker["transaction_result"],
+                                        targets)
         for tp, error in errors.items():
             if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-                errors[tp] = not_served_error(services, tp.topic, tp.partition)
+                errors[tp] = not_served_error(services.cluster, tp.topic, tp.partition)
         by_topic: dict[str, list[dict]] = {}
         for tp, error in errors.items():
             by_topic.setdefault(tp.topic, []).append(
                 {"partition_index": tp.partition, "error_code": error})
         results.append({"producer_id": marker["producer_id"], "topics": [
             {"name": name, "partitions": partitions} for name, partitions in by_topic.items()]})
-    services.notify_appended()
     return {"markers": results}
 
 
 # -- ListTransactions / DescribeTransactions ------------------------------------------------
 
 
-def list_transactions(context, body: dict) -> dict:
-    error, unknown, found = context.services.transaction_coordinator.handle_list_transactions(
+def list_transactions(context: RequestContext, body: dict) -> dict:
+    error, unknown, found = context.services.transactions.handle_list_transactions(
         body["state_filters"], body["producer_id_filters"],
         body["duration_filter"] if context.version >= 1 else -1)
     return {"throttle_time_ms": 0, "error_code": error, "unknown_state_filters": unknown,
@@ -226,8 +188,8 @@ def list_transactions(context, body: dict) -> dict:
                  "transaction_state": state} for txn_id, producer_id, state in found]}
 
 
-def describe_transactions(context, body: dict) -> dict:
-    coordinator = context.services.transaction_coordinator
+def describe_transactions(context: RequestContext, body: dict) -> dict:
+    coordinator = context.services.transactions
     states = []
     for transactional_id in body["transactional_ids"]:
         error, described = coordinator.handle_describe_transaction(transactional_id)

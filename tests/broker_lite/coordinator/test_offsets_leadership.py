@@ -24,9 +24,9 @@ class Recorder:
 
 
 @pytest.fixture
-def manager(zookeeper_client, tmp_path):
+def manager(tmp_path):
     logs = LogManager(BrokerConfig({"log.dirs": str(tmp_path)}))
-    yield PartitionManager(logs, zookeeper_client)
+    yield PartitionManager(logs, lambda topic: {})
     logs.shutdown()
 
 

@@ -121,7 +121,7 @@ def test_confluent_create_topics_validate_only(broker, admin):
                   config={"retention.ms": "1000"})], validate_only=True))
     assert result == {"checked": None}
     assert "checked" not in admin.list_topics(timeout=10).topics
-    assert broker.services.zk.exists("/brokers/topics/checked") is None
+    assert broker.zookeeper.client.exists("/brokers/topics/checked") is None
     failed = wait_all(admin.create_topics(
         [NewTopic("checked", num_partitions=2, replication_factor=2)], validate_only=True))
     assert failed["checked"].code() == KafkaError.INVALID_REPLICATION_FACTOR
@@ -411,7 +411,7 @@ def test_raw_admin_edge_cases(broker, admin):
         "topics": [{"name": "quick", "num_partitions": 1, "replication_factor": 1,
                     "assignments": [], "configs": []}], "timeout_ms": 0})
     assert quick["topics"][0]["error_code"] == ErrorCode.REQUEST_TIMED_OUT
-    assert broker.services.zk.exists("/brokers/topics/quick") is not None
+    assert broker.zookeeper.client.exists("/brokers/topics/quick") is not None
 
     grown = raw_request(broker, ApiKey.CREATE_PARTITIONS, 3, {
         "topics": [{"name": "raw", "count": 4, "assignments": [{"broker_ids": [1]}]},

@@ -122,7 +122,7 @@ def test_first_find_coordinator_creates_the_offsets_topic_with_kafkas_settings(
                             {"group.initial.rebalance.delay.ms": "0"})  # 50 partitions
     try:
         broker = brokers[0]
-        zk = broker.services.zk
+        zk = broker.zookeeper.client
         assert zk.exists(f"/brokers/topics/{OFFSETS}") is None
         first = find_coordinator(broker.port, "my-group")
         assert first["error_code"] == ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -160,7 +160,7 @@ def test_metadata_naming_the_offsets_topic_creates_it_with_its_settings(coordina
     response = call(coordinator_broker.port, ApiKey.METADATA, 9,
                     {"topics": [{"name": OFFSETS}], "allow_auto_topic_creation": True})
     assert response["topics"][0]["error_code"] == ErrorCode.LEADER_NOT_AVAILABLE
-    zk = coordinator_broker.services.zk
+    zk = coordinator_broker.zookeeper.client
     assert len(get_topic_assignment(zk, OFFSETS).partitions) == PARTITIONS
     assert get_topic_config(zk, OFFSETS)["cleanup.policy"] == "compact"
 

@@ -374,9 +374,7 @@ def test_producer_ids_are_unique_across_brokers_and_restarts(zookeeper_connect, 
 
 
 def test_a_used_up_block_is_followed_by_a_new_one(broker):
-    from broker_lite.server.handlers.producer_ids import producer_id_manager
-
-    manager = producer_id_manager(broker.services)
+    manager = broker.services.producer_ids
     manager.block_size = 3
     manager.block = None
     ids = [init_producer_id(broker.port)["producer_id"] for _ in range(7)]
@@ -454,17 +452,3 @@ def test_producer_state_errors_on_the_wire(broker):
         ErrorCode.INVALID_PRODUCER_EPOCH  # epoch 0 is fenced now
     assert log_end_offset(port, topic) == 4
 
-
-def test_init_producer_id_without_zookeeper_is_retriable(zookeeper_client):
-    from types import SimpleNamespace
-
-    from broker_lite.server.handlers.producer_ids import init_producer_id as handle
-
-    zookeeper_client.stop()
-    context = SimpleNamespace(services=SimpleNamespace(zk=zookeeper_client, broker_id=1,
-                                                       producer_ids=None))
-    response = handle(context, {"transactional_id": None, "transaction_timeout_ms": 0})
-    assert response["error_code"] == ErrorCode.COORDINATOR_NOT_AVAILABLE
-    unregistered = SimpleNamespace(services=SimpleNamespace(broker_id=-1, producer_ids=None))
-    response = handle(unregistered, {"transactional_id": None, "transaction_timeout_ms": 0})
-    assert response["error_code"] == ErrorCode.COORDINATOR_NOT_AVAILABLE

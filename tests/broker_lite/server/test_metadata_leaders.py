@@ -25,7 +25,7 @@ def test_a_partition_elected_here_but_not_yet_served_has_no_leader_in_metadata(b
     broker.zk_broker._loop.put(lambda: (entered.set(), release.wait(30)))
     assert entered.wait(10)
     try:
-        create_topic(broker.services.zk, topic, 1, 1)
+        create_topic(broker.zookeeper.client, topic, 1, 1)
         wait_until(lambda: (broker.services.cluster.partitions(topic) or [None])[0] is not None
                    and broker.services.cluster.partitions(topic)[0].state is not None,
                    message="the controller elected a leader")

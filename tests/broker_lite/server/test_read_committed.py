@@ -121,7 +121,7 @@ class Transactions:
         epoch = services.partitions.state(self.topic, 0).leader_epoch
         appended = self.broker.logs.get(self.topic, 0).append(
             marker, partition_leader_epoch=epoch, origin=AppendOrigin.COORDINATOR)
-        services.notify_appended()
+        services.purgatory.notify_appended()
         return appended.first_offset
 
 

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from broker_lite.config import BrokerConfig, ConfigError
+from broker_lite.config_resolution import UnknownTopicConfigError
 from broker_lite.zk import (
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
@@ -23,7 +24,10 @@ from broker_lite.zk import (
     set_topic_config,
     validate_topic_name,
 )
+from broker_lite.zk.admin import TopicSpec, check_new_partitions, plan_topic
 from broker_lite.zk.cluster import ensure_persistent_paths
+from broker_lite.zk.errors import ConflictingTopicSettingsError, ReassignmentInProgressError
+from broker_lite.zk.layout import TopicAssignment, TopicZNode
 from broker_lite.zk.registration import broker_registration, register_broker
 
 
@@ -77,22 +81,22 @@ def test_create_writes_config_then_assignment(brokers):
 def test_create_refusals(brokers):
     client = brokers
     create_topic(client, "a.b", 1, 1)
-    with pytest.raises(TopicExistsError, match="'a.b' already exists"):
+    with pytest.raises(TopicExistsError, match='Topic "a.b" already exists.'):
         create_topic(client, "a.b", 1, 1)
-    with pytest.raises(InvalidTopicError, match="'a_b' collides with existing topic 'a.b'"):
+    with pytest.raises(InvalidTopicError, match="Topic 'a_b' collides with existing topic: a.b"):
         create_topic(client, "a_b", 1, 1)
     with pytest.raises(InvalidReplicationFactorError,
                        match="replication factor 4 is larger than the 3 live"):
         create_topic(client, "big", 1, 4)
     with pytest.raises(InvalidPartitionsError):
         create_topic(client, "none", 0, 1)
-    with pytest.raises(ConfigError, match="unknown topic config 'retention.hours'"):
+    with pytest.raises(ConfigError, match="Unknown topic config name: retention.hours"):
         create_topic(client, "bad-config", 1, 1, {"retention.hours": "1"})
     with pytest.raises(ConfigError, match="cleanup.policy"):
         create_topic(client, "bad-value", 1, 1, {"cleanup.policy": "forever"})
-    with pytest.raises(InvalidReplicaAssignmentError, match="without gaps"):
+    with pytest.raises(InvalidReplicaAssignmentError, match="consecutive 0-based integer sequence"):
         create_topic(client, "gap", 2, 1, replica_assignment={0: [1], 2: [2]})
-    with pytest.raises(InvalidReplicaAssignmentError, match="lists a broker twice"):
+    with pytest.raises(InvalidReplicaAssignmentError, match="Duplicate replica assignment found"):
         create_topic(client, "twice", 1, 2, replica_assignment={0: [1, 1]})
     assert list_topics(client) == ["a.b"]
     assert client.get_children("/config/topics") == ["a.b"]
@@ -110,7 +114,7 @@ def test_delete_marks_the_topic(brokers):
     assert client.get("/admin/delete_topics/gone")[0] == b""
     with pytest.raises(TopicAlreadyMarkedForDeletionError):
         delete_topic(client, "gone")
-    with pytest.raises(TopicExistsError, match="marked for deletion"):
+    with pytest.raises(TopicExistsError, match="queued for deletion"):
         create_topic(client, "gone", 1, 1)
     with pytest.raises(TopicAlreadyMarkedForDeletionError):
         add_partitions(client, "gone", 2)
@@ -146,3 +150,103 @@ def test_set_topic_config_notifies(brokers):
     assert client.get("/config/changes/" + changes[0])[0] == b'{"version":2,"entity_path":"topics/conf"}'
     with pytest.raises(UnknownTopicError):
         set_topic_config(client, "never", {})
+
+
+# -- the checks of CreateTopics and CreatePartitions requests (Kafka's order and messages) ---------
+
+
+def plan(client, name, partitions=-1, replication_factor=-1, assignment=(), configs=None):
+    return plan_topic(client, TopicSpec(name, partitions, replication_factor, assignment,
+                                        configs or {}),
+                      default_partitions=2, default_replication_factor=1)
+
+
+def test_plan_topic_with_defaults_and_explicit_assignments(brokers):
+    planned = plan(brokers, "fresh", configs={"cleanup.policy": "compact"})
+    assert (planned.partitions, planned.replication_factor) == (2, 1)
+    assert planned.overrides == {"cleanup.policy": "compact"}
+    assert set(planned.assignment) == {0, 1} and all(
+        len(replicas) == 1 and replicas[0] in (1, 2, 3) for replicas in planned.assignment.values())
+    manual = plan(brokers, "manual", assignment=[(0, [3, 1]), (1, [1, 2])])
+    assert manual.assignment == {0: (3, 1), 1: (1, 2)}
+    assert list_topics(brokers) == []  # planning writes nothing
+
+
+@pytest.mark.parametrize("name,kwargs,error,message", [
+    # the request's own checks, in Kafka's order: null configs first, then an existing name ...
+    ("taken", {"configs": {"retention.ms": None}}, ConfigError,
+     "Null value not supported for topic configs: retention.ms"),
+    ("taken", {}, TopicExistsError, "Topic 'taken' already exists."),
+    ("both", {"partitions": 1, "assignment": [(0, [1])]}, ConflictingTopicSettingsError,
+     "Both numPartitions or replicationFactor and replicasAssignments were set"),
+    ("twice", {"assignment": [(0, [1]), (0, [2])]}, InvalidReplicaAssignmentError,
+     "consecutive 0-based integer sequence"),
+    ("none", {"partitions": 0}, InvalidPartitionsError,
+     "Number of partitions must be larger than 0."),
+    ("none", {"replication_factor": 0}, InvalidReplicationFactorError,
+     "Replication factor must be larger than 0."),
+    ("big", {"replication_factor": 4}, InvalidReplicationFactorError,
+     "Replication factor: 4 larger than available brokers: 3."),
+    # ... then Kafka's validateTopicCreate: the name, deletion, collisions, the assignment
+    ("a/b", {}, InvalidTopicError, "character other than ASCII alphanumerics"),
+    ("deleting", {}, TopicExistsError, 'Topic "deleting" is queued for deletion.'),
+    ("tak.en", {}, InvalidTopicError, "Topic 'tak.en' collides with existing topic: tak_en"),
+    ("uneven", {"assignment": [(0, [1]), (1, [1, 2])]}, InvalidReplicaAssignmentError,
+     "All partitions should have the same number of replicas"),
+    ("dup", {"assignment": [(0, [1, 1])]}, InvalidReplicaAssignmentError,
+     "Duplicate replica assignment found"),
+    ("gap", {"assignment": [(0, [1]), (2, [1])]}, InvalidReplicaAssignmentError,
+     "consecutive 0-based integer sequence"),
+    ("bad-config", {"configs": {"retention.hours": "1"}}, UnknownTopicConfigError,
+     "Unknown topic config name: retention.hours"),
+    ("bad-value", {"configs": {"cleanup.policy": "forever"}}, ConfigError, "cleanup.policy"),
+])
+def test_plan_topic_refusals(brokers, name, kwargs, error, message):
+    for existing in ("taken", "tak_en", "deleting"):
+        create_topic(brokers, existing, 1, 1)
+    delete_topic(brokers, "deleting")
+    brokers.delete("/brokers/topics/deleting", recursive=True)  # as the controller would
+    with pytest.raises(error, match=re.escape(message)):
+        plan(brokers, name, **kwargs)
+
+
+def test_check_new_partitions(brokers):
+    client = brokers
+    create_topic(client, "grow", 2, 2, start_index=0)
+    assert check_new_partitions(client, "grow", 4) is None  # the round robin's
+    assert check_new_partitions(client, "grow", 3, [[2, 3]]) == {2: (2, 3)}
+    refusals = [
+        ("never", 3, None, UnknownTopicError, "The topic 'never' does not exist."),
+        ("grow", 1, None, InvalidPartitionsError,
+         "Topic currently has 2 partitions, which is higher than the requested 1."),
+        ("grow", 2, None, InvalidPartitionsError, "Topic already has 2 partitions."),
+        ("grow", 3, [[1, 7]], InvalidReplicaAssignmentError,
+         "Unknown broker(s) in replica assignment: 7."),
+        ("grow", 4, [[1, 2]], InvalidReplicaAssignmentError,
+         "Increasing the number of partitions by 2 but 1 assignments provided."),
+        ("grow", 3, [[1]], InvalidReplicaAssignmentError,
+         "Inconsistent replication factor between partitions, partition 0 has 2"),
+        ("grow", 3, [[1, 1]], InvalidReplicaAssignmentError,
+         "Duplicate brokers not allowed in replica assignment: 1, 1 for partition id 2."),
+    ]
+    for name, count, assignment, error, message in refusals:
+        with pytest.raises(error, match=re.escape(message)):
+            check_new_partitions(client, name, count, assignment)
+    create_topic(client, "wide", 1, 3)
+    brokers.delete("/brokers/ids/3")
+    with pytest.raises(InvalidReplicationFactorError,
+                       match=re.escape("Replication factor: 3 larger than available brokers: 2.")):
+        check_new_partitions(client, "wide", 2)
+    delete_topic(client, "wide")
+    with pytest.raises(TopicAlreadyMarkedForDeletionError, match="queued for deletion"):
+        check_new_partitions(client, "wide", 2)
+
+
+def test_check_new_partitions_refuses_a_topic_being_reassigned(brokers):
+    client = brokers
+    create_topic(client, "moving", 1, 1, replica_assignment={0: [1]})
+    moving = TopicAssignment({0: (1, 2)}, adding_replicas={0: (2,)},
+                             topic_id=get_topic_assignment(client, "moving").topic_id)
+    client.set("/brokers/topics/moving", TopicZNode.encode(moving))
+    with pytest.raises(ReassignmentInProgressError, match="reassignment is in progress"):
+        check_new_partitions(client, "moving", 2)

@@ -1,11 +1,16 @@
-"""Producer id blocks: Kafka's format, and disjoint blocks under concurrent allocation."""
+"""Producer id blocks: Kafka's format, disjoint blocks under concurrent allocation, and a
+broker's ids handed out block by block."""
 
 import json
 import threading
 
+import pytest
+
 from broker_lite.zk import allocate_producer_id_block, connect
 from broker_lite.zk.cluster import ensure_persistent_paths
+from broker_lite.zk.errors import ProducerIdsUnavailableError
 from broker_lite.zk.layout import ProducerIdBlock
+from broker_lite.zk.producer_ids import ZkProducerIdManager
 
 
 def test_first_blocks(zookeeper_client):
@@ -47,3 +52,22 @@ def test_concurrent_brokers_get_disjoint_blocks(zookeeper_connect):
         for client in clients:
             client.stop()
             client.close()
+
+
+def test_a_manager_hands_out_its_block_then_takes_the_next(zookeeper_client):
+    ensure_persistent_paths(zookeeper_client)
+    manager = ZkProducerIdManager(zookeeper_client, lambda: 3, block_size=3)
+    other = ZkProducerIdManager(zookeeper_client, lambda: 4, block_size=3)
+    assert [manager.generate() for _ in range(2)] == [0, 1]
+    assert other.generate() == 3  # the other broker's block follows the first
+    assert [manager.generate() for _ in range(2)] == [2, 6]  # then a block after the other's
+    assert manager.block == ProducerIdBlock(3, 6, 8)
+
+
+def test_a_manager_without_zookeeper_or_broker_id_is_unavailable(zookeeper_client):
+    ensure_persistent_paths(zookeeper_client)
+    with pytest.raises(ProducerIdsUnavailableError, match="no id yet"):
+        ZkProducerIdManager(zookeeper_client, lambda: -1).generate()
+    zookeeper_client.stop()
+    with pytest.raises(ProducerIdsUnavailableError, match="ZooKeeper"):
+        ZkProducerIdManager(zookeeper_client, lambda: 1).generate()

@@ -1,0 +1,61 @@
+"""Topic administration for the request handlers, through ZooKeeper (the handlers'
+:class:`~.services.TopicAdmin`): the checks and znode writes of :mod:`broker_lite.zk.admin`, with
+this broker's defaults for new topics, and changed overrides applied to this broker's logs at once
+(other brokers apply them when the ``/config/changes`` notification reaches them).
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+
+from kazoo.client import KazooClient
+
+from broker_lite.config import BrokerConfig
+from broker_lite.zk import admin
+from broker_lite.zk.admin import TopicPlan, TopicSpec
+
+
+class ZkTopicAdmin:
+    """Parameters
+    ----------
+    client : KazooClient
+    config : BrokerConfig
+        ``num.partitions`` and ``default.replication.factor`` for topics created without them.
+    on_config_changed : callable
+        ``on_config_changed(topic, overrides)`` after the overrides were written.
+    """
+
+    def __init__(self, client: KazooClient, config: BrokerConfig,
+                 on_config_changed: Callable[[str, Mapping[str, str]], object] = lambda t, o: None):
+        self.client = client
+        self.config = config
+        self.on_config_changed = on_config_changed
+
+    def create_topic(self, spec: TopicSpec, *, validate_only: bool = False) -> TopicPlan:
+        config = self.config
+        plan = admin.plan_topic(self.client, spec, default_partitions=config["num.partitions"],
+                                default_replication_factor=config["default.replication.factor"])
+        if not validate_only:
+            admin.create_topic(self.client, spec.name, plan.partitions, plan.replication_factor,
+                               plan.overrides, replica_assignment=plan.assignment)
+        return plan
+
+    def delete_topic(self, name: str) -> None:
+        admin.delete_topic(self.client, name)
+
+    def is_marked_for_deletion(self, name: str) -> bool:
+        return admin.is_marked_for_deletion(self.client, name)
+
+    def create_partitions(self, name: str, count: int,
+                          assignment: Sequence[Sequence[int]] | None = None, *,
+                          validate_only: bool = False) -> list[int]:
+        manual = admin.check_new_partitions(self.client, name, count, assignment)
+        if validate_only:
+            existing = admin.get_topic_assignment(self.client, name).partitions
+            return list(range(len(existing), count))
+        return sorted(admin.add_partitions(self.client, name, count, replica_assignment=manual))
+
+    def topic_config(self, name: str) -> dict[str, str]:
+        return admin.get_topic_config(self.client, name)
+
+    def alter_topic_config(self, name: str, overrides: dict[str, str]) -> None:
+        admin.set_topic_config(self.client, name, overrides)
+        self.on_config_changed(name, overrides)

@@ -1,0 +1,174 @@
+"""What request handlers work with (``context.services``): this broker's pieces, each typed by
+what the handlers use of it.
+
+Local pieces that need no network (the config, the logs, the partitions held, the group
+coordinator, the purgatory) are the real classes: a test builds them on a temporary directory.
+What reaches ZooKeeper or other brokers is an interface (a :class:`typing.Protocol`) that a test
+replaces with a small fake; no handler sees a ZooKeeper client.
+
+==============  =========================  ===================================================
+field           type                       in a broker
+==============  =========================  ===================================================
+config          BrokerConfig               server.properties
+logs            LogManager                 the partition logs on disk
+partitions      PartitionManager           the partitions held here: state, leader logs
+cluster         :class:`ClusterView`       :class:`~.metadata.ClusterMetadata` (ZooKeeper)
+admin           :class:`TopicAdmin`        :class:`~.admin.ZkTopicAdmin` (``zk.admin``)
+groups          GroupCoordinator           the group coordinator
+transactions    :class:`Transactions`      the transaction coordinator
+markers         :class:`MarkerWriter`      transaction markers appended to local logs
+producer_ids    :class:`ProducerIds`       ``ZkProducerIdManager``: blocks from ZooKeeper
+purgatory       Purgatory                  long polls; waits that end when the broker stops
+api_versions    list of dict               the APIs and versions served (ApiVersions)
+cluster_id      str or None                known once the broker has registered
+==============  =========================  ===================================================
+"""
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from broker_lite.config import BrokerConfig
+from broker_lite.coordinator import GroupCoordinator
+from broker_lite.coordinator.offsets import TopicPartition
+from broker_lite.coordinator.transactions.coordinator import (
+    InitProducerIdResult,
+    TransactionDescription,
+)
+from broker_lite.coordinator.transactions.state import TransactionMetadata
+from broker_lite.log.manager import LogManager
+from broker_lite.partitions import PartitionManager
+from broker_lite.protocol import ErrorCode
+from broker_lite.zk.admin import TopicPlan, TopicSpec
+from broker_lite.zk.layout import PartitionState
+
+from .metadata import BrokerInfo, PartitionInfo, TopicInfo
+from .purgatory import Purgatory
+
+
+class ClusterView(Protocol):
+    """The cluster as every broker sees it: live brokers, the controller, topics and their
+    partitions with leaders (Metadata, FindCoordinator, and whether a partition exists)."""
+
+    def brokers(self) -> list[BrokerInfo]: ...
+
+    def controller_id(self) -> int:
+        """The controller's broker id, -1 while there is none."""
+
+    def topic_names(self) -> list[str]: ...
+
+    def topic(self, name: str) -> TopicInfo | None:
+        """The topic's id and partitions, or None when it does not exist."""
+
+    def partitions(self, name: str) -> list[PartitionInfo] | None:
+        """The topic's partitions in order, or None when it does not exist."""
+
+    def partition_count(self, name: str) -> int | None:
+        """How many partitions the topic has, or None when it does not exist."""
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState | None:
+        """The partition's leader, epoch and ISR; None until a leader was elected."""
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        """The name of the topic with ``topic_id``, or None."""
+
+
+class TopicAdmin(Protocol):
+    """Creating, deleting and growing topics, and their config overrides. Each method raises
+    the specific errors of :mod:`broker_lite.zk.errors` (or ``ConfigError``) for what it
+    refuses, with Kafka's messages; the controller acts on what is written."""
+
+    def create_topic(self, spec: TopicSpec, *, validate_only: bool = False) -> TopicPlan:
+        """Check ``spec`` as Kafka does and, unless ``validate_only``, create the topic."""
+
+    def delete_topic(self, name: str) -> None:
+        """Queue the topic for deletion."""
+
+    def is_marked_for_deletion(self, name: str) -> bool: ...
+
+    def create_partitions(self, name: str, count: int,
+                          assignment: Sequence[Sequence[int]] | None = None, *,
+                          validate_only: bool = False) -> list[int]:
+        """Grow the topic to ``count`` partitions; the numbers of the new ones."""
+
+    def topic_config(self, name: str) -> dict[str, str]:
+        """The topic's overrides (empty when it has none)."""
+
+    def alter_topic_config(self, name: str, overrides: dict[str, str]) -> None:
+        """Replace the topic's overrides; every broker applies them."""
+
+
+class CoordinatorTopic(Protocol):
+    """A coordinator's internal topic: its name, the partition holding a key, creating it on
+    first use (FindCoordinator)."""
+
+    topic: str
+
+    def partition_for(self, key: str) -> int: ...
+
+    def create_topic(self) -> None: ...
+
+
+class Transactions(CoordinatorTopic, Protocol):
+    """What the handlers ask the transaction coordinator (see
+    :class:`~broker_lite.coordinator.transactions.TransactionCoordinator`)."""
+
+    def verify_produce(self, transactional_id: str, topic: str, partition: int,
+                       records) -> ErrorCode: ...
+
+    def handle_init_producer_id(self, transactional_id: str, timeout_ms: int,
+                                expected: tuple[int, int] | None = None
+                                ) -> InitProducerIdResult: ...
+
+    def handle_add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                              partitions: Iterable[TopicPartition]) -> ErrorCode: ...
+
+    def verify_partition(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                         partition: TopicPartition) -> ErrorCode: ...
+
+    def handle_end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                       committed: bool) -> ErrorCode: ...
+
+    def handle_list_transactions(self, states: Iterable[str], producer_ids: Iterable[int],
+                                 duration_ms: int = -1
+                                 ) -> tuple[ErrorCode, list[str], list[TransactionMetadata]]: ...
+
+    def handle_describe_transaction(self, transactional_id: str
+                                    ) -> tuple[ErrorCode, TransactionDescription | None]: ...
+
+
+class MarkerWriter(Protocol):
+    def write(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+              committed: bool, targets: Iterable[TopicPartition]
+              ) -> dict[TopicPartition, ErrorCode]:
+        """Append a COMMIT or ABORT marker to each target led here; the error of each."""
+
+
+class ProducerIds(Protocol):
+    def generate(self) -> int:
+        """A producer id unique in the cluster. Raises ``ProducerIdsUnavailableError`` while
+        none can be had (retriable), ``ProducerIdsExhaustedError`` when none is left."""
+
+
+@dataclass(eq=False)
+class HandlerServices:
+    """The broker as its request handlers see it (the table in the module docstring)."""
+
+    config: BrokerConfig
+    logs: LogManager
+    partitions: PartitionManager
+    cluster: ClusterView
+    admin: TopicAdmin
+    groups: GroupCoordinator
+    transactions: Transactions
+    markers: MarkerWriter
+    producer_ids: ProducerIds
+    purgatory: Purgatory
+    api_versions: list[dict]
+    cluster_id: str | None = None
+
+    @property
+    def broker_id(self) -> int:
+        """This broker's id; -1 until it is known (a generated ``broker.id``)."""
+        return self.partitions.broker_id

@@ -1,0 +1,266 @@
+"""Request handlers without sockets or ZooKeeper: a broker's services built from real local
+pieces (the logs in a temporary directory, the partition manager, the group coordinator on a
+manual timer, the purgatory, the local marker writer) and small fakes of what reaches ZooKeeper
+(the cluster view, the topic admin, the transaction coordinator, the producer ids).
+
+Requests go through the protocol codec both ways, as the dispatcher passes them: a body is
+encoded at the version given and decoded again (so it has every field of that version, with
+its default when the test leaves it out), and the response must encode at that version.
+"""
+
+import threading
+import uuid
+from concurrent.futures import Future
+from pathlib import Path
+
+from broker_lite.config import BrokerConfig
+from broker_lite.coordinator import GroupConfig, GroupCoordinator, OffsetConfig
+from broker_lite.coordinator.internal_topic import leader_log_of
+from broker_lite.coordinator.offsets_topic import OFFSETS_TOPIC
+from broker_lite.coordinator.timer import ManualTimer
+from broker_lite.coordinator.transactions.coordinator import InitProducerIdResult
+from broker_lite.coordinator.transactions.service import LocalMarkers
+from broker_lite.log.manager import LogManager
+from broker_lite.partitions import PartitionManager
+from broker_lite.protocol import ErrorCode, encode_request, encode_response, parse_request
+from broker_lite.server.apis import handlers
+from broker_lite.server.dispatcher import RequestContext, supported_versions
+from broker_lite.server.metadata import BrokerInfo, PartitionInfo, TopicInfo
+from broker_lite.server.purgatory import Purgatory
+from broker_lite.server.services import HandlerServices
+from broker_lite.zk.admin import TopicPlan, TopicSpec
+from broker_lite.zk.layout import PartitionState
+from broker_lite.zk.testing import wait_until
+
+BROKER_ID = 1  # this broker
+OTHER_BROKER = 2
+CLUSTER_ID = "handler-tests"
+BASE_MS = 1_700_000_000_000
+OFFSETS_PARTITIONS = 2  # partition 0 is led here, partition 1 by the other broker
+
+
+class FakeCluster:
+    """A :class:`~broker_lite.server.services.ClusterView` of topics the test declares."""
+
+    def __init__(self):
+        self.broker_list = [BrokerInfo(BROKER_ID, "127.0.0.1", 9092, None),
+                            BrokerInfo(OTHER_BROKER, "127.0.0.1", 9093, "rack-b")]
+        self.controller = BROKER_ID
+        self.topics: dict[str, TopicInfo] = {}
+
+    def add(self, name: str, states: list[PartitionState | None]) -> TopicInfo:
+        partitions = [PartitionInfo(p, (state.leader,) if state else (BROKER_ID,), state)
+                      for p, state in enumerate(states)]
+        info = self.topics[name] = TopicInfo(name, uuid.uuid4(), partitions)
+        return info
+
+    def brokers(self) -> list[BrokerInfo]:
+        return list(self.broker_list)
+
+    def controller_id(self) -> int:
+        return self.controller
+
+    def topic_names(self) -> list[str]:
+        return sorted(self.topics)
+
+    def topic(self, name: str) -> TopicInfo | None:
+        return self.topics.get(name)
+
+    def partitions(self, name: str) -> list[PartitionInfo] | None:
+        info = self.topics.get(name)
+        return info.partitions if info is not None else None
+
+    def partition_count(self, name: str) -> int | None:
+        info = self.topics.get(name)
+        return len(info.partitions) if info is not None else None
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState | None:
+        return self.topics[topic].partitions[partition].state
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        return next((n for n, info in self.topics.items() if info.topic_id == topic_id), None)
+
+
+class FakeAdmin:
+    """A :class:`~broker_lite.server.services.TopicAdmin` over a :class:`FakeCluster`: topics
+    it creates are led by the other broker (so they are ready at once); it raises ``refusal``
+    when one is set."""
+
+    def __init__(self, cluster: FakeCluster):
+        self.cluster = cluster
+        self.created: list[TopicSpec] = []
+        self.configs: dict[str, dict[str, str]] = {}
+        self.deleted: list[str] = []
+        self.refusal: Exception | None = None
+
+    def _refuse(self) -> None:
+        if self.refusal is not None:
+            raise self.refusal
+
+    def create_topic(self, spec: TopicSpec, *, validate_only: bool = False) -> TopicPlan:
+        self._refuse()
+        partitions = 1 if spec.num_partitions == -1 else spec.num_partitions
+        plan = TopicPlan({p: (OTHER_BROKER,) for p in range(partitions)},
+                         {k: v for k, v in spec.configs.items() if v is not None})
+        if not validate_only:
+            self.created.append(spec)
+            self.configs[spec.name] = plan.overrides
+            self.cluster.add(spec.name, [PartitionState(OTHER_BROKER, 0, (OTHER_BROKER,), 1)]
+                             * partitions)
+        return plan
+
+    def delete_topic(self, name: str) -> None:
+        self._refuse()
+        self.deleted.append(name)
+        del self.cluster.topics[name]
+
+    def is_marked_for_deletion(self, name: str) -> bool:
+        return False
+
+    def topic_config(self, name: str) -> dict[str, str]:
+        return dict(self.configs.get(name, {}))
+
+    def alter_topic_config(self, name: str, overrides: dict[str, str]) -> None:
+        self._refuse()
+        self.configs[name] = dict(overrides)
+
+
+class FakeTransactions:
+    """The transaction coordinator as Produce and InitProducerId see it: ``verify_produce``
+    answers ``produce_error``; ``handle_init_producer_id`` answers ``init_result``."""
+
+    topic = "__transaction_state"
+
+    def __init__(self):
+        self.produce_error = ErrorCode.NONE
+        self.verified: list[tuple] = []
+        self.init_result = InitProducerIdResult(ErrorCode.NONE, 4000, 0)
+        self.topics_created = 0
+
+    def partition_for(self, key: str) -> int:
+        return 0
+
+    def create_topic(self) -> None:
+        self.topics_created += 1
+
+    def verify_produce(self, transactional_id, topic, partition, records) -> ErrorCode:
+        self.verified.append((transactional_id, topic, partition))
+        return self.produce_error
+
+    def handle_init_producer_id(self, transactional_id, timeout_ms, expected=None):
+        return self.init_result
+
+
+class FakeProducerIds:
+    """Consecutive producer ids from 1000, or ``failure`` raised."""
+
+    def __init__(self):
+        self.next_id = 1000
+        self.failure: Exception | None = None
+
+    def generate(self) -> int:
+        if self.failure is not None:
+            raise self.failure
+        self.next_id += 1
+        return self.next_id - 1
+
+
+class Harness:
+    """The services of broker 1, and requests to its handlers."""
+
+    def __init__(self, tmp_path: Path, properties: dict[str, str] | None = None):
+        self.timer = ManualTimer()
+        self.config = BrokerConfig({"broker.id": str(BROKER_ID), "log.dirs": str(tmp_path),
+                                    **(properties or {})})
+        self.topic_configs: dict[str, dict[str, str]] = {}
+        self.logs = LogManager(self.config, clock=self.clock)
+        self.partitions = PartitionManager(self.logs,
+                                           lambda topic: self.topic_configs.get(topic, {}),
+                                           BROKER_ID)
+        self.cluster = FakeCluster()
+        self.purgatory = Purgatory()
+        self.groups = GroupCoordinator(
+            GroupConfig(min_session_timeout_ms=100, max_session_timeout_ms=30_000,
+                        initial_rebalance_delay_ms=3000),
+            OffsetConfig(num_partitions=OFFSETS_PARTITIONS),
+            leader_log_of(self.partitions, OFFSETS_TOPIC),
+            partition_count=lambda: OFFSETS_PARTITIONS, create_topic=self._create_offsets_topic,
+            timer=self.timer, clock_ms=self.clock,
+            on_appended=self.purgatory.notify_appended).start()
+        self.offsets_topic_creations = 0
+        self.partitions.add_leadership_listener(OFFSETS_TOPIC, self.groups)
+        self.services = HandlerServices(
+            config=self.config, logs=self.logs, partitions=self.partitions, cluster=self.cluster,
+            admin=FakeAdmin(self.cluster), groups=self.groups, transactions=FakeTransactions(),
+            markers=LocalMarkers(self.partitions, self.groups, self.clock,
+                                 self.purgatory.notify_appended),
+            producer_ids=FakeProducerIds(), purgatory=self.purgatory,
+            api_versions=supported_versions(handlers()), cluster_id=CLUSTER_ID)
+        self.handlers = handlers()
+
+    def _create_offsets_topic(self) -> None:
+        self.offsets_topic_creations += 1
+
+    def clock(self) -> int:
+        return BASE_MS + int(self.timer.now_ms)
+
+    def close(self) -> None:
+        self.purgatory.stop()
+        self.groups.shutdown()
+        self.logs.shutdown()
+
+    # -- the cluster --------------------------------------------------------------------------
+
+    def topic(self, name: str, leaders: list[int], *, epoch: int = 0,
+              config: dict[str, str] | None = None) -> TopicInfo:
+        """A topic whose partition ``p`` is led by ``leaders[p]``; this broker holds (and so
+        serves) those it leads."""
+        self.topic_configs[name] = dict(config or {})
+        states = [PartitionState(leader, epoch, (leader,), 1) for leader in leaders]
+        info = self.cluster.add(name, states)
+        for partition, state in enumerate(states):
+            if state.leader == BROKER_ID:
+                self.partitions.on_partition_assigned(name, partition, state, [BROKER_ID])
+        return info
+
+    def log(self, topic: str, partition: int = 0):
+        return self.logs.get(topic, partition)
+
+    def offsets_topic(self) -> None:
+        """``__consumer_offsets`` with partition 0 led here (its groups loaded) and partition 1
+        led by the other broker."""
+        self.topic(OFFSETS_TOPIC, [BROKER_ID, OTHER_BROKER],
+                   config={"cleanup.policy": "compact"})
+        wait_until(lambda: self.groups.manager.owned_partitions() == {0},
+                   message="__consumer_offsets-0 loaded")
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def call(self, api_key: int, version: int, body: dict) -> dict | None:
+        """Handle one request as the dispatcher would; the response body (None: none sent)."""
+        header, decoded = parse_request(memoryview(
+            encode_request(api_key, version, 7, "handler-tests", body))[4:])
+        handler = self.handlers[api_key]
+        assert handler.min_version <= version <= handler.max_version
+        response = handler.handle(RequestContext(header, self.services, "/127.0.0.1"), decoded)
+        if response is not None:
+            encode_response(api_key, version, 7, response)  # it must encode at this version
+        return response
+
+    def call_later(self, api_key: int, version: int, body: dict) -> Future:
+        """Handle a request that waits (a long poll, a JoinGroup) on a thread of its own."""
+        future: Future = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(self.call(api_key, version, body))
+            except BaseException as exc:  # noqa: BLE001 (handed to the test)
+                future.set_exception(exc)
+
+        threading.Thread(target=run, daemon=True).start()
+        return future
+
+
+def records_of(region) -> bytes:
+    """The bytes of a Fetch response's records (a file region, or empty bytes)."""
+    return region.read() if hasattr(region, "read") else bytes(region)
