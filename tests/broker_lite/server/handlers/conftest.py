@@ -1,5 +1,5 @@
 import pytest
-from handler_support import Harness
+from .handler_support import Harness
 
 
 @pytest.fixture

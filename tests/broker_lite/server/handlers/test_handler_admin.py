@@ -2,7 +2,7 @@
 topic admin: requests translated, refusals mapped to error codes, per resource or topic."""
 
 import pytest
-from handler_support import BROKER_ID
+from .handler_support import BROKER_ID
 
 from broker_lite.config_resolution import ConfigSource
 from broker_lite.protocol import ApiKey, ErrorCode

@@ -4,7 +4,7 @@ id, read_committed, and the long poll that an append ends."""
 import time
 import uuid
 
-from handler_support import BROKER_ID, OTHER_BROKER, records_of
+from .handler_support import BROKER_ID, OTHER_BROKER, records_of
 
 from broker_lite.coordinator.offsets import TopicPartition
 from broker_lite.protocol import ApiKey, ErrorCode

@@ -5,7 +5,7 @@ join to its leave, the committed offsets, and each version's way of answering.""
 from concurrent.futures import Future
 
 import pytest
-from handler_support import BROKER_ID, OTHER_BROKER
+from .handler_support import BROKER_ID, OTHER_BROKER
 
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.server.network import CloseConnection

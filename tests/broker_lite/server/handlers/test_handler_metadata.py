@@ -2,7 +2,7 @@
 the cluster view tells them; unknown topics answered or auto-created."""
 
 import pytest
-from handler_support import BROKER_ID, CLUSTER_ID, OTHER_BROKER, Harness
+from .handler_support import BROKER_ID, CLUSTER_ID, OTHER_BROKER, Harness
 
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.zk.admin import TopicSpec

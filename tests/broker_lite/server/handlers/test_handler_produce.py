@@ -2,7 +2,7 @@
 answered on its own; acks=0 answers nothing (or drops the connection on a failure)."""
 
 import pytest
-from handler_support import BROKER_ID, OTHER_BROKER
+from .handler_support import BROKER_ID, OTHER_BROKER
 
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import build_batch, iter_batches

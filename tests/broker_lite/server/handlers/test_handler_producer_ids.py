@@ -2,7 +2,7 @@
 coordinator and the cluster view, and the retriable errors while they are not ready."""
 
 import pytest
-from handler_support import BROKER_ID, OTHER_BROKER
+from .handler_support import BROKER_ID, OTHER_BROKER
 
 from broker_lite.coordinator.transactions.coordinator import InitProducerIdResult
 from broker_lite.protocol import ApiKey, ErrorCode
