@@ -12,11 +12,25 @@ broker default it is named after (``segment.bytes`` to ``log.segment.bytes``, ..
 
 import re
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-LONG_MAX = 2**63 - 1
+from .settings import (
+    INT64_MAX,
+    InvalidValue,
+    Setting,
+    boolean,
+    choice,
+    double,
+    int16,
+    int32,
+    int64,
+    list_of,
+    string,
+)
+
+LONG_MAX = INT64_MAX
 
 
 class ConfigError(ValueError):
@@ -72,146 +86,95 @@ def read_properties(path: str | Path) -> dict[str, str]:
 
 
 # -- typed definitions -----------------------------------------------------------------------------
+# Each property with the type, bounds and choices Kafka's ConfigDef gives it (KafkaConfig,
+# ServerLogConfigs, LogConfig, GroupCoordinatorConfig, TransactionStateManagerConfig, ZkConfigs).
 
 
-@dataclass(frozen=True)
-class ConfigDef:
-    """One property: its Kafka name, how its string value parses, its default (None: unset)."""
-
-    name: str
-    parse: Callable[[str], object]
-    default: object
-    doc: str
-
-
-def _int(low: int | None = None, high: int | None = None) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        value = int(text.strip())
-        if (low is not None and value < low) or (high is not None and value > high):
-            raise ValueError(f"must be in [{low}, {high if high is not None else 'inf'}]")
-        return value
-
-    return parse
-
-
-def _bool(text: str) -> bool:
-    lowered = text.strip().lower()
-    if lowered not in ("true", "false"):
-        raise ValueError("must be true or false")
-    return lowered == "true"
-
-
-def _double(text: str) -> float:
-    return float(text.strip())
-
-
-def _string(text: str) -> str:
-    return text.strip()
-
-
-def _choice(*choices: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if text.strip() not in choices:
-            raise ValueError(f"must be one of {', '.join(choices)}")
-        return text.strip()
-
-    return parse
-
-
-def _list(*allowed: str) -> Callable[[str], tuple[str, ...]]:
-    def parse(text: str) -> tuple[str, ...]:
-        items = tuple(item.strip() for item in text.split(",") if item.strip())
-        if allowed and any(item not in allowed for item in items):
-            raise ValueError(f"items must be among {', '.join(allowed)}")
-        return items
-
-    return parse
-
-
-def _defs(*defs: ConfigDef) -> dict[str, ConfigDef]:
+def _defs(*defs: Setting) -> dict[str, Setting]:
     return {d.name: d for d in defs}
 
 
 BROKER_CONFIG = _defs(
-    ConfigDef("broker.id", _int(-1), -1, "this broker's id; -1 takes one from /brokers/seqid"),
-    ConfigDef("listeners", _string, "PLAINTEXT://127.0.0.1:9092", "where the broker listens"),
-    ConfigDef("advertised.listeners", _string, None, "what clients are told; defaults to listeners"),
-    ConfigDef("listener.security.protocol.map", _string,
-              "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
-              "listener name -> security protocol"),
-    ConfigDef("reserved.broker.max.id", _int(0), 1000, "generated broker ids start above this"),
-    ConfigDef("broker.rack", _string, None, "the rack of this broker"),
-    ConfigDef("log.dirs", _list(), None, "data directories; defaults to log.dir"),
-    ConfigDef("log.dir", _string, "/tmp/kafka-logs", "data directory when log.dirs is unset"),
-    ConfigDef("num.partitions", _int(1), 1, "partitions of auto-created topics"),
-    ConfigDef("default.replication.factor", _int(1), 1, "replicas of auto-created topics"),
-    ConfigDef("auto.create.topics.enable", _bool, True, "create topics on first use"),
-    ConfigDef("delete.topic.enable", _bool, True, "allow topic deletion"),
-    ConfigDef("zookeeper.connect", _string, None, "host:port[,host:port][/chroot]; unset: embedded"),
-    ConfigDef("zookeeper.port", _int(0, 65535), 0, "embedded ZooKeeper port; 0 picks a free one"),
-    ConfigDef("zookeeper.session.timeout.ms", _int(1), 18000, "ZooKeeper session timeout"),
-    ConfigDef("zookeeper.connection.timeout.ms", _int(1), None, "defaults to the session timeout"),
-    ConfigDef("message.max.bytes", _int(0), 1048588, "largest record batch accepted"),
-    ConfigDef("socket.request.max.bytes", _int(1), 104857600, "largest request accepted"),
-    ConfigDef("connections.max.idle.ms", _int(-1), 600000, "idle connections are closed after"),
-    ConfigDef("offsets.topic.num.partitions", _int(1), 50, "partitions of __consumer_offsets"),
-    ConfigDef("offsets.topic.replication.factor", _int(1, 32767), 3,
-              "replicas of __consumer_offsets (fewer while fewer brokers are alive)"),
-    ConfigDef("offsets.topic.segment.bytes", _int(1), 104857600,
-              "segment size of __consumer_offsets"),
-    ConfigDef("offsets.topic.compression.codec", _int(0, 4), 0,
-              "codec of coordinator batches: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd"),
-    ConfigDef("offsets.retention.minutes", _int(1), 10080, "how long committed offsets are kept"),
-    ConfigDef("offsets.retention.check.interval.ms", _int(1), 600000,
-              "how often expired offsets are removed"),
-    ConfigDef("offsets.load.buffer.size", _int(1), 5242880,
-              "bytes read at a time when loading __consumer_offsets"),
-    ConfigDef("offsets.commit.timeout.ms", _int(1), 5000, "how long a commit may wait"),
-    ConfigDef("offset.metadata.max.bytes", _int(0), 4096, "longest metadata of a commit"),
-    ConfigDef("group.min.session.timeout.ms", _int(0), 6000, "shortest session timeout accepted"),
-    ConfigDef("group.max.session.timeout.ms", _int(0), 1800000, "longest session timeout accepted"),
-    ConfigDef("group.initial.rebalance.delay.ms", _int(0), 3000,
-              "how long a new group waits for more members before its first rebalance"),
-    ConfigDef("group.max.size", _int(1), 2147483647, "most members in one group"),
-    ConfigDef("transaction.state.log.num.partitions", _int(1), 50,
-              "partitions of __transaction_state"),
-    ConfigDef("transaction.state.log.replication.factor", _int(1, 32767), 3,
-              "replicas of __transaction_state (fewer while fewer brokers are alive)"),
-    ConfigDef("transaction.state.log.segment.bytes", _int(1), 104857600,
-              "segment size of __transaction_state"),
-    ConfigDef("transaction.state.log.load.buffer.size", _int(1), 5242880,
-              "bytes read at a time when loading __transaction_state"),
-    ConfigDef("transaction.max.timeout.ms", _int(1), 900000,
-              "longest transaction timeout a producer may ask for"),
-    ConfigDef("transaction.abort.timed.out.transaction.cleanup.interval.ms", _int(1), 10000,
-              "how often transactions open past their timeout are aborted"),
-    ConfigDef("transactional.id.expiration.ms", _int(1), 604800000,
-              "idle time after which a transactional id may be forgotten"),
-    ConfigDef("log.segment.bytes", _int(14), 1073741824, "segment size before a roll"),
-    ConfigDef("log.roll.ms", _int(1), None, "segment age before a roll"),
-    ConfigDef("log.roll.hours", _int(1), 168, "segment age before a roll, in hours"),
-    ConfigDef("log.index.size.max.bytes", _int(4), 10485760, "offset index size before a roll"),
-    ConfigDef("log.index.interval.bytes", _int(0), 4096, "bytes between offset index entries"),
-    ConfigDef("log.flush.interval.messages", _int(1), LONG_MAX, "records between fsyncs"),
-    ConfigDef("log.flush.interval.ms", _int(0), None, "milliseconds between fsyncs"),
-    ConfigDef("log.flush.scheduler.interval.ms", _int(0), LONG_MAX, "flush check interval"),
-    ConfigDef("log.retention.ms", _int(-1), None, "retention by time; -1 keeps forever"),
-    ConfigDef("log.retention.minutes", _int(-1), None, "retention by time, in minutes"),
-    ConfigDef("log.retention.hours", _int(-1), 168, "retention by time, in hours"),
-    ConfigDef("log.retention.bytes", _int(-1), -1, "retention by size per partition; -1: none"),
-    ConfigDef("log.retention.check.interval.ms", _int(1), 300000, "how often retention runs"),
-    ConfigDef("log.cleanup.policy", _list("delete", "compact"), ("delete",), "delete, compact"),
-    ConfigDef("log.cleaner.enable", _bool, True, "run log compaction"),
-    ConfigDef("log.cleaner.backoff.ms", _int(0), 15000, "pause between compaction passes"),
-    ConfigDef("log.cleaner.delete.retention.ms", _int(0), 86400000, "tombstone retention"),
-    ConfigDef("log.cleaner.min.compaction.lag.ms", _int(0), 0, "minimum record age to compact"),
-    ConfigDef("log.cleaner.min.cleanable.ratio", _double, 0.5, "dirty ratio that triggers cleaning"),
-    ConfigDef("log.segment.delete.delay.ms", _int(0), 60000, "delay before a .deleted file goes"),
-    ConfigDef("log.message.timestamp.type", _choice("CreateTime", "LogAppendTime"), "CreateTime",
-              "which timestamp records keep"),
-    ConfigDef("log.message.format.version", _string, "3.0-IV1", "message format written"),
-    ConfigDef("compression.type", _choice("producer", "none", "gzip", "snappy", "lz4", "zstd"),
-              "producer", "codec of stored batches; producer keeps the producer's"),
+    Setting("broker.id", int32(-1), -1, "this broker's id; -1 takes one from /brokers/seqid"),
+    Setting("listeners", string, "PLAINTEXT://127.0.0.1:9092", "where the broker listens"),
+    Setting("advertised.listeners", string, None, "what clients are told; defaults to listeners"),
+    Setting("listener.security.protocol.map", string,
+            "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+            "listener name -> security protocol"),
+    Setting("reserved.broker.max.id", int32(0), 1000, "generated broker ids start above this"),
+    Setting("broker.rack", string, None, "the rack of this broker"),
+    Setting("log.dirs", list_of(), None, "data directories; defaults to log.dir"),
+    Setting("log.dir", string, "/tmp/kafka-logs", "data directory when log.dirs is unset"),
+    Setting("num.partitions", int32(1), 1, "partitions of auto-created topics"),
+    Setting("default.replication.factor", int32(1), 1, "replicas of auto-created topics"),
+    Setting("auto.create.topics.enable", boolean, True, "create topics on first use"),
+    Setting("delete.topic.enable", boolean, True, "allow topic deletion"),
+    Setting("zookeeper.connect", string, None, "host:port[,host:port][/chroot]; unset: embedded"),
+    Setting("zookeeper.port", int32(0, 65535), 0, "embedded ZooKeeper port; 0 picks a free one"),
+    Setting("zookeeper.session.timeout.ms", int32(1), 18000, "ZooKeeper session timeout"),
+    Setting("zookeeper.connection.timeout.ms", int32(1), None, "defaults to the session timeout"),
+    Setting("message.max.bytes", int32(0), 1048588, "largest record batch accepted"),
+    Setting("socket.request.max.bytes", int32(1), 104857600, "largest request accepted"),
+    Setting("connections.max.idle.ms", int64(-1), 600000, "idle connections are closed after"),
+    Setting("offsets.topic.num.partitions", int32(1), 50, "partitions of __consumer_offsets"),
+    Setting("offsets.topic.replication.factor", int16(1), 3,
+            "replicas of __consumer_offsets (fewer while fewer brokers are alive)"),
+    Setting("offsets.topic.segment.bytes", int32(1), 104857600,
+            "segment size of __consumer_offsets"),
+    Setting("offsets.topic.compression.codec", int32(0, 4), 0,
+            "codec of coordinator batches: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd"),
+    Setting("offsets.retention.minutes", int32(1), 10080, "how long committed offsets are kept"),
+    Setting("offsets.retention.check.interval.ms", int64(1), 600000,
+            "how often expired offsets are removed"),
+    Setting("offsets.load.buffer.size", int32(1), 5242880,
+            "bytes read at a time when loading __consumer_offsets"),
+    Setting("offsets.commit.timeout.ms", int32(1), 5000, "how long a commit may wait"),
+    Setting("offset.metadata.max.bytes", int32(0), 4096, "longest metadata of a commit"),
+    Setting("group.min.session.timeout.ms", int32(0), 6000, "shortest session timeout accepted"),
+    Setting("group.max.session.timeout.ms", int32(0), 1800000, "longest session timeout accepted"),
+    Setting("group.initial.rebalance.delay.ms", int32(0), 3000,
+            "how long a new group waits for more members before its first rebalance"),
+    Setting("group.max.size", int32(1), 2147483647, "most members in one group"),
+    Setting("transaction.state.log.num.partitions", int32(1), 50,
+            "partitions of __transaction_state"),
+    Setting("transaction.state.log.replication.factor", int16(1), 3,
+            "replicas of __transaction_state (fewer while fewer brokers are alive)"),
+    Setting("transaction.state.log.segment.bytes", int32(1), 104857600,
+            "segment size of __transaction_state"),
+    Setting("transaction.state.log.load.buffer.size", int32(1), 5242880,
+            "bytes read at a time when loading __transaction_state"),
+    Setting("transaction.max.timeout.ms", int32(1), 900000,
+            "longest transaction timeout a producer may ask for"),
+    Setting("transaction.abort.timed.out.transaction.cleanup.interval.ms", int32(1), 10000,
+            "how often transactions open past their timeout are aborted"),
+    Setting("transactional.id.expiration.ms", int32(1), 604800000,
+            "idle time after which a transactional id may be forgotten"),
+    Setting("log.segment.bytes", int32(14), 1073741824, "segment size before a roll"),
+    Setting("log.roll.ms", int64(1), None, "segment age before a roll"),
+    Setting("log.roll.hours", int32(1), 168, "segment age before a roll, in hours"),
+    Setting("log.index.size.max.bytes", int32(4), 10485760, "offset index size before a roll"),
+    Setting("log.index.interval.bytes", int32(0), 4096, "bytes between offset index entries"),
+    Setting("log.flush.interval.messages", int64(1), LONG_MAX, "records between fsyncs"),
+    Setting("log.flush.interval.ms", int64(0), None, "milliseconds between fsyncs"),
+    Setting("log.flush.scheduler.interval.ms", int64(0), LONG_MAX, "flush check interval"),
+    Setting("log.retention.ms", int64(-1), None, "retention by time; -1 keeps forever"),
+    Setting("log.retention.minutes", int32(-1), None, "retention by time, in minutes"),
+    Setting("log.retention.hours", int32(-1), 168, "retention by time, in hours"),
+    Setting("log.retention.bytes", int64(-1), -1, "retention by size per partition; -1: none"),
+    Setting("log.retention.check.interval.ms", int64(1), 300000, "how often retention runs"),
+    Setting("log.cleanup.policy", list_of("delete", "compact"), ("delete",), "delete, compact"),
+    Setting("log.cleaner.enable", boolean, True, "run log compaction"),
+    Setting("log.cleaner.backoff.ms", int64(0), 15000, "pause between compaction passes"),
+    Setting("log.cleaner.delete.retention.ms", int64(0), 86400000, "tombstone retention"),
+    Setting("log.cleaner.min.compaction.lag.ms", int64(0), 0, "minimum record age to compact"),
+    Setting("log.cleaner.min.cleanable.ratio", double(0, 1), 0.5,
+            "dirty ratio that triggers cleaning"),
+    Setting("log.segment.delete.delay.ms", int64(0), 60000, "delay before a .deleted file goes"),
+    Setting("log.message.timestamp.type", choice("CreateTime", "LogAppendTime"), "CreateTime",
+            "which timestamp records keep"),
+    Setting("log.message.format.version", string, "3.0-IV1", "message format written"),
+    Setting("compression.type", choice("producer", "none", "gzip", "snappy", "lz4", "zstd"),
+            "producer", "codec of stored batches; producer keeps the producer's"),
 )
 
 # Topic config name -> the broker config that provides its default.
@@ -267,11 +230,13 @@ class LogConfig:
         return "delete" in self.cleanup_policy
 
 
-def _parse(definition: ConfigDef, value: str):
+def _parse(name: str, definition: Setting, value: str):
+    """``value`` of property ``name`` (a broker config, or a topic config parsed as the broker
+    config ``definition`` it is named after)."""
     try:
-        return definition.parse(value)
-    except ValueError as exc:
-        raise ConfigError(f"invalid value {value!r} for {definition.name}: {exc}") from None
+        return definition.value_of(value)
+    except InvalidValue as exc:
+        raise ConfigError(f"invalid value {value!r} for {name}: {exc.reason}") from None
 
 
 class BrokerConfig(Mapping):
@@ -283,7 +248,7 @@ class BrokerConfig(Mapping):
         self._values = {name: d.default for name, d in BROKER_CONFIG.items()}
         for name, value in self.originals.items():
             if name in BROKER_CONFIG:
-                self._values[name] = _parse(BROKER_CONFIG[name], value)
+                self._values[name] = _parse(name, BROKER_CONFIG[name], value)
             else:
                 warnings.warn(f"unknown broker config {name!r} is ignored", stacklevel=2)
 
@@ -330,8 +295,7 @@ class BrokerConfig(Mapping):
         for topic_name, broker_name in TOPIC_TO_BROKER.items():
             field = topic_name.replace(".", "_")
             if topic_name in overrides:
-                definition = BROKER_CONFIG[broker_name]
-                values[field] = _parse(ConfigDef(topic_name, definition.parse, None, ""),
+                values[field] = _parse(topic_name, BROKER_CONFIG[broker_name],
                                        overrides[topic_name])
             else:
                 values[field] = self._broker_default(broker_name)

@@ -19,15 +19,21 @@ DataFrame is loaded with a message that names the option and what it accepts:
   ``kafka.group.id``, ...).
 
 Spark hands options to a Python data source with lower-cased names; messages use the names as
-documented.
+documented. Values parse as Spark's Kafka source parses them (:mod:`broker_lite.settings`), as
+given, untrimmed: booleans in any case, ``minPartitions`` as Java's ``Integer.parseInt`` and the
+other counts as ``Long.parseLong`` (so ``" 10"`` is no number), ``maxTriggerDelay`` as Spark's
+time strings, ``startingOffsetsByTimestampStrategy`` in any case; the ``kafka.*`` settings parse
+as Kafka's client parses them (:class:`~broker_lite.client.ClientConfig`).
 """
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from broker_lite.client import ClientConfig, ConfigError, TopicPartition
+from broker_lite.settings import boolean, choice, duration_ms, int32, int64, list_of
 
 EARLIEST = -2
 LATEST = -1
@@ -55,8 +61,21 @@ UNSUPPORTED_KAFKA_OPTIONS = {
     "interceptor.classes": "the source reads raw record batches, there is nothing to intercept",
 }
 
-_TIME_UNITS_MS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000,
-                  "h": 3_600_000, "d": 86_400_000}
+# The options with a value of a simple type: name -> parser, as Spark's Kafka source reads them.
+TYPED_OPTIONS: dict[str, Callable[[str], Any]] = {
+    "failOnDataLoss": boolean,
+    "includeHeaders": boolean,
+    "maxOffsetsPerTrigger": int64(1),
+    "minOffsetsPerTrigger": int64(1),
+    "maxTriggerDelay": duration_ms,
+    "minPartitions": int32(1),
+    "maxRecordsPerPartition": int64(1),
+    "startingOffsetsByTimestampStrategy": choice("error", "latest", case_sensitive=False),
+    "startingOffsets.fallback": choice("earliest", "latest", "error", case_sensitive=False),
+    "kafkaConsumer.pollTimeoutMs": int64(),
+    "fetchOffset.numRetries": int32(),
+    "fetchOffset.retryIntervalMs": int64(),
+}
 
 
 class OptionError(ValueError):
@@ -125,7 +144,7 @@ class SourceOptions:
 
     @property
     def isolation_level(self) -> str:
-        return self.client.get("isolation.level", "read_committed")
+        return self.client.get("isolation.level", "read_committed").strip()
 
     def starting_for(self, streaming: bool) -> OffsetSpec:
         """The starting position, checked for the query kind (batch reads cannot start at
@@ -163,7 +182,7 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
     kspark.options.OptionError: option 'maxOffsetPerTrigger': unknown option of the kpy source...
     """
     given = {str(k).lower(): (str(k), str(v)) for k, v in options.items()}
-    client = kafka_options(given)
+    config = kafka_options(given)
     for key, (name, _) in given.items():
         if not key.startswith("kafka.") and key not in SOURCE_OPTIONS:
             hint = (" ('topic' is an option of the sink; to read, use 'subscribe')"
@@ -176,44 +195,54 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
         entry = given.get(name.lower())
         return None if entry is None else entry[1]
 
+    typed = typed_options(text, TYPED_OPTIONS)
     subscription = _subscription(text)
-    starting = _starting(text)
+    starting = _starting(text, typed)
     ending = _ending(text)
-    group_id = client.get("group.id")
-    if starting is not None and starting.kind == "group" and not group_id:
+    if starting is not None and starting.kind == "group" and config.group_id is None:
         raise OptionError("startingOffsets", "'group' needs the option 'kafka.group.id'")
-    min_rows = _positive_int(text, "minOffsetsPerTrigger")
-    max_rows = _positive_int(text, "maxOffsetsPerTrigger")
+    min_rows = typed.get("minOffsetsPerTrigger")
+    max_rows = typed.get("maxOffsetsPerTrigger")
     if min_rows is not None and max_rows is not None and min_rows > max_rows:
         raise OptionError("minOffsetsPerTrigger", f"{min_rows} is above maxOffsetsPerTrigger "
                                                   f"({max_rows})")
-    delay = text("maxTriggerDelay")
-    isolation = client.get("isolation.level")
-    if isolation is not None and isolation not in ("read_committed", "read_uncommitted"):
-        raise OptionError("kafka.isolation.level", f"{isolation!r} is neither read_committed "
-                                                   "nor read_uncommitted")
     return SourceOptions(
-        client=client,
+        client=dict(config.given),
         subscription=subscription,
         starting=starting,
         ending=ending,
-        fail_on_data_loss=_bool(text, "failOnDataLoss", True),
-        include_headers=_bool(text, "includeHeaders", False),
+        fail_on_data_loss=typed.get("failOnDataLoss", True),
+        include_headers=typed.get("includeHeaders", False),
         max_offsets_per_trigger=max_rows,
         min_offsets_per_trigger=min_rows,
-        max_trigger_delay_ms=(15 * 60_000 if delay is None
-                              else duration_ms("maxTriggerDelay", delay)),
-        min_partitions=_positive_int(text, "minPartitions"),
-        max_records_per_partition=_positive_int(text, "maxRecordsPerPartition"),
-        group_id=group_id,
+        max_trigger_delay_ms=typed.get("maxTriggerDelay", 15 * 60_000),
+        min_partitions=typed.get("minPartitions"),
+        max_records_per_partition=typed.get("maxRecordsPerPartition"),
+        group_id=config.group_id,
         group_id_prefix=text("groupIdPrefix") or "spark-kafka-source",
     )
 
 
+def typed_options(text: Callable[[str], str | None],
+                  parsers: Mapping[str, Callable[[str], Any]]) -> dict[str, Any]:
+    """The options among ``parsers`` (name -> parser) that ``text`` (name -> value or None)
+    has, parsed; a value a parser refuses is an :class:`OptionError` naming the option."""
+    values = {}
+    for name, parse in parsers.items():
+        value = text(name)
+        if value is not None:
+            try:
+                values[name] = parse(value)
+            except ValueError as exc:
+                raise OptionError(name, str(exc)) from None
+    return values
+
+
 def kafka_options(given: Mapping[str, tuple[str, str]],
-                  refused: Mapping[str, str] = UNSUPPORTED_KAFKA_OPTIONS) -> dict[str, str]:
-    """The ``kafka.*`` options (lower-cased name -> (name, value)) without their prefix; the
-    settings the connector manages itself (``refused``: name -> why) are refused."""
+                  refused: Mapping[str, str] = UNSUPPORTED_KAFKA_OPTIONS) -> ClientConfig:
+    """The client settings of the ``kafka.*`` options (lower-cased name -> (name, value)), their
+    prefix removed (:attr:`ClientConfig.given` has them as given); the settings the connector
+    manages itself (``refused``: name -> why) are refused."""
     client = {key[len("kafka."):]: value for key, (_, value) in given.items()
               if key.startswith("kafka.")}
     for key, reason in refused.items():
@@ -223,18 +252,9 @@ def kafka_options(given: Mapping[str, tuple[str, str]],
         raise OptionError("kafka.bootstrap.servers", "required: the brokers to connect to, "
                                                      "as host:port[,host:port...]")
     try:  # unknown or malformed client settings fail now, not in the first task
-        ClientConfig(client, key_prefix="kafka.")
+        return ClientConfig(client, key_prefix="kafka.")
     except ConfigError as exc:
         raise OptionError(exc.key, str(exc).split(": ", 1)[-1]) from None
-    return client
-
-
-def duration_ms(option: str, value: str) -> int:
-    """Spark's duration strings: ``500``, ``500ms``, ``10s``, ``15m``, ``1h``, ``2d``."""
-    match = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", value.lower())
-    if match is None or match.group(2) not in ("", *_TIME_UNITS_MS):
-        raise OptionError(option, f"{value!r} is not a duration such as 500ms, 10s, 15m or 1h")
-    return int(int(match.group(1)) * _TIME_UNITS_MS.get(match.group(2) or "ms", 1))
 
 
 def _subscription(text) -> Subscription:
@@ -247,7 +267,7 @@ def _subscription(text) -> Subscription:
     (name,) = chosen
     value = text(name)
     if name == "subscribe":
-        topics = tuple(t.strip() for t in value.split(",") if t.strip())
+        topics = list_of()(value)
         if not topics:
             raise OptionError(name, "no topic given; expected topic[,topic...]")
         return Subscription(topics=topics)
@@ -268,15 +288,9 @@ def _subscription(text) -> Subscription:
         {TopicPartition(t, p) for t, ps in parsed.items() for p in ps})))
 
 
-def _starting(text) -> OffsetSpec | None:
-    strategy = (text("startingOffsetsByTimestampStrategy") or "error").lower()
-    if strategy not in ("error", "latest"):
-        raise OptionError("startingOffsetsByTimestampStrategy",
-                          f"{strategy!r} is neither 'error' nor 'latest'")
-    fallback = (text("startingOffsets.fallback") or "latest").lower()
-    if fallback not in ("earliest", "latest", "error"):
-        raise OptionError("startingOffsets.fallback",
-                          f"{fallback!r} is none of 'earliest', 'latest', 'error'")
+def _starting(text, typed: Mapping[str, Any]) -> OffsetSpec | None:
+    strategy = typed.get("startingOffsetsByTimestampStrategy", "error")
+    fallback = typed.get("startingOffsets.fallback", "latest")
     if text("startingOffsets.fallback") is not None and \
             (text("startingOffsets") or "").strip().lower() != "group":
         raise OptionError("startingOffsets.fallback", "applies only with startingOffsets=group")
@@ -302,13 +316,11 @@ def _position(text, timestamp_name: str, by_timestamp_name: str, offsets_name: s
     """One position from the three ways of giving it, the most specific winning as in Spark."""
     timestamp = text(timestamp_name)
     if timestamp is not None:
-        try:
-            value = int(timestamp.strip())
+        try:  # trimmed, as Spark trims it
+            value = int64(0)(timestamp.strip())
         except ValueError:
-            value = -1
-        if value < 0:
             raise OptionError(timestamp_name, f"{timestamp!r} is not a timestamp in "
-                                              "milliseconds since the epoch")
+                                              "milliseconds since the epoch") from None
         return OffsetSpec("timestamp", timestamp=value, option=timestamp_name)
     by_timestamp = text(by_timestamp_name)
     if by_timestamp is not None:
@@ -349,25 +361,3 @@ def _json(name: str, value: str):
         return json.loads(value)
     except json.JSONDecodeError as exc:
         raise OptionError(name, f"{value!r} is not valid JSON: {exc}") from None
-
-
-def _bool(text, name: str, default: bool) -> bool:
-    value = text(name)
-    if value is None:
-        return default
-    if value.strip().lower() not in ("true", "false"):
-        raise OptionError(name, f"{value!r} is neither true nor false")
-    return value.strip().lower() == "true"
-
-
-def _positive_int(text, name: str) -> int | None:
-    value = text(name)
-    if value is None:
-        return None
-    try:
-        number = int(value.strip())
-    except ValueError:
-        number = 0
-    if number <= 0:
-        raise OptionError(name, f"{value!r} is not a positive whole number")
-    return number

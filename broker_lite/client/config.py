@@ -13,6 +13,10 @@ kinds of names are known:
 * :data:`UNSUPPORTED_PREFIXES` -- TLS and SASL settings: known, refused (PLAINTEXT only).
 
 Any other name is a :class:`ConfigError` naming it, so a misspelt option never passes silently.
+Values parse as Kafka's ``ConfigDef`` parses them (:mod:`broker_lite.settings`): trimmed, numbers
+within their Kafka type (INT or LONG) and bounds, booleans in any case, choices case-sensitive
+(``acks=ALL`` and ``isolation.level=READ_COMMITTED`` are refused, as Kafka refuses them) except
+``security.protocol``, which Kafka compares in any case.
 
 >>> config = ClientConfig({"bootstrap.servers": "b1:9092,[::1]:9093", "fetch.max.wait.ms": "100"})
 >>> config.bootstrap_servers, config.fetch_max_wait_ms, config.client_id
@@ -26,77 +30,42 @@ broker_lite.client.errors.ConfigError: fetch.max.wait: unknown Kafka client sett
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
+
+from broker_lite.settings import (
+    INT32_MAX,
+    InvalidValue,
+    Setting,
+    as_text,
+    boolean,
+    choice,
+    int32,
+    int64,
+    non_empty,
+    string,
+)
 
 from .errors import ConfigError
 from .types import ISOLATION_LEVELS
 
 DEFAULT_PORT = 9092
 SPARK_OPTION_PREFIX = "kafka."
-INT32_MAX = 2**31 - 1
 
 
-# -- parsers: string -> value, ValueError with the reason -----------------------------------------
+# -- parsers of this client's own (the others are broker_lite.settings'), ValueError with the reason
 
 
-def _int(low: int = 0, high: int = INT32_MAX) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except (TypeError, ValueError):
-            raise ValueError(f"expected an integer, got {text!r}") from None
-        if not low <= value <= high:
-            raise ValueError(f"expected an integer in [{low}, {high}], got {value}")
-        return value
-    return parse
-
-
-def _choice(*choices: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        value = str(text).strip().lower()
-        if value not in choices:
-            raise ValueError(f"expected one of {', '.join(choices)}, got {text!r}")
-        return value
-    return parse
-
-
-def _text(text: str) -> str:
-    return str(text)
-
-
-def _bool(text: str) -> bool:
-    value = str(text).strip().lower()
-    if value not in ("true", "false"):
-        raise ValueError(f"expected true or false, got {text!r}")
-    return value == "true"
+_ACKS = choice("all", "-1", "1")
 
 
 def _acks(text: str) -> int:
-    """``all`` / ``-1`` -> -1, ``1`` -> 1; ``0`` (no response at all) is refused: this client
-    reads the answer to every request it sends."""
-    value = str(text).strip().lower()
-    if value in ("all", "-1"):
-        return -1
-    if value == "1":
-        return 1
-    if value == "0":
-        raise ValueError("acks=0 (no answer from the broker) is not supported by this client; "
-                         "use 1 or all")
-    raise ValueError(f"expected all, -1 or 1, got {text!r}")
-
-
-def _transactional_id(text: str) -> str:
-    if not str(text):
-        raise ValueError("a transactional id cannot be empty")
-    return str(text)
-
-
-def _group_id(text: str) -> str:
-    if not str(text):
-        raise ValueError("a group id cannot be empty")
-    return str(text)
+    """``all`` / ``-1`` -> -1, ``1`` -> 1 (case-sensitive, as Kafka's ValidString); ``0`` (no
+    response at all) is refused: this client reads the answer to every request it sends."""
+    if text == "0":
+        raise InvalidValue("acks=0 (no answer from the broker) is not supported by this client; "
+                           "use 1 or all", None)
+    return -1 if _ACKS(text) in ("all", "-1") else 1
 
 
 def parse_servers(text: str) -> list[tuple[str, int]]:
@@ -130,37 +99,29 @@ def parse_servers(text: str) -> list[tuple[str, int]]:
     return servers
 
 
-@dataclass(frozen=True)
-class Setting:
-    name: str
-    parse: Callable[[str], Any]
-    default: Any
-    doc: str
-
-
 #: The settings this client reads: name -> Setting.
 CLIENT_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("bootstrap.servers", parse_servers, None,
             "host:port pairs of brokers to get the cluster metadata from (required)"),
-    Setting("client.id", _text, "kpy", "client id sent with every request"),
-    Setting("request.timeout.ms", _int(1), 30000,
+    Setting("client.id", string, "kpy", "client id sent with every request"),
+    Setting("request.timeout.ms", int32(1), 30000,
             "longest wait for one response, and for a whole operation including its retries"),
-    Setting("socket.connection.setup.timeout.ms", _int(1), 10000,
+    Setting("socket.connection.setup.timeout.ms", int64(1), 10000,
             "longest wait for a TCP connection to open"),
-    Setting("retry.backoff.ms", _int(0), 100, "first wait before a retry"),
-    Setting("retry.backoff.max.ms", _int(0), 1000,
+    Setting("retry.backoff.ms", int64(0), 100, "first wait before a retry"),
+    Setting("retry.backoff.max.ms", int64(0), 1000,
             "longest wait between retries (the wait doubles from retry.backoff.ms)"),
-    Setting("metadata.max.age.ms", _int(0), 300000,
+    Setting("metadata.max.age.ms", int64(0), 300000,
             "cluster metadata older than this is refreshed before use"),
-    Setting("max.partition.fetch.bytes", _int(1), 1048576,
+    Setting("max.partition.fetch.bytes", int32(1), 1048576,
             "byte limit per partition per Fetch (the first batch always comes whole)"),
-    Setting("fetch.max.bytes", _int(1), 52428800, "byte limit per Fetch response"),
-    Setting("fetch.min.bytes", _int(0), 1, "bytes a Fetch waits for (up to fetch.max.wait.ms)"),
-    Setting("fetch.max.wait.ms", _int(0), 500, "longest wait of a Fetch for fetch.min.bytes"),
-    Setting("isolation.level", _choice(*ISOLATION_LEVELS), "read_uncommitted",
+    Setting("fetch.max.bytes", int32(1), 52428800, "byte limit per Fetch response"),
+    Setting("fetch.min.bytes", int32(0), 1, "bytes a Fetch waits for (up to fetch.max.wait.ms)"),
+    Setting("fetch.max.wait.ms", int32(0), 500, "longest wait of a Fetch for fetch.min.bytes"),
+    Setting("isolation.level", choice(*ISOLATION_LEVELS), "read_uncommitted",
             "default isolation level of fetch and list_offsets"),
-    Setting("group.id", _group_id, None, "default group of committed() and commit()"),
-    Setting("security.protocol", _choice("plaintext"), "plaintext",
+    Setting("group.id", non_empty, None, "default group of committed() and commit()"),
+    Setting("security.protocol", choice("plaintext", case_sensitive=False), "plaintext",
             "only PLAINTEXT is supported"),
 )}
 
@@ -170,21 +131,21 @@ CLIENT_SETTINGS: dict[str, Setting] = {s.name: s for s in (
 PRODUCER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("acks", _acks, -1, "all (-1) or 1: the replicas that must have a batch before the "
                                "broker answers"),
-    Setting("compression.type", _choice("none", "gzip", "snappy", "lz4", "zstd"), "none",
+    Setting("compression.type", choice("none", "gzip", "snappy", "lz4", "zstd"), "none",
             "codec of produced record batches"),
-    Setting("batch.size", _int(1), 1048576,
+    Setting("batch.size", int32(1), 1048576,
             "largest record batch built, in bytes before compression"),
-    Setting("max.request.size", _int(1), 1048576,
+    Setting("max.request.size", int32(1), 1048576,
             "largest Produce request, and so the largest record (with its batch header)"),
-    Setting("enable.idempotence", _bool, True,
+    Setting("enable.idempotence", boolean, True,
             "number batches so that brokers drop retried duplicates (needs acks=all)"),
-    Setting("transactional.id", _transactional_id, None,
+    Setting("transactional.id", non_empty, None,
             "the id of a transactional producer (implies enable.idempotence)"),
-    Setting("transaction.timeout.ms", _int(1), 60000,
+    Setting("transaction.timeout.ms", int32(1), 60000,
             "longest a transaction may stay open before the coordinator aborts it"),
-    Setting("delivery.timeout.ms", _int(1), 120000,
+    Setting("delivery.timeout.ms", int32(1), 120000,
             "longest time to deliver one round of batches, retries included"),
-    Setting("retries", _int(0), INT32_MAX, "retries of a batch after retriable errors"),
+    Setting("retries", int32(0), INT32_MAX, "retries of a batch after retriable errors"),
 )}
 
 #: librdkafka's names for settings known under their Java names.
@@ -223,6 +184,25 @@ PASS_THROUGH_SETTINGS = frozenset({
 UNSUPPORTED_PREFIXES = ("ssl.", "sasl.")
 
 
+def parse_setting(name: str, value: Any, *, shown: str | None = None) -> Any:
+    """The value of the client or producer setting ``name``, given as text or as a Python value
+    (an int, a bool), parsed as Kafka parses it (trimmed first); a bad value is a
+    :class:`ConfigError` naming ``shown`` (by default ``name``).
+
+    >>> parse_setting("acks", "all"), parse_setting("batch.size", 16384)
+    (-1, 16384)
+    >>> parse_setting("enable.idempotence", "maybe")
+    Traceback (most recent call last):
+    ...
+    broker_lite.client.errors.ConfigError: enable.idempotence: expected true or false, got 'maybe'
+    """
+    setting = CLIENT_SETTINGS.get(name) or PRODUCER_SETTINGS[name]
+    try:
+        return setting.value_of(value)
+    except ValueError as exc:
+        raise ConfigError(shown or name, str(exc)) from None
+
+
 class ClientConfig:
     """Validated client settings: attributes named after the settings (``request_timeout_ms``,
     ``bootstrap_servers`` as a list of (host, port), ...), the pass-through settings in
@@ -240,19 +220,12 @@ class ClientConfig:
         for key, raw in settings.items():
             name = ALIASES.get(key, key)
             shown = key_prefix + key
-            text = _as_text(raw)
+            text = as_text(raw)
             self.given[key] = text
-            if name in CLIENT_SETTINGS:
-                try:
-                    values[name] = CLIENT_SETTINGS[name].parse(text)
-                except ValueError as exc:
-                    raise ConfigError(shown, str(exc)) from None
-            elif name in PRODUCER_SETTINGS:
-                try:
-                    values[name] = PRODUCER_SETTINGS[name].parse(text)
-                except ValueError as exc:
-                    raise ConfigError(shown, str(exc)) from None
-                self.extra[name] = text
+            if name in CLIENT_SETTINGS or name in PRODUCER_SETTINGS:
+                values[name] = parse_setting(name, text, shown=shown)
+                if name in PRODUCER_SETTINGS:
+                    self.extra[name] = text
             elif name in PASS_THROUGH_SETTINGS:
                 self.extra[name] = text
             elif name.startswith(UNSUPPORTED_PREFIXES):
@@ -286,12 +259,6 @@ class ClientConfig:
 
     def __repr__(self) -> str:
         return f"ClientConfig({self.given!r})"
-
-
-def _as_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def _address(host: str, port: int) -> str:

@@ -31,9 +31,13 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from kspark.options import OptionError, kafka_options
+from broker_lite.settings import choice
+from kspark.options import OptionError, kafka_options, typed_options
 
 GUARANTEES = ("exactly_once", "at_least_once")
+# The sink's options with a value of a simple type: name -> parser (in any case, as Spark's
+# own choices).
+TYPED_OPTIONS = {"kpy.sink.guarantee": choice(*GUARANTEES, case_sensitive=False)}
 # Options Spark itself passes to streaming sinks along with the user's.
 SPARK_OPTIONS = {"checkpointlocation", "path", "queryname"}
 SINK_OPTIONS = {name.lower(): name for name in ("topic", "kpy.sink.guarantee")}
@@ -81,15 +85,13 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     'exactly_once'
     """
     given = {str(k).lower(): (str(k), str(v)) for k, v in options.items()}
-    client = kafka_options(given, UNSUPPORTED_KAFKA_OPTIONS)
+    client = dict(kafka_options(given, UNSUPPORTED_KAFKA_OPTIONS).given)
     for key, (name, _) in given.items():
         if not key.startswith("kafka.") and key not in SINK_OPTIONS and key not in SPARK_OPTIONS:
             raise OptionError(name, "unknown option of the kpy sink; known options: topic, "
                                     "kpy.sink.guarantee, kafka.*")
-    guarantee = given.get("kpy.sink.guarantee", ("", "exactly_once"))[1].strip().lower()
-    if guarantee not in GUARANTEES:
-        raise OptionError("kpy.sink.guarantee", f"{guarantee!r} is neither exactly_once nor "
-                                                "at_least_once")
+    typed = typed_options(lambda name: given.get(name.lower(), (None, None))[1], TYPED_OPTIONS)
+    guarantee = typed.get("kpy.sink.guarantee", "exactly_once")
     if guarantee == "exactly_once":
         client.setdefault("transaction.timeout.ms", DEFAULT_TRANSACTION_TIMEOUT_MS)
     topic = given.get("topic", (None, None))[1]

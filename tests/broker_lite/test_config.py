@@ -1,6 +1,13 @@
 import pytest
 
-from broker_lite.config import BrokerConfig, ConfigError, LogConfig, parse_properties
+from broker_lite.config import (
+    BROKER_CONFIG,
+    TOPIC_TO_BROKER,
+    BrokerConfig,
+    ConfigError,
+    LogConfig,
+    parse_properties,
+)
 
 
 def test_properties_syntax():
@@ -49,6 +56,63 @@ def test_topic_overrides_win_over_broker_defaults():
 def test_malformed_values_name_the_property(properties, message):
     with pytest.raises(ConfigError, match=message):
         BrokerConfig(properties)
+
+
+# The broker configs Kafka declares LONG, SHORT or DOUBLE (ServerLogConfigs, CleanerConfig,
+# SocketServerConfigs, GroupCoordinatorConfig, TransactionLogConfig); its other numbers are INT.
+KAFKA_TYPES = {
+    **dict.fromkeys(["connections.max.idle.ms", "offsets.retention.check.interval.ms",
+                     "log.roll.ms", "log.flush.interval.messages", "log.flush.interval.ms",
+                     "log.flush.scheduler.interval.ms", "log.retention.ms", "log.retention.bytes",
+                     "log.retention.check.interval.ms", "log.cleaner.backoff.ms",
+                     "log.cleaner.delete.retention.ms", "log.cleaner.min.compaction.lag.ms",
+                     "log.segment.delete.delay.ms"], "LONG"),
+    "offsets.topic.replication.factor": "SHORT",
+    "transaction.state.log.replication.factor": "SHORT",
+    "log.cleaner.min.cleanable.ratio": "DOUBLE",
+}
+
+
+def test_number_types_are_kafkas():
+    numbers = {name: d.type for name, d in BROKER_CONFIG.items()
+               if d.type in ("SHORT", "INT", "LONG", "DOUBLE")}
+    assert numbers == {name: KAFKA_TYPES.get(name, "INT") for name in numbers}
+    assert set(KAFKA_TYPES) <= set(numbers)
+
+
+@pytest.mark.parametrize("properties,fragment", [
+    # an INT refuses what a LONG takes (both used to take any size)
+    ({"message.max.bytes": "3000000000"}, "[0, 2147483647]"),
+    ({"offsets.topic.replication.factor": "32768"}, "[1, 32767]"),
+    # Kafka's ValidString and ValidList compare exactly
+    ({"compression.type": "GZIP"}, "one of producer, none, gzip"),
+    ({"log.message.timestamp.type": "createtime"}, "one of CreateTime, LogAppendTime"),
+    ({"log.cleanup.policy": "Compact"}, "one of delete, compact"),
+    # Kafka's Range between(0, 1)
+    ({"log.cleaner.min.cleanable.ratio": "1.5"}, "[0, 1]"),
+])
+def test_values_kafka_refuses_are_refused(properties, fragment):
+    ((name, value),) = properties.items()
+    with pytest.raises(ConfigError) as raised:
+        BrokerConfig(properties)
+    assert str(raised.value).startswith(f"invalid value {value!r} for {name}: ")
+    assert fragment in str(raised.value)
+
+
+def test_values_are_trimmed_and_booleans_take_any_case_as_in_kafka():
+    config = BrokerConfig({"log.retention.bytes": " 3000000000 ", "delete.topic.enable": "FALSE",
+                           "log.cleanup.policy": " compact , delete", "broker.rack": " r1 "})
+    assert (config["log.retention.bytes"], config["delete.topic.enable"],
+            config["log.cleanup.policy"], config["broker.rack"]) == (
+        3_000_000_000, False, ("compact", "delete"), "r1")
+
+
+def test_topic_configs_parse_as_the_broker_configs_they_are_named_after():
+    log = BrokerConfig().log_config({"retention.ms": "3000000000", "flush.messages": "1"})
+    assert (log.retention_ms, log.flush_messages) == (3_000_000_000, 1)
+    with pytest.raises(ConfigError, match="^invalid value '3000000000' for max.message.bytes: "):
+        BrokerConfig().log_config({"max.message.bytes": "3000000000"})
+    assert set(TOPIC_TO_BROKER.values()) <= set(BROKER_CONFIG)
 
 
 def test_unknown_topic_config_is_refused_and_named():

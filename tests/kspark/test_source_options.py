@@ -8,7 +8,6 @@ from kspark.options import (
     EARLIEST,
     LATEST,
     OptionError,
-    duration_ms,
     parse_source_options,
 )
 
@@ -75,10 +74,34 @@ def test_defaults_depend_on_the_query_kind():
 
 
 def test_durations():
-    assert [duration_ms("x", v) for v in ("500", "500ms", "10s", "15m", "2h", "1d")] == [
+    assert [parse(subscribe="t", maxTriggerDelay=v).max_trigger_delay_ms
+            for v in ("500", "500ms", "10s", "15m", "2h", "1d")] == [
         500, 500, 10_000, 900_000, 7_200_000, 86_400_000]
-    with pytest.raises(OptionError, match="'x'"):
-        duration_ms("x", "ten seconds")
+    with pytest.raises(OptionError, match="'maxTriggerDelay'"):
+        parse(subscribe="t", maxTriggerDelay="ten seconds")
+
+
+def test_values_parse_as_spark_parses_them():
+    # Booleans in any case (Scala's toBoolean); counts as Java's parseInt / parseLong read them:
+    # untrimmed, and minPartitions within an int, the others within a long.
+    options = parse(subscribe="t", failOnDataLoss="FALSE", includeHeaders="True",
+                    maxOffsetsPerTrigger="3000000000", startingOffsetsByTimestampStrategy="Latest",
+                    startingOffsetsByTimestamp='{"t": {"0": 5}}')
+    assert (options.fail_on_data_loss, options.include_headers, options.max_offsets_per_trigger,
+            options.starting.strategy) == (False, True, 3_000_000_000, "latest")
+    for option, value in (("minPartitions", "3000000000"), ("maxOffsetsPerTrigger", " 10"),
+                          ("failOnDataLoss", " true"), ("fetchOffset.numRetries", "three")):
+        with pytest.raises(OptionError) as raised:
+            parse(subscribe="t", **{option: value})
+        assert raised.value.option == option
+
+
+def test_kafka_settings_parse_as_kafka_parses_them():
+    # trimmed and case-sensitive (Kafka's ValidString), where the source used to compare exactly
+    assert parse(subscribe="t", **{"kafka.isolation.level": " read_uncommitted"}
+                 ).isolation_level == "read_uncommitted"
+    with pytest.raises(OptionError, match="'kafka.isolation.level'.*READ_COMMITTED"):
+        parse(subscribe="t", **{"kafka.isolation.level": "READ_COMMITTED"})
 
 
 MISTAKES = [

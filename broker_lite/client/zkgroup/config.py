@@ -18,6 +18,10 @@ setting                                 default      meaning
                                                      brokers registered under ``/brokers/ids``
 ======================================  ===========  ===============================================
 
+Values parse as Kafka 0.8's consumer reads them (with :mod:`broker_lite.settings`), trimmed:
+``offsets.storage`` in any case (Kafka lower-cases it), ``auto.offset.reset`` exactly
+(``SMALLEST`` is refused, as Kafka refuses it), booleans in any case.
+
 As in Kafka, the member registers as ``[group.id]_[consumer.id]``, and ``consumer.id`` defaults
 to ``[hostname]-[ms since the epoch]-[8 hex digits of a random UUID]``. Every other setting is a
 :class:`broker_lite.client.ClientConfig` setting of the client that fetches (``fetch.max.wait.ms``,
@@ -42,10 +46,11 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from broker_lite.settings import Setting, as_text, boolean, choice, int32
 from broker_lite.zk.client import parse_connect_string
 from broker_lite.zk.errors import ZooKeeperConfigError
 
-from ..config import INT32_MAX, ClientConfig, parse_servers
+from ..config import ClientConfig, parse_servers
 from ..errors import ConfigError
 
 ZOOKEEPER_STORAGE = "zookeeper"
@@ -54,35 +59,7 @@ SMALLEST = "smallest"
 LARGEST = "largest"
 
 
-def _choice(*choices: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        value = text.strip().lower()
-        if value not in choices:
-            raise ValueError(f"expected one of {', '.join(choices)}, got {text!r}")
-        return value
-    return parse
-
-
-def _int(low: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise ValueError(f"expected an integer, got {text!r}") from None
-        if not low <= value <= INT32_MAX:
-            raise ValueError(f"expected an integer in [{low}, {INT32_MAX}], got {value}")
-        return value
-    return parse
-
-
-def _bool(text: str) -> bool:
-    value = text.strip().lower()
-    if value not in ("true", "false"):
-        raise ValueError(f"expected true or false, got {text!r}")
-    return value == "true"
-
-
-def _non_empty(what: str) -> Callable[[str], str]:
+def _znode_name(what: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         if not text:
             raise ValueError(f"{what} cannot be empty")
@@ -97,7 +74,7 @@ def _connect(text: str) -> str:
         parse_connect_string(text)
     except ZooKeeperConfigError as exc:
         raise ValueError(str(exc)) from None
-    return text.strip()
+    return text
 
 
 def _servers(text: str) -> str:
@@ -105,20 +82,23 @@ def _servers(text: str) -> str:
     return text
 
 
-#: setting -> (parser, default); None: required, or computed
-SETTINGS: dict[str, tuple[Callable[[str], Any], Any]] = {
-    "zookeeper.connect": (_connect, None),
-    "group.id": (_non_empty("a group id"), None),
-    "consumer.id": (_non_empty("a consumer id"), None),
-    "offsets.storage": (_choice(ZOOKEEPER_STORAGE, KAFKA_STORAGE), ZOOKEEPER_STORAGE),
-    "dual.commit.enabled": (_bool, False),
-    "auto.offset.reset": (_choice(SMALLEST, LARGEST), LARGEST),
-    "rebalance.max.retries": (_int(1), 4),
-    "rebalance.backoff.ms": (_int(0), 2000),
-    "zookeeper.session.timeout.ms": (_int(1), 6000),
-    "zookeeper.connection.timeout.ms": (_int(1), 6000),
-    "bootstrap.servers": (_servers, None),
-}
+# Case as in Kafka 0.8's ConsumerConfig: offsets.storage is lower-cased before it is checked,
+# auto.offset.reset is matched exactly.
+#: setting -> Setting; a default of None: required, or computed
+SETTINGS: dict[str, Setting] = {s.name: s for s in (
+    Setting("zookeeper.connect", _connect, None),
+    Setting("group.id", _znode_name("a group id"), None),
+    Setting("consumer.id", _znode_name("a consumer id"), None),
+    Setting("offsets.storage", choice(ZOOKEEPER_STORAGE, KAFKA_STORAGE, case_sensitive=False),
+            ZOOKEEPER_STORAGE),
+    Setting("dual.commit.enabled", boolean, False),
+    Setting("auto.offset.reset", choice(SMALLEST, LARGEST), LARGEST),
+    Setting("rebalance.max.retries", int32(1), 4),
+    Setting("rebalance.backoff.ms", int32(0), 2000),
+    Setting("zookeeper.session.timeout.ms", int32(1), 6000),
+    Setting("zookeeper.connection.timeout.ms", int32(1), 6000),
+    Setting("bootstrap.servers", _servers, None),
+)}
 REQUIRED = ("zookeeper.connect", "group.id")
 
 
@@ -134,17 +114,16 @@ class ZooKeeperConsumerConfig:
     (checked here by :class:`ClientConfig`, so a misspelt name fails at once)."""
 
     def __init__(self, settings: Mapping[str, Any]):
-        values = {name: default for name, (_, default) in SETTINGS.items()}
+        values = {name: setting.default for name, setting in SETTINGS.items()}
         self.client_settings: dict[str, str] = {}
         for key, raw in settings.items():
-            text = ("true" if raw else "false") if isinstance(raw, bool) else str(raw)
             if key in SETTINGS:
                 try:
-                    values[key] = SETTINGS[key][0](text)
+                    values[key] = SETTINGS[key].value_of(raw)
                 except ValueError as exc:
                     raise ConfigError(key, str(exc)) from None
             else:
-                self.client_settings[key] = text
+                self.client_settings[key] = as_text(raw)
         for key in REQUIRED:
             if values[key] is None:
                 raise ConfigError(key, "required")

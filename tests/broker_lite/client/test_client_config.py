@@ -18,10 +18,36 @@ def test_defaults_are_kafkas():
 
 def test_values_are_parsed_from_strings_and_python_values():
     config = ClientConfig({"bootstrap.servers": "a:1", "request.timeout.ms": "1500",
-                           "fetch.min.bytes": 10, "isolation.level": "READ_COMMITTED",
+                           "fetch.min.bytes": 10, "isolation.level": " read_committed ",
                            "group.id": "g", "client.id": "spark-7"})
     assert (config.request_timeout_ms, config.fetch_min_bytes, config.isolation_level,
             config.group_id, config.client_id) == (1500, 10, "read_committed", "g", "spark-7")
+
+
+@pytest.mark.parametrize("name, accepted, refused", [
+    # Kafka's ValidString is case-sensitive (this client used to lower-case them)
+    ("isolation.level", "read_committed", "READ_COMMITTED"),
+    ("acks", "all", "ALL"),
+    ("compression.type", "lz4", "LZ4"),
+])
+def test_choices_are_case_sensitive_as_in_kafka(name, accepted, refused):
+    ClientConfig({"bootstrap.servers": "b:1", name: accepted})
+    with pytest.raises(ConfigError, match=f"^{name}: expected one of .*got '{refused}'"):
+        ClientConfig({"bootstrap.servers": "b:1", name: refused})
+
+
+def test_security_protocol_and_booleans_ignore_case_as_in_kafka():
+    config = ClientConfig({"bootstrap.servers": "b:1", "security.protocol": "PLAINTEXT",
+                           "enable.idempotence": " FALSE "})
+    assert (config.security_protocol, config.enable_idempotence) == ("plaintext", False)
+
+
+def test_numbers_are_kafkas_int_or_long():
+    # request.timeout.ms is an INT in Kafka: above 2^31 - 1 is refused; retry.backoff.ms a LONG
+    with pytest.raises(ConfigError, match=r"^request.timeout.ms: .*\[1, 2147483647\]"):
+        ClientConfig({"bootstrap.servers": "b:1", "request.timeout.ms": "3000000000"})
+    config = ClientConfig({"bootstrap.servers": "b:1", "retry.backoff.ms": "3000000000"})
+    assert config.retry_backoff_ms == 3_000_000_000
 
 
 @pytest.mark.parametrize("text, servers", [

@@ -47,6 +47,9 @@ def test_values_arrive_as_strings_or_python_values():
     ({**BASE, "offsets.storage": "redis"}, "offsets.storage", "zookeeper, kafka"),
     ({**BASE, "dual.commit.enabled": "yes"}, "dual.commit.enabled", "true or false"),
     ({**BASE, "auto.offset.reset": "earliest"}, "auto.offset.reset", "smallest, largest"),
+    # matched exactly, as Kafka 0.8 does (only offsets.storage is lower-cased there)
+    ({**BASE, "auto.offset.reset": "SMALLEST"}, "auto.offset.reset", "smallest, largest"),
+    ({**BASE, "rebalance.backoff.ms": "3000000000"}, "rebalance.backoff.ms", "integer in"),
     ({**BASE, "rebalance.max.retries": "0"}, "rebalance.max.retries", "integer in"),
     ({**BASE, "rebalance.backoff.ms": "soon"}, "rebalance.backoff.ms", "an integer"),
     ({**BASE, "bootstrap.servers": "h:0"}, "bootstrap.servers", "host:port"),
