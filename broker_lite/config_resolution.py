@@ -55,6 +55,7 @@ class ConfigType(IntEnum):
     BOOLEAN = 1
     STRING = 2
     INT = 3
+    SHORT = 4
     LONG = 5
     DOUBLE = 6
     LIST = 7
@@ -102,14 +103,7 @@ class ConfigEntry:
 
 
 # Kafka declares these LONG; the other integer configs known here are INT.
-_LONG_CONFIGS = frozenset({
-    "log.roll.ms", "log.flush.interval.messages", "log.flush.interval.ms",
-    "log.flush.scheduler.interval.ms", "log.retention.ms", "log.retention.bytes",
-    "log.retention.check.interval.ms", "log.cleaner.delete.retention.ms",
-    "log.cleaner.min.compaction.lag.ms", "log.segment.delete.delay.ms",
-    "connections.max.idle.ms",
-})
-# Kafka declares these STRING although broker_lite parses them as lists.
+# Kafka declares log.dirs STRING although broker_lite parses it as a list.
 _STRING_CONFIGS = frozenset({"log.dirs"})
 
 # Broker configs Kafka derives from one another (DynamicBrokerConfig.brokerConfigSynonyms). The
@@ -123,13 +117,9 @@ _SYNONYM_GROUPS = (
 
 def config_type(broker_name: str) -> ConfigType:
     """The type Kafka declares for a broker config (and the topic configs named after it)."""
-    if broker_name in _LONG_CONFIGS:
-        return ConfigType.LONG
     if broker_name in _STRING_CONFIGS:
         return ConfigType.STRING
-    kind = BROKER_CONFIG[broker_name].parse.__qualname__.split(".")[0]
-    return {"_int": ConfigType.INT, "_bool": ConfigType.BOOLEAN, "_double": ConfigType.DOUBLE,
-            "_list": ConfigType.LIST}.get(kind, ConfigType.STRING)
+    return ConfigType[BROKER_CONFIG[broker_name].type]
 
 
 def format_value(value) -> str | None:

@@ -51,7 +51,7 @@ from broker_lite.records import CompressionType
 
 from .batching import as_record_batch
 from .cluster import Cluster
-from .config import ClientConfig
+from .config import ClientConfig, parse_setting
 from .errors import (
     ClientClosedError,
     ConfigError,
@@ -70,7 +70,6 @@ from .types import TopicPartition
 if TYPE_CHECKING:
     from .client import KafkaClient
 
-_ACKS = {"all": -1, "-1": -1, "1": 1}
 
 
 class Producer:
@@ -130,30 +129,20 @@ class Producer:
                    compression_level, batch_size, max_request_size, transaction_timeout_ms,
                    delivery_timeout_ms, retries) -> None:
         def pick(value, name: str):
-            return getattr(config, name.replace(".", "_")) if value is None else value
+            """A keyword argument given here, parsed as the setting, else the config's value."""
+            if value is None:
+                return getattr(config, name.replace(".", "_"))
+            return parse_setting(name, value)
 
         self.transactional_id = pick(transactional_id, "transactional.id")
-        if self.transactional_id is not None and \
-                (not isinstance(self.transactional_id, str) or not self.transactional_id):
-            raise ConfigError("transactional.id", "a transactional id must be a non-empty "
-                                                  f"string, got {self.transactional_id!r}")
-        self.acks = _parse_acks(acks) if acks is not None else config.acks
-        codec = str(pick(compression, "compression.type")).lower()
-        if codec not in {c.kafka_name for c in CompressionType}:
-            raise ConfigError("compression.type", f"expected one of none, gzip, snappy, lz4, "
-                                                  f"zstd, got {codec!r}")
-        self.compression = CompressionType[codec.upper()]
+        self.acks = pick(acks, "acks")
+        self.compression = CompressionType[pick(compression, "compression.type").upper()]
         self.compression_level = compression_level
-        self.batch_size = _positive("batch.size", pick(batch_size, "batch.size"))
-        self.max_request_size = _positive("max.request.size",
-                                          pick(max_request_size, "max.request.size"))
-        self.transaction_timeout_ms = _positive(
-            "transaction.timeout.ms", pick(transaction_timeout_ms, "transaction.timeout.ms"))
-        self.delivery_timeout_ms = _positive("delivery.timeout.ms",
-                                             pick(delivery_timeout_ms, "delivery.timeout.ms"))
+        self.batch_size = pick(batch_size, "batch.size")
+        self.max_request_size = pick(max_request_size, "max.request.size")
+        self.transaction_timeout_ms = pick(transaction_timeout_ms, "transaction.timeout.ms")
+        self.delivery_timeout_ms = pick(delivery_timeout_ms, "delivery.timeout.ms")
         self.retries = pick(retries, "retries")
-        if not isinstance(self.retries, int) or self.retries < 0:
-            raise ConfigError("retries", f"expected an integer >= 0, got {self.retries!r}")
 
         explicit = idempotent is not None or config.is_set("enable.idempotence")
         wanted = pick(idempotent, "enable.idempotence")
@@ -386,15 +375,3 @@ def _check_partition(topic: TopicMetadata, partition: int) -> None:
             where=f"{topic.name}-{partition}"))
 
 
-def _parse_acks(acks: str | int) -> int:
-    value = _ACKS.get(str(acks).strip().lower())
-    if value is None:
-        raise ConfigError("acks", f"expected all, -1 or 1 (acks=0 is not supported), "
-                                  f"got {acks!r}")
-    return value
-
-
-def _positive(name: str, value) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(name, f"expected an integer > 0, got {value!r}")
-    return int(value)

@@ -72,6 +72,10 @@ def test_broker_configs_are_read_only_and_formatted_as_kafka_writes_them():
     assert entry(entries, "log.segment.bytes").config_type == ConfigType.INT
     assert entry(entries, "log.cleaner.min.cleanable.ratio").config_type == ConfigType.DOUBLE
     assert entry(entries, "log.dirs").config_type == ConfigType.STRING
+    # Kafka's KafkaConfig types, which a table of names once missed
+    assert entry(entries, "log.cleaner.backoff.ms").config_type == ConfigType.LONG
+    assert entry(entries, "offsets.retention.check.interval.ms").config_type == ConfigType.LONG
+    assert entry(entries, "offsets.topic.replication.factor").config_type == ConfigType.SHORT
     assert all(e.read_only and e.documentation for e in entries)
 
 
