@@ -7,11 +7,14 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from broker_lite.server.testing import bootstrap
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.spark
 def test_an_installed_kpy_is_found_by_a_plain_spark_session(broker, tmp_path):
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",

@@ -7,6 +7,8 @@ import re
 import pytest
 from notebook_runner import NOTEBOOKS, execute, wait_for_exit
 
+pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.broker, pytest.mark.zookeeper]
+
 ZOOKEEPER_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 NOTEBOOK_FIXTURES = {
     "01-quickstart.ipynb": "quickstart",

@@ -8,10 +8,6 @@ import uuid
 import pytest
 from confluent_kafka import Producer
 
-from broker_lite.records import BatchReader, iter_records
-from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
-from broker_lite.zk.testing import wait_until
-from broker_lite.records.arrow import batches_to_arrow
 from broker_lite.client import (
     EARLIEST,
     LATEST,
@@ -25,6 +21,10 @@ from broker_lite.client import (
     UnknownTopicOrPartitionError,
 )
 from broker_lite.client.errors import KafkaConnectionError
+from broker_lite.records import BatchReader, iter_records
+from broker_lite.records.arrow import batches_to_arrow
+from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
+from broker_lite.zk.testing import wait_until
 
 BASE_TS = 1_700_000_000_000
 
@@ -172,6 +172,8 @@ def test_iter_records_bytes_over_lz4_batches_gives_exactly_the_range(broker):
             list(client.iter_records_bytes(tp, 3001, 4000))
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_iter_records_bytes_below_the_log_start_raises_out_of_range(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1,
                             {"log.retention.check.interval.ms": "100"})
@@ -210,6 +212,8 @@ def test_cut_connections_are_retried_and_reopened(client, broker):
     assert client.fetch({tp: 0})[tp].high_watermark == 20
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_a_stopped_broker_gives_a_retriable_error_and_the_restarted_one_is_used(
         zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1)

@@ -7,14 +7,16 @@ import pytest
 from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as CTopicPartition
 
-from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.client import KafkaClient, TopicPartition
+from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
+from kspark.testing.tiers import needs
 
 OFFSETS_TOPIC_SETTINGS = {"offsets.topic.replication.factor": "1",
                           "offsets.topic.num.partitions": "3"}
 
 
 @pytest.fixture(params=[1, 3], ids=["one-broker", "three-brokers"])
+@needs("broker", "zookeeper")
 def cluster(request, zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, request.param, OFFSETS_TOPIC_SETTINGS)
     yield brokers

@@ -8,9 +8,6 @@ import pytest
 from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as ConfluentPartition
 
-from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_request
-from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
-from broker_lite.zk.testing import wait_until
 from broker_lite.client import KafkaClient, TopicPartition
 from broker_lite.client.errors import (
     CoordinatorLoadInProgressError,
@@ -30,6 +27,10 @@ from broker_lite.client.groups_admin import (
     parse_list_groups,
 )
 from broker_lite.client.metadata import BrokerInfo
+from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_request
+from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
+from broker_lite.zk.testing import wait_until
+from kspark.testing.tiers import needs
 
 PROPERTIES = {"offsets.topic.num.partitions": "3", "group.initial.rebalance.delay.ms": "0"}
 COORDINATOR = BrokerInfo(1, "127.0.0.1", 9092)
@@ -176,6 +177,7 @@ def test_group_ids_are_checked_before_anything_is_sent():
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def group_broker(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1, PROPERTIES)
     yield brokers[0]
@@ -233,6 +235,8 @@ def test_a_confluent_group_is_listed_described_and_deleted_once_empty(group_brok
         assert again.error_code == ErrorCode.GROUP_ID_NOT_FOUND
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_groups_of_every_coordinator_are_listed(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 3,
                             {**PROPERTIES, "offsets.topic.replication.factor": "1"})

@@ -121,6 +121,8 @@ def test_send_arrow_partitions_by_column_then_key_then_sticky(broker, client):
     assert len([i for i in keyless if i in expected[sticky]]) == len(keyless)
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_unknown_topics_and_partitions_are_final_errors(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1,
                             {"auto.create.topics.enable": "false"})

@@ -227,6 +227,8 @@ def test_idempotent_delivery_while_the_broker_drops_connections(broker, client, 
     assert producer_id >= 0
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_answers_lost_halfway_are_deduplicated_by_the_broker(zookeeper_connect, tmp_path,
                                                              caplog):
     """A proxy cuts the broker's answers halfway, after the batches were written: the producer

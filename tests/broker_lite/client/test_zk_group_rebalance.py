@@ -16,9 +16,6 @@ from zk_group_support import (
     wait_balanced,
 )
 
-from broker_lite.server.broker import Broker
-from broker_lite.server.testing import bootstrap, broker_config
-from broker_lite.zk.testing import ensemble_hosts, expire_session, wait_until
 from broker_lite.client import (
     BrokerNotAvailableError,
     ClientClosedError,
@@ -31,6 +28,9 @@ from broker_lite.client.zkgroup import (
     NotSubscribedError,
     ZooKeeperGroupConsumer,
 )
+from broker_lite.server.broker import Broker
+from broker_lite.server.testing import bootstrap, broker_config
+from broker_lite.zk.testing import ensemble_hosts, expire_session, wait_until
 
 
 @pytest.fixture
@@ -177,6 +177,8 @@ def test_a_topic_created_after_subscribing_is_assigned(start_consumer, kafka):
                30, "the new topic's partitions")
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_brokers_joining_and_leaving_trigger_rebalances(start_consumer, kafka, zookeeper_connect,
                                                         tmp_path):
     topic, group = unique("brokers"), unique("group")

@@ -3,6 +3,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = [pytest.mark.slow]
+
 REPO = Path(__file__).resolve().parents[3]
 NUMBER = r"([\d,]+(?:\.\d+)?)"
 

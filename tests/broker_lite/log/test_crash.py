@@ -491,6 +491,7 @@ def finish(run: CrashRun) -> dict:
     return stats
 
 
+@pytest.mark.slow
 def test_acknowledged_batches_survive_repeated_sigkill(tmp_path):
     run = new_run(tmp_path, seed=20240611, max_value=400, segment_bytes=64 << 10,
                   index_interval_bytes=256, segment_index_bytes=10 << 20)
@@ -501,6 +502,7 @@ def test_acknowledged_batches_survive_repeated_sigkill(tmp_path):
     assert stats["segments"] > 10
 
 
+@pytest.mark.slow
 def test_acknowledged_batches_survive_sigkill_while_rolling_constantly(tmp_path):
     # Segments of 4 KiB and indexes of 24 bytes (3 offset entries, 2 time entries): most
     # appends roll, by size or by a full index, so kills land in the middle of rolls.
@@ -512,6 +514,7 @@ def test_acknowledged_batches_survive_sigkill_while_rolling_constantly(tmp_path)
     assert stats["acked"] >= 10 * 5 and stats["segments"] > 100
 
 
+@pytest.mark.slow
 def test_acknowledged_batches_survive_sigkill_at_chosen_moments(tmp_path):
     """Kills placed where random ones rarely land: inside a write (a torn batch), inside the
     next child's recovery of it, in the middle of index rewrites, rolls and fsyncs."""

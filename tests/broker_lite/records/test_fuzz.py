@@ -56,6 +56,7 @@ from broker_lite.records import (
     compress,
     iter_batches,
 )
+from broker_lite.records.arrow.decode import batches_to_arrow
 from broker_lite.records.compression import DEFAULT_MAX_DECOMPRESSED_BYTES
 from broker_lite.records.message_set import encode_message
 from broker_lite.records.record_batch import HEADER, HEADER_SIZE, encode_record
@@ -63,7 +64,6 @@ from broker_lite.records.varint import (
     encode_varint,
     encode_varlong,
 )
-from broker_lite.records.arrow.decode import batches_to_arrow
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = (
     CompressionType.NONE,
@@ -462,6 +462,7 @@ def _bits_to_flip(buf, layout):
     return sorted(heads) + sorted(sample)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(VALID) + ["mixed"])
 def test_single_bit_flips(name):
     """Every bit (or, for the mixed log, a deterministic sample of bits) flipped in turn."""
@@ -931,6 +932,7 @@ def test_default_max_decompressed_bytes():
     assert DEFAULT_MAX_DECOMPRESSED_BYTES == 256 * 1024 * 1024
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("codec", [GZIP, ZSTD, LZ4, SNAPPY], ids=lambda c: c.kafka_name)
 def test_bomb_over_the_limit_raises_record_too_large(codec):
     """300 MiB of zeros (over the 256 MiB default) from a few hundred KiB: the guard trips."""

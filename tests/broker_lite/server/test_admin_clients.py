@@ -23,9 +23,11 @@ from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.server.broker import Broker
 from broker_lite.server.testing import call
 from broker_lite.zk.testing import wait_until
+from kspark.testing.tiers import needs
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def broker(zookeeper_connect, tmp_path):
     config = BrokerConfig({
         "broker.id": "1", "zookeeper.connect": zookeeper_connect,
@@ -438,6 +440,8 @@ def test_raw_admin_edge_cases(broker, admin):
     assert cluster["error_code"] == ErrorCode.MISMATCHED_ENDPOINT_TYPE
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_delete_topics_disabled(zookeeper_connect, tmp_path):
     config = BrokerConfig({
         "broker.id": "2", "zookeeper.connect": zookeeper_connect,

@@ -2,6 +2,10 @@ import re
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = [pytest.mark.slow]
+
 
 def test_benchmark_command_prints_both_brokers_and_ratios():
     done = subprocess.run([sys.executable, "-m", "broker_lite.server.bench", "--records", "20000",

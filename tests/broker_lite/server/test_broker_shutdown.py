@@ -5,13 +5,16 @@ import logging
 import threading
 import time
 
+import pytest
 from confluent_kafka import Consumer, TopicPartition
 
+from broker_lite.client import KafkaClient
 from broker_lite.server.testing import bootstrap, start_brokers
 from broker_lite.zk.testing import wait_until
-from broker_lite.client import KafkaClient
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_stop_ends_long_polls_without_errors(zookeeper_connect, tmp_path, caplog):
     (broker,) = start_brokers(zookeeper_connect, tmp_path)
     with KafkaClient({"bootstrap.servers": bootstrap(broker)}) as client:

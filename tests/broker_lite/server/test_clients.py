@@ -10,11 +10,13 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
+from kspark.testing.tiers import needs
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 
 
 @pytest.fixture(params=[1, 3], ids=["one-broker", "three-brokers"])
+@needs("broker", "zookeeper")
 def deployment(request, zookeeper_connect, tmp_path):
     """A single broker, or a three-broker cluster (the partition lands on any of them)."""
     brokers = start_brokers(zookeeper_connect, tmp_path, request.param)

@@ -19,11 +19,13 @@ from broker_lite.server.testing import (
     stop_brokers,
 )
 from broker_lite.zk.testing import wait_until
+from kspark.testing.tiers import needs
 
 PARTITIONS = 6
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def cluster(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 3, {"num.partitions": str(PARTITIONS)})
     yield brokers

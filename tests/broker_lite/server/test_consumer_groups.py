@@ -27,6 +27,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from broker_lite.server.broker import Broker
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
+from kspark.testing.tiers import needs
 
 PARTITIONS = 6
 BROKER_PROPERTIES = {
@@ -39,6 +40,7 @@ ALL = {("events", p) for p in range(PARTITIONS)}
 
 
 @pytest.fixture(params=[1, 3], ids=["one-broker", "three-brokers"])
+@needs("broker", "zookeeper")
 def cluster(request, zookeeper_connect, tmp_path):
     """A broker, or three (the coordinator and the partition leaders on different brokers)."""
     brokers = start_brokers(zookeeper_connect, tmp_path, request.param, BROKER_PROPERTIES)
@@ -47,6 +49,7 @@ def cluster(request, zookeeper_connect, tmp_path):
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def one_broker(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1, BROKER_PROPERTIES)
     yield brokers
@@ -183,6 +186,8 @@ def test_a_killed_member_is_removed_after_its_session_timeout(one_broker):
         survivor.close()
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 @pytest.mark.parametrize("client", ["confluent-kafka", "kafka-python"])
 def test_committed_offsets_survive_a_broker_restart(one_broker, client):
     servers = bootstrap(one_broker)

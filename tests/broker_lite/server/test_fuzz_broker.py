@@ -15,9 +15,11 @@ from broker_lite.config import BrokerConfig
 from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_response
 from broker_lite.records import build_batch
 from broker_lite.server.broker import Broker
+from kspark.testing.tiers import needs
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def broker(zookeeper_connect, tmp_path):
     config = BrokerConfig({
         "broker.id": "1", "zookeeper.connect": zookeeper_connect,

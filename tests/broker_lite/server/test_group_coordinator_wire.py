@@ -22,6 +22,7 @@ from broker_lite.server.broker import Broker
 from broker_lite.server.testing import call, start_brokers, stop_brokers
 from broker_lite.zk.admin import get_topic_assignment, get_topic_config
 from broker_lite.zk.testing import wait_until
+from kspark.testing.tiers import needs
 
 OFFSETS = "__consumer_offsets"
 PARTITIONS = 5
@@ -38,6 +39,7 @@ def subscription(*topics: str) -> bytes:
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def coordinator_broker(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1, PROPERTIES)
     yield brokers[0]
@@ -116,6 +118,8 @@ def produce_topic(port: int, topic: str, partitions: int = 4) -> None:
 # -- __consumer_offsets ----------------------------------------------------------------------
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_first_find_coordinator_creates_the_offsets_topic_with_kafkas_settings(
         zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1,
@@ -395,6 +399,8 @@ def test_offset_delete(coordinator_broker):
     assert unknown["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_offsets_with_a_retention_time_expire_and_are_tombstoned(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1, {
         **PROPERTIES, "offsets.retention.check.interval.ms": "200"})
@@ -418,6 +424,8 @@ def test_offsets_with_a_retention_time_expire_and_are_tombstoned(zookeeper_conne
 # -- coordinators in a cluster ---------------------------------------------------------------
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_only_the_partition_leader_coordinates_a_group(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 3,
                             {**PROPERTIES, "offsets.topic.num.partitions": "3"})
@@ -451,6 +459,8 @@ def restart(broker: Broker) -> Broker:
     return Broker(broker.config).start()
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_offsets_survive_a_restart_and_load_in_progress_is_answered_meanwhile(
         coordinator_broker, monkeypatch):
     port = coordinator_broker.port
@@ -511,6 +521,8 @@ def test_garbage_in_the_offsets_topic_is_skipped_when_loading(coordinator_broker
     assert "malformed offset commit value" in caplog.text
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_the_offsets_topic_stays_small_under_repeated_commits(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1, {
         **PROPERTIES, "offsets.topic.segment.bytes": "4096", "log.cleaner.backoff.ms": "100"})

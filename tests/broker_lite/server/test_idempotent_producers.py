@@ -20,6 +20,7 @@ from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brok
 from broker_lite.zk.producer_ids import PRODUCER_ID_BLOCK_SIZE
 from broker_lite.zk.server import free_port
 from broker_lite.zk.testing import wait_until
+from kspark.testing.tiers import needs
 
 
 def create_topic(port: int, topic: str, partitions: int = 1) -> None:
@@ -185,6 +186,8 @@ def produce_through_failures(servers: str, topic, partitions, total, cutter) -> 
     return errors
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 @pytest.mark.parametrize("cut_by", ["proxy", "broker"])
 def test_confluent_idempotent_producer_survives_cut_connections(zookeeper_connect, tmp_path,
                                                                caplog, cut_by):
@@ -270,6 +273,7 @@ class BrokerProcess:
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def broker_process(tmp_path, zookeeper_connect):
     process = BrokerProcess(tmp_path, zookeeper_connect)
     yield process
@@ -352,6 +356,8 @@ def test_init_producer_id_errors(broker, fields, error):
     assert init_producer_id(broker.port)["error_code"] == 0  # and the broker keeps serving
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_producer_ids_are_unique_across_brokers_and_restarts(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 2)
     try:

@@ -16,6 +16,8 @@ def config(zookeeper_connect, log_dirs, broker_id: str) -> BrokerConfig:
                          "log.dirs": ",".join(map(str, log_dirs))})
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_a_generated_broker_id_is_kept_across_restarts(zookeeper_connect, tmp_path):
     log_dirs = [tmp_path / "a", tmp_path / "b"]
     broker = Broker(config(zookeeper_connect, log_dirs, "-1")).start()
@@ -32,6 +34,8 @@ def test_a_generated_broker_id_is_kept_across_restarts(zookeeper_connect, tmp_pa
         again.stop()
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_log_dirs_of_another_broker_are_refused(zookeeper_connect, tmp_path):
     log_dirs = [tmp_path / "logs"]
     Broker(config(zookeeper_connect, log_dirs, "5")).start().stop()
@@ -39,6 +43,8 @@ def test_log_dirs_of_another_broker_are_refused(zookeeper_connect, tmp_path):
         Broker(config(zookeeper_connect, log_dirs, "6")).start()
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_log_dirs_of_another_cluster_are_refused(zookeeper_connect, tmp_path):
     log_dirs = [tmp_path / "logs"]
     Broker(config(zookeeper_connect, log_dirs, "7")).start().stop()
@@ -49,6 +55,8 @@ def test_log_dirs_of_another_cluster_are_refused(zookeeper_connect, tmp_path):
         Broker(config(zookeeper_connect, log_dirs, "7")).start()
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_log_dirs_that_disagree_are_refused(zookeeper_connect, tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()

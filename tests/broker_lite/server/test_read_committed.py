@@ -344,6 +344,8 @@ def wait_served(port: int, topic: str) -> None:
                f"{topic} is served again")
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 @pytest.mark.parametrize("clean", [True, False], ids=["clean", "unclean"])
 def test_transactions_survive_a_restart(zookeeper_connect, tmp_path, clean):
     topic = "rc-restart"

@@ -11,6 +11,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from broker_lite.log.files import CLEAN_SHUTDOWN_MARKER
+from kspark.testing.tiers import needs
 
 SESSION_TIMEOUT_MS = 6000
 
@@ -47,6 +48,7 @@ class BrokerProcess:
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def broker_process(tmp_path, zookeeper_connect):
     process = BrokerProcess(tmp_path, zookeeper_connect)
     yield process
@@ -101,6 +103,7 @@ def test_acknowledged_records_survive_a_restart(broker_process, signum):
     assert broker_process.stop(signal.SIGTERM) == 0
 
 
+@pytest.mark.broker
 def test_bad_properties_give_a_usage_error(tmp_path):
     done = subprocess.run([sys.executable, "-m", "broker_lite", "start", str(tmp_path / "none")],
                           capture_output=True, text=True, timeout=60)

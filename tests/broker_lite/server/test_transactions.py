@@ -23,6 +23,7 @@ from broker_lite.records import (
 )
 from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
+from kspark.testing.tiers import needs
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 PROPERTIES = {
@@ -34,6 +35,7 @@ PROPERTIES = {
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def txn_broker(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1, PROPERTIES)
     yield brokers[0]
@@ -256,6 +258,8 @@ def test_require_stable_waits_for_the_transaction_committing_an_offset(txn_broke
 # -- several brokers, restarts ------------------------------------------------------------------
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_markers_reach_partitions_led_by_other_brokers(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 3, PROPERTIES)
     try:
@@ -280,6 +284,8 @@ def test_markers_reach_partitions_led_by_other_brokers(zookeeper_connect, tmp_pa
         stop_brokers(brokers)
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_the_coordinator_reloads_its_transactions_after_a_restart(zookeeper_connect, tmp_path):
     properties = {**PROPERTIES,
                   "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500"}
@@ -316,6 +322,8 @@ def test_the_coordinator_reloads_its_transactions_after_a_restart(zookeeper_conn
         stop_brokers(brokers)
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_an_open_transaction_can_be_committed_after_a_restart(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1, PROPERTIES)
     try:
@@ -484,6 +492,7 @@ def test_write_txn_markers_to_a_partition_leader(txn_broker):
 # -- exactly once across crashes ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_copier_killed_mid_transaction_loses_and_repeats_nothing(txn_broker):
     """Consume-transform-produce in a child process, SIGKILLed at random points and restarted:
     the output holds one copy of each input record, and the group's offset is the input's end."""

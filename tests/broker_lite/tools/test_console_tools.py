@@ -12,10 +12,11 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as ConfluentPartition
 
-from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
-from broker_lite.tools.testing import closed_port, run_tool
 from broker_lite.client import KafkaClient, TopicPartition
 from broker_lite.client.partitioner import murmur2_bytes
+from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
+from broker_lite.tools.testing import closed_port, run_tool
+from kspark.testing.tiers import needs
 
 PROPERTIES = {"offsets.topic.num.partitions": "3", "transaction.state.log.num.partitions": "3",
               "group.initial.rebalance.delay.ms": "0"}
@@ -25,6 +26,7 @@ PRINT_ALL = ["--property", "print.timestamp=true", "--property", "print.partitio
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def group_broker(zookeeper_connect, tmp_path):
     """A broker whose group and transaction coordinators load a few partitions only."""
     brokers = start_brokers(zookeeper_connect, tmp_path, 1, PROPERTIES)
@@ -33,6 +35,7 @@ def group_broker(zookeeper_connect, tmp_path):
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def closed_broker(zookeeper_connect, tmp_path):
     """A broker that does not create topics on first use."""
     brokers = start_brokers(zookeeper_connect, tmp_path, 1,

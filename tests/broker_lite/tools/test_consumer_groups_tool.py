@@ -10,6 +10,7 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as ConfluentPartition
 
+from broker_lite.client import KafkaClient, TopicPartition
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.tools.consumer_groups import (
     assignment_text,
@@ -20,7 +21,7 @@ from broker_lite.tools.consumer_groups import (
 )
 from broker_lite.tools.testing import closed_port, run_tool
 from broker_lite.zk.testing import wait_until
-from broker_lite.client import KafkaClient, TopicPartition
+from kspark.testing.tiers import needs
 
 PROPERTIES = {"offsets.topic.num.partitions": "3", "group.initial.rebalance.delay.ms": "0"}
 BASE_TS = 1_700_000_000_000
@@ -29,6 +30,7 @@ COMMITTED = (5, 10, 15)  # what the group commits
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def group_broker(zookeeper_connect, tmp_path):
     """A broker whose group coordinator loads a few partitions and rebalances at once."""
     brokers = start_brokers(zookeeper_connect, tmp_path, 1, PROPERTIES)

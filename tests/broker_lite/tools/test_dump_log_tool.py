@@ -15,6 +15,7 @@ from confluent_kafka import Producer
 from broker_lite.records import CompressionType, build_message_set
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.tools.testing import run_tool
+from kspark.testing.tiers import needs
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 BASE_TS = 1_700_000_000_000
@@ -25,6 +26,7 @@ FIELD = re.compile(r"(\w+): (\[[^\]]*\]|\S+)")
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def brokers(zookeeper_connect, tmp_path):
     started = start_brokers(zookeeper_connect, tmp_path, 1, PROPERTIES)
     yield started
@@ -261,6 +263,8 @@ def test_transaction_markers_and_aborted_transactions(brokers):
                      "firstOffset: 2 lastOffset: 3 lastStableOffset: 4"]
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_producer_snapshot(zookeeper_connect, tmp_path):
     started = start_brokers(zookeeper_connect, tmp_path, 1, PROPERTIES)
     try:

@@ -7,9 +7,10 @@ import time
 
 import pytest
 
+from broker_lite.client import KafkaClient, TopicPartition
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.tools.testing import closed_port, run_tool
-from broker_lite.client import KafkaClient, TopicPartition
+from kspark.testing.tiers import needs
 
 PROPERTIES = {"offsets.topic.num.partitions": "3", "transaction.state.log.num.partitions": "3",
               "group.initial.rebalance.delay.ms": "0"}
@@ -24,6 +25,7 @@ CSV = re.compile(rf"({DATE}), ({DATE}), ([\d.]+), ([\d.]+), (\d+), ([\d.]+), (\d
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def perf_broker(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1, PROPERTIES)
     yield brokers[0]
@@ -162,6 +164,8 @@ def test_detailed_stats_and_date_format(perf_broker):
                             r"-?\d+, [\d.]+, [\d.]+", line), line
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_failures(zookeeper_connect, tmp_path):
     down = f"127.0.0.1:{closed_port()}"
     result = producer_perf(down, "t", 10, "--record-size", "5",

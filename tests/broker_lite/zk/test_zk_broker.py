@@ -114,6 +114,8 @@ def test_expired_session_of_the_controller_moves_the_role(start_zk_broker, zooke
     assert not first.is_controller
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_lost_connection_does_not_crash_the_broker(tmp_path):
     """Restarting the server drops every connection; the broker carries on once it is back."""
     server = EmbeddedZooKeeper(tmp_path / "zk").start()

@@ -79,6 +79,8 @@ def test_classpath_is_the_explicit_list():
     assert all(jar.parent == pyspark_jars_dir() for jar in zookeeper_classpath())
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_restart_on_the_same_data_dir_keeps_port_and_cluster_id(tmp_path):
     server = EmbeddedZooKeeper(tmp_path / "zk")
     config = BrokerConfig({"broker.id": "1"})
@@ -100,6 +102,7 @@ def test_restart_on_the_same_data_dir_keeps_port_and_cluster_id(tmp_path):
     assert (tmp_path / "zk" / "version-2").is_dir()
 
 
+@pytest.mark.zookeeper
 def test_a_taken_port_fails_with_the_log_tail(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -111,6 +114,7 @@ def test_a_taken_port_fails_with_the_log_tail(tmp_path):
     assert not server.running
 
 
+@pytest.mark.zookeeper
 def test_missing_java_says_what_to_install(tmp_path, monkeypatch):
     with pytest.raises(JavaNotFoundError, match="Java 17.*JAVA_HOME"):
         EmbeddedZooKeeper(tmp_path, java=tmp_path / "no-java").start()
@@ -123,6 +127,7 @@ def test_missing_java_says_what_to_install(tmp_path, monkeypatch):
         EmbeddedZooKeeper(tmp_path).start()
 
 
+@pytest.mark.zookeeper
 def test_missing_jars_name_the_directory(tmp_path):
     with pytest.raises(ZooKeeperJarsNotFoundError, match=f"no jars directory at {tmp_path / 'x'}"):
         zookeeper_classpath(tmp_path / "x")
@@ -178,6 +183,7 @@ def test_standalone_command_errors(tmp_path, capsys):
     assert "missing.properties" in capsys.readouterr().err
 
 
+@pytest.mark.zookeeper
 def test_standalone_command_stops_on_sigint(tmp_path):
     properties = tmp_path / "zookeeper.properties"
     properties.write_text(f"dataDir={tmp_path.as_posix()}/data\nclientPort=0\n")
@@ -190,6 +196,8 @@ def test_standalone_command_stops_on_sigint(tmp_path):
     assert process.returncode == 0 and "ZooKeeper stopped" in rest
 
 
+@pytest.mark.zookeeper
+@pytest.mark.slow
 def test_bench_startup_command_smoke():
     began = time.monotonic()
     result = subprocess.run([sys.executable, "-m", "broker_lite.zk.bench_startup", "-n", "1"],
@@ -199,6 +207,7 @@ def test_bench_startup_command_smoke():
     print(result.stdout, f"(command took {time.monotonic() - began:.1f} s)")
 
 
+@pytest.mark.zookeeper
 def test_two_servers_never_share_a_data_dir(zookeeper_server):
     data_dir = zookeeper_server.data_dir
     with pytest.raises(ZooKeeperStartError, match=f"another ZooKeeper server runs on {data_dir}"):

@@ -2,9 +2,13 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from broker_lite.records import CompressionType
 from broker_lite.records.arrow.encode import arrow_to_batch
 from kspark.bench import arrow_codec
+
+pytestmark = [pytest.mark.slow]
 
 
 def test_benchmark_command_prints_rates_and_ratios_for_each_codec():

@@ -6,6 +6,8 @@ import pytest
 
 from kspark.bench.sink_write import TopicCount, value_of, verify
 
+pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.broker]
+
 VERIFIED = re.compile(r"^  (?P<way>.+?)\s+[\d.]+ s, verified: (?P<records>[\d,]+) records \+ "
                       r"(?P<markers>\d+) markers = end offsets (?P<end>[\d,]+)$")
 

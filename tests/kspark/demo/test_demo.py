@@ -66,6 +66,10 @@ def expected_windows(records: int, seed: int) -> int:
     return len(expected.result())
 
 
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_the_demo_streams_counts_verifies_and_keeps_its_data(tmp_path, run_id):
     data = tmp_path / "data"
     result = subprocess.run(
@@ -93,6 +97,10 @@ def test_the_demo_streams_counts_verifies_and_keeps_its_data(tmp_path, run_id):
     assert_nothing_left(run_id)
 
 
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_a_failed_verification_says_what_differs_and_exits_1(tmp_path, run_id):
     # The demo as it is, but its expected counts miss the first page view.
     script = textwrap.dedent("""
@@ -121,6 +129,10 @@ def test_a_failed_verification_says_what_differs_and_exits_1(tmp_path, run_id):
     assert_nothing_left(run_id)
 
 
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_ctrl_c_shuts_everything_down(tmp_path, run_id):
     process = subprocess.Popen(
         demo("--records", "5000000", "--quiet"), cwd=tmp_path, env=environment(run_id),

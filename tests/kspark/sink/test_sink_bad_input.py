@@ -11,8 +11,9 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.errors import StreamingQueryException
 
-from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.client import KafkaClient, TopicPartition
+from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
+from kspark.testing.tiers import needs
 
 LATEST = -1
 
@@ -23,6 +24,7 @@ def servers(broker) -> str:
 
 
 @pytest.fixture
+@needs("broker", "zookeeper")
 def strict_servers(zookeeper_connect, tmp_path) -> str:
     """A broker that does not create topics on first use."""
     brokers = start_brokers(zookeeper_connect, tmp_path / "strict", 1,

@@ -53,6 +53,8 @@ os.environ["KPY_DRIVER_PGID"] = str(os.getpgid(0))
 import kspark
 from pyspark.sql import functions as F
 
+pytestmark = [pytest.mark.slow]
+
 servers, source, target, checkpoint = sys.argv[1:5]
 spark = kspark.session("crash-driver", master="local[2]",
                        config={"spark.sql.shuffle.partitions": "2"})

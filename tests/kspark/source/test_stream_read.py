@@ -85,6 +85,8 @@ def test_a_restarted_query_resumes_from_its_checkpoint(spark, servers, topic_nam
     assert after.positions() == positions_of(second)
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_a_query_rides_through_a_broker_restart(spark, zookeeper_connect, tmp_path):
     import socket
 

@@ -15,10 +15,10 @@ from confluent_kafka import Producer as ConfluentProducer
 from kazoo.client import KazooClient
 
 import kspark.testing.plugin
-from broker_lite.records import CompressionType, iter_batches
-from broker_lite.zk.client import parse_connect_string
-from broker_lite.records.arrow.schema import RECORD_SCHEMA, RECORD_SCHEMA_WITH_HEADERS
 from broker_lite.client import KafkaClient, TopicPartition, UnknownTopicOrPartitionError
+from broker_lite.records import CompressionType, iter_batches
+from broker_lite.records.arrow.schema import RECORD_SCHEMA, RECORD_SCHEMA_WITH_HEADERS
+from broker_lite.zk.client import parse_connect_string
 from kspark.testing.topics import TopicFactory
 
 pytest_plugins = ["pytester"]
@@ -270,6 +270,9 @@ FIXTURES_PROJECT = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.spark
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_a_project_using_only_the_plugin_passes(pytester, kpy_zookeeper):
     pytester.makepyfile(test_pipeline=EXAMPLE.read_text(), test_fixtures=FIXTURES_PROJECT)
     result = pytester.runpytest_subprocess(
@@ -278,6 +281,9 @@ def test_a_project_using_only_the_plugin_passes(pytester, kpy_zookeeper):
     result.assert_outcomes(passed=5)
 
 
+@pytest.mark.spark
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_the_ini_file_sets_the_zookeeper_and_the_spark_master(pytester, kpy_zookeeper):
     pytester.makeini(f"""
         [pytest]

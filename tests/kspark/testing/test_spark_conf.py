@@ -105,6 +105,7 @@ def test_the_conf_dir_is_the_argument_then_spark_conf_dir_then_the_repositorys(t
         resolve_conf_dir(tmp_path / "missing")
 
 
+@pytest.mark.spark
 def test_a_session_started_from_the_repository_is_quiet(tmp_path):
     printed, stderr = run_session(tmp_path)
     assert printed["settings"] == {**LOCAL_DEFAULTS, "spark.kpy.marker": None}
@@ -112,6 +113,7 @@ def test_a_session_started_from_the_repository_is_quiet(tmp_path):
     assert [line for line in stderr if line.strip()] == [JVM_INCUBATOR_NOTICE]
 
 
+@pytest.mark.spark
 def test_a_session_takes_spark_defaults_and_logging_from_its_conf_dir(tmp_path):
     conf = tmp_path / "conf"
     conf.mkdir()
