@@ -43,8 +43,8 @@ def client(broker):
 
 def raw_batches(client: KafkaClient, tp: TopicPartition) -> list[RecordBatch]:
     batches = []
-    for fetched in client.iter_records_bytes(tp, 0, 1 << 62):
-        batches.extend(iter_batches(fetched.records))
+    for chunk in client.read_range(tp, 0):
+        batches.extend(iter_batches(chunk.data))
     return batches
 
 
