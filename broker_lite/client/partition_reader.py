@@ -43,6 +43,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -70,6 +71,9 @@ from .types import (
     TopicPartition,
     isolation_level_code,
 )
+
+if TYPE_CHECKING:
+    from .client import KafkaClient
 
 #: A partition end meaning "up to the end of the log, as the fetches find it": the high
 #: watermark, or under read_committed the last stable offset.
@@ -148,7 +152,7 @@ class FetchedChunk:
                     if record.offset >= self.start:
                         yield record
         except RecordsError as exc:
-            raise _corrupt(self.tp, batch.base_offset, exc) from exc
+            raise _corrupt(self.tp, _offset_of(batch), exc) from exc
 
     def to_arrow(self, *, include_headers: bool = False) -> pa.RecordBatch:
         """The new records as one Arrow batch of Spark's Kafka schema, decoded whole-batch at a
@@ -169,7 +173,7 @@ class FetchedChunk:
             try:
                 self._arrow([batch], include_headers)
             except RecordsError as exc:
-                return _corrupt(self.tp, batch.base_offset, exc)
+                return _corrupt(self.tp, _offset_of(batch), exc)
         return _corrupt(self.tp, self.start, error)
 
 
@@ -197,7 +201,7 @@ class PartitionReader:
     client's setting. ``on_out_of_range`` (see :class:`OutOfRange`) defaults to raising.
     """
 
-    def __init__(self, client, positions: Mapping[TopicPartition, int], *,
+    def __init__(self, client: KafkaClient, positions: Mapping[TopicPartition, int], *,
                  ends: Mapping[TopicPartition, int] | None = None,
                  isolation_level: str | None = None,
                  on_out_of_range: OutOfRangeHook | None = None):
@@ -222,12 +226,6 @@ class PartitionReader:
     def positions(self) -> dict[TopicPartition, int]:
         """The position of every partition still being read."""
         return {tp: p.position for tp, p in self._partitions.items()}
-
-    def seek(self, tp: TopicPartition, position: int) -> None:
-        """Read ``tp`` from ``position`` on."""
-        if tp not in self._partitions:
-            raise InvalidArgumentError(f"{tp} is not read by this reader")
-        self._partitions[tp] = self._partitions[tp].moved_to(position)
 
     # -- a round --------------------------------------------------------------------------------
 
@@ -355,7 +353,7 @@ class PartitionReader:
                             if p.end in (None, LOG_END) or p.position < p.end}
 
 
-def read_range(client, tp: TopicPartition, start: int, end: int = LOG_END, *,
+def read_range(client: KafkaClient, tp: TopicPartition, start: int, end: int = LOG_END, *,
                isolation_level: str | None = None, on_out_of_range: OutOfRangeHook | None = None,
                max_wait_ms: int = 0) -> Iterator[FetchedChunk]:
     """The chunks of ``tp`` from ``start`` to ``end`` (exclusive), or to the end of the log
@@ -395,8 +393,8 @@ def scan_batches(tp: TopicPartition, records, position: int, end: int | None = N
     kept, next_position, checking = [], position, None
     try:
         for batch in reader:
-            if end is not None and batch.base_offset >= end:
-                break  # not this read's
+            if end is not None and next_position >= end:
+                break  # the rest is not this read's
             if batch.next_offset <= position:
                 continue
             if check_crcs:
@@ -407,9 +405,8 @@ def scan_batches(tp: TopicPartition, records, position: int, end: int | None = N
             if keep(batch):
                 kept.append(batch)
     except RecordsError as exc:
-        offset = checking.base_offset if checking is not None \
-            else _offset_at(records, reader.position, next_position)
-        raise _corrupt(tp, offset, exc) from exc
+        at = checking.position if checking is not None else reader.position
+        raise _corrupt(tp, _offset_at(records, at, next_position), exc) from exc
     return kept, next_position, reader.position
 
 
@@ -418,11 +415,16 @@ def _is_data(batch: Batch) -> bool:
 
 
 def _offset_at(records: bytes, position: int, fallback: int) -> int:
-    """The offset of the entry at byte ``position`` of ``records`` (every format starts with it),
-    or ``fallback`` when not even that is there."""
+    """The offset of the entry at byte ``position`` of ``records`` (every format starts with it:
+    a v2 batch's base offset, a v0/v1 message's offset), or ``fallback`` when it is not there."""
     if position + _OFFSET.size <= len(records):
         return _OFFSET.unpack_from(records, position)[0]
     return fallback
+
+
+def _offset_of(batch: Batch) -> int:
+    """``batch``'s offset as its header says, read without decompressing anything."""
+    return _OFFSET.unpack_from(batch.raw())[0]
 
 
 def _corrupt(tp: TopicPartition, offset: int, error: Exception) -> CorruptMessageError:

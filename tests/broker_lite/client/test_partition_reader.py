@@ -13,6 +13,7 @@ from scripted_broker import ScriptedBroker, ScriptedLog, serve_logs
 
 from broker_lite.protocol import ApiKey
 from broker_lite.records import BatchReader, CompressionType
+from broker_lite.records.record_batch import RECORDS_OFFSET
 from broker_lite.server.testing import bootstrap
 from broker_lite.client import (
     LOG_END,
@@ -169,6 +170,21 @@ def test_check_crcs_false_passes_a_corrupt_batch_through(scripted):
         values = [value for _, value in pairs(client.read_range(TP, 0, 20))]
     assert len(values) == 20
     assert values[14].endswith(b"xy") and values[:14] == [v for _, v in log.records[:14]]
+
+
+def test_without_crc_checks_a_batch_that_does_not_decode_is_still_named(scripted):
+    log = ScriptedLog([5] * 4)
+    start = sum(len(b) for _, b in log.batches[:2])
+    data = bytearray(log.data)
+    data[start + RECORDS_OFFSET] = 0x7E  # the first record's length: past the batch's end
+    log.data = bytes(data)
+    serve(scripted, log)
+    with client_for(scripted, **{"check.crcs": "false"}) as client:
+        (chunk,) = client.read_range(TP, 0, 20)
+        for decode in (chunk.to_arrow, lambda: list(chunk.records())):
+            with pytest.raises(CorruptMessageError,
+                               match="corrupt record batch in events-0 at offset 10: "):
+                decode()
 
 
 def test_a_round_that_fails_moves_no_position(scripted):
