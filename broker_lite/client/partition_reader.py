@@ -15,8 +15,8 @@ What happens to one partition's answer, in order:
    ``auto.offset.reset``; Spark's ``failOnDataLoss``) or None to stop reading the partition;
    without a hook it is raised as :class:`OffsetOutOfRangeError`. Other errors are raised.
 2. **Scan and check.** The batch headers are walked (:class:`broker_lite.records.BatchReader`)
-   and, with ``check.crcs`` (on by default, as in Kafka's consumer), every batch is checked:
-   CRC-32C over a v2 batch, CRC-32 of a v0/v1 message. Bad bytes raise
+   and, with ``check.crcs`` (on by default, as in Kafka's consumer), every batch that holds
+   records to read is checked: CRC-32C over a v2 batch, CRC-32 of a v0/v1 message. Bad bytes raise
    :class:`CorruptMessageError` naming the partition and the batch's offset ("corrupt record
    batch in events-0 at offset 1234: ..."): nothing is ever skipped. A batch cut short at the
    end of the answer (the byte limit) is fetched again by the next round.
