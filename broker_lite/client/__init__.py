@@ -3,7 +3,8 @@
 Modules, one concept each: :mod:`.config` (settings), :mod:`.errors` (exceptions and the error
 code table), :mod:`.versions` (API version negotiation), :mod:`.connection` (one broker
 connection), :mod:`.metadata` (cluster metadata), :mod:`.cluster` (connections and routing),
-:mod:`.retry` (deadlines and backoff), :mod:`.fetcher` (Fetch), :mod:`.offsets` (ListOffsets),
+:mod:`.retry` (deadlines and backoff), :mod:`.fetcher` (Fetch), :mod:`.partition_reader`
+(reading partitions forward from positions: the one read loop), :mod:`.offsets` (ListOffsets),
 :mod:`.group_offsets` (OffsetCommit / OffsetFetch), :mod:`.admin` (topic administration),
 :mod:`.partitioner` (Kafka's default partitioner), :mod:`.batching` (cutting rows into batches),
 :mod:`.producer` (idempotent and transactional producing), :mod:`.sender` (delivering its
@@ -47,6 +48,13 @@ from .errors import (
     error_for,
 )
 from .metadata import BrokerInfo, PartitionMetadata, TopicMetadata
+from .partition_reader import (
+    LOG_END,
+    FetchedChunk,
+    OutOfRange,
+    PartitionReader,
+    raise_out_of_range,
+)
 from .partitioner import murmur2, partitions_for_keys
 from .producer import Producer
 from .transactions import (
@@ -82,4 +90,6 @@ __all__ = [
     "Producer", "ProducerFencedError", "TransactionDescription", "TransactionHandle",
     "TransactionState", "TransactionStateError", "TransactionalIdNotFoundError",
     "describe_transaction", "end_transaction", "murmur2", "partitions_for_keys",
+    # reading
+    "LOG_END", "FetchedChunk", "OutOfRange", "PartitionReader", "raise_out_of_range",
 ]

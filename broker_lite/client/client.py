@@ -50,6 +50,7 @@ from .errors import ClientClosedError, error_for, final_error
 from .fetcher import Fetcher
 from .group_offsets import GroupOffsets
 from .offsets import OffsetLookup
+from .partition_reader import LOG_END, FetchedChunk, OutOfRangeHook, read_range
 from .producer import Producer
 from .retry import retry
 from .types import (
@@ -149,40 +150,44 @@ class KafkaClient:
     # -- fetching -------------------------------------------------------------------------------
 
     def fetch(self, requests: Mapping[TopicPartition, int], *, max_wait_ms: int | None = None,
-              min_bytes: int | None = None,
-              isolation_level: str | None = None) -> dict[TopicPartition, FetchedPartition]:
+              min_bytes: int | None = None, isolation_level: str | None = None,
+              partition_max_bytes: Mapping[TopicPartition, int] | None = None
+              ) -> dict[TopicPartition, FetchedPartition]:
         """One Fetch per leader broker for ``{partition: offset}``.
 
         Each partition gets a :class:`FetchedPartition`: raw record batches (the last may be
         partial), watermarks, aborted transactions, and ``error`` for a partition that failed
         for good (OffsetOutOfRangeError, ...) rather than raising. Leader moves are followed
         within the call. ``max_wait_ms`` / ``min_bytes`` default to ``fetch.max.wait.ms`` /
-        ``fetch.min.bytes``.
+        ``fetch.min.bytes``; ``partition_max_bytes`` gives partitions a byte limit other than
+        ``max.partition.fetch.bytes``. Reading on from what came back is
+        :class:`~.partition_reader.PartitionReader`'s work.
         """
         self._check_open()
         return self._fetcher.fetch(
             dict(requests),
             max_wait_ms=self.config.fetch_max_wait_ms if max_wait_ms is None else max_wait_ms,
             min_bytes=self.config.fetch_min_bytes if min_bytes is None else min_bytes,
-            isolation_level=isolation_level or self.config.isolation_level)
+            isolation_level=isolation_level or self.config.isolation_level,
+            partition_max_bytes=partition_max_bytes)
 
-    def iter_records_bytes(self, tp: TopicPartition, start: int, end: int, *,
-                           isolation_level: str | None = None,
-                           max_wait_ms: int = 0) -> Iterator[FetchedPartition]:
-        """Read ``tp`` from ``start`` until ``end`` (exclusive) is passed or the high watermark
-        (read_committed: the last stable offset) is reached, one fetch at a time.
+    def read_range(self, tp: TopicPartition, start: int, end: int = LOG_END, *,
+                   isolation_level: str | None = None,
+                   on_out_of_range: OutOfRangeHook | None = None,
+                   max_wait_ms: int = 0) -> Iterator[FetchedChunk]:
+        """Read ``tp`` from ``start`` to ``end`` (exclusive), or with ``LOG_END`` to the end of
+        the log (the high watermark; under read_committed the last stable offset), one fetch at
+        a time; see :func:`.partition_reader.read_range`.
 
-        Yields each non-empty fetch, cut after its last complete batch (the next fetch starts
-        where it ends), so memory stays within ``max.partition.fetch.bytes`` (or one batch, when
-        a batch is larger). Batches may start before ``start`` and end after ``end``: the
-        caller decodes and trims. Raises :class:`OffsetOutOfRangeError` when ``start`` is
-        below the log start offset (or above the high watermark); ends without waiting when
-        ``end`` lies beyond what exists.
+        Yields a :class:`FetchedChunk` per fetch that moved: its data batches, checked (with
+        ``check.crcs``), without control batches and (read_committed) aborted transactions;
+        decode them with ``chunk.to_arrow()`` or ``chunk.records()``. A range the log does not
+        hold (below its start; an ``end`` past its end) goes to ``on_out_of_range``, which
+        says where to go on, or raises :class:`OffsetOutOfRangeError` without one.
         """
         self._check_open()
-        return self._fetcher.iter_records_bytes(
-            tp, start, end, isolation_level=isolation_level or self.config.isolation_level,
-            max_wait_ms=max_wait_ms)
+        return read_range(self, tp, start, end, isolation_level=isolation_level,
+                          on_out_of_range=on_out_of_range, max_wait_ms=max_wait_ms)
 
     # -- group offsets --------------------------------------------------------------------------
 

@@ -118,6 +118,8 @@ CLIENT_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("fetch.max.bytes", int32(1), 52428800, "byte limit per Fetch response"),
     Setting("fetch.min.bytes", int32(0), 1, "bytes a Fetch waits for (up to fetch.max.wait.ms)"),
     Setting("fetch.max.wait.ms", int32(0), 500, "longest wait of a Fetch for fetch.min.bytes"),
+    Setting("check.crcs", boolean, True,
+            "check the CRC of every fetched record batch, as Kafka's consumer does by default"),
     Setting("isolation.level", choice(*ISOLATION_LEVELS), "read_uncommitted",
             "default isolation level of fetch and list_offsets"),
     Setting("group.id", non_empty, None, "default group of committed() and commit()"),
@@ -169,7 +171,7 @@ PASS_THROUGH_SETTINGS = frozenset({
     # consumer
     "auto.offset.reset", "enable.auto.commit", "auto.commit.interval.ms",
     "session.timeout.ms", "heartbeat.interval.ms", "max.poll.records", "max.poll.interval.ms",
-    "key.deserializer", "value.deserializer", "check.crcs", "client.rack",
+    "key.deserializer", "value.deserializer", "client.rack",
     "group.instance.id", "partition.assignment.strategy", "exclude.internal.topics",
     "allow.auto.create.topics", "default.api.timeout.ms",
     # network, tuned by the OS or librdkafka here

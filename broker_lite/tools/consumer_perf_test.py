@@ -4,8 +4,8 @@
         --messages 100000
 
 Reads ``--messages`` records from every partition of ``--topic`` at once (one Fetch per leader
-per round, :class:`.topic_reader.TopicReader`), decoding them into Arrow columns as the Spark
-source does (:func:`broker_lite.records.arrow.batches_to_arrow`), and prints Kafka's header and CSV line::
+per round, :class:`.topic_reader.TopicReader`), decoding each fetch into Arrow columns as the
+Spark source does (``FetchedChunk.to_arrow``), and prints Kafka's header and CSV line::
 
     start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec, \\
 rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec
@@ -27,7 +27,6 @@ from datetime import datetime
 
 import pyarrow.compute as pc
 
-from broker_lite.records.arrow import batches_to_arrow
 from broker_lite.client import EARLIEST, LATEST, KafkaClientError
 
 from . import properties
@@ -166,9 +165,7 @@ def _consume(reader: TopicReader, args: argparse.Namespace, formatted, start_ms:
                 break
             remaining_ms = int(args.timeout - idle_s * 1000) + 1
             for chunk in reader.poll(min(wait_ms, remaining_ms)):
-                rows = batches_to_arrow(chunk.batches, topic=chunk.tp.topic,
-                                        partition=chunk.tp.partition, start_offset=chunk.start)
-                rows = rows.slice(0, args.messages - messages)
+                rows = chunk.to_arrow().slice(0, args.messages - messages)
                 if not rows.num_rows:
                     continue
                 messages += rows.num_rows

@@ -1,34 +1,26 @@
 """Reading topics from the command line: which partitions, where to start, and fetch rounds.
 
-A :class:`TopicReader` keeps one position per partition (the offset of the next record to
-read) and fetches all of them at once, one Fetch per leader broker (``KafkaClient.fetch``),
-long-polling up to the wait it is given. What comes back is checked (CRCs, as Kafka consumers
-check them by default), cut at the position (a compressed batch may start before it), and
-rid of what a consumer never sees: control batches and, under ``read_committed``, the
-batches of aborted transactions. A position the log no longer holds (retention, truncation)
-is reset to the earliest or latest offset, as ``auto.offset.reset`` says.
+A :class:`TopicReader` is the client's partition reader
+(:class:`broker_lite.client.PartitionReader`: one Fetch per leader broker per round, long
+polls, CRCs checked unless ``check.crcs=false``, control batches and, under
+``read_committed``, aborted transactions left out) over every partition of the topics, whose
+positions the log no longer holds (retention, truncation) are reset to the earliest or latest
+offset, as ``auto.offset.reset`` says.
 """
 
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 
-from broker_lite.records import BatchReader, Record, RecordsError
-from broker_lite.records.reader import Batch
 from broker_lite.client import (
-    EARLIEST,
-    LATEST,
-    READ_COMMITTED,
     KafkaClient,
-    OffsetOutOfRangeError,
+    OutOfRange,
+    PartitionReader,
     TopicPartition,
     UnknownTopicOrPartitionError,
 )
-from broker_lite.client.aborted import AbortedTransactions
 
 from .common import ToolError
 
-#: ``auto.offset.reset`` values -> the ListOffsets spec to reset to (None: fail instead).
-RESET_POLICIES = {"earliest": EARLIEST, "latest": LATEST, "none": None}
+RESET_POLICIES = ("earliest", "latest", "none")  # the values of auto.offset.reset
 
 
 def topic_partitions(client: KafkaClient, topics: Iterable[str],
@@ -69,80 +61,22 @@ def start_positions(client: KafkaClient, tps: list[TopicPartition], default: int
     return {tp: positions[tp] for tp in tps}
 
 
-@dataclass
-class PartitionChunk:
-    """What one fetch round brought for one partition: whole data batches, the position before
-    them (records below it were read before) and the position after them."""
-
-    tp: TopicPartition
-    batches: list[Batch]
-    start: int
-    next_position: int
-
-    def records(self) -> Iterator[Record]:
-        """The new records, in offset order."""
-        for batch in self.batches:
-            for record in batch:
-                if record.offset >= self.start:
-                    yield record
-
-
-class TopicReader:
-    """Fetches ``positions`` forward; :meth:`poll` returns the chunks of one round."""
+class TopicReader(PartitionReader):
+    """Reads ``positions`` forward; :meth:`poll` returns the chunks of one round (see
+    :class:`broker_lite.client.FetchedChunk`: ``tp``, ``records()``, ``to_arrow()``,
+    ``next_position``)."""
 
     def __init__(self, client: KafkaClient, positions: Mapping[TopicPartition, int], *,
                  isolation_level: str, reset: str = "latest"):
         if reset not in RESET_POLICIES:
             raise ToolError(f"auto.offset.reset must be one of {', '.join(RESET_POLICIES)}, "
                             f"got {reset!r}")
-        self.client = client
-        self.positions = dict(positions)
-        self.isolation_level = isolation_level
         self.reset = reset
-        self._aborted = {tp: AbortedTransactions() for tp in self.positions}
+        super().__init__(client, positions, isolation_level=isolation_level,
+                         on_out_of_range=self._reset)
 
-    def poll(self, max_wait_ms: int) -> list[PartitionChunk]:
-        """One fetch round over every partition, waiting up to ``max_wait_ms`` for data."""
-        fetched = self.client.fetch(self.positions, max_wait_ms=max(0, max_wait_ms),
-                                    min_bytes=1, isolation_level=self.isolation_level)
-        chunks = []
-        for tp, data in sorted(fetched.items()):
-            if isinstance(data.error, OffsetOutOfRangeError):
-                self._reset(tp)
-                continue
-            if data.error is not None:
-                raise data.error
-            chunk = self._chunk(tp, data)
-            self.positions[tp] = chunk.next_position
-            if chunk.batches:
-                chunks.append(chunk)
-        return chunks
-
-    def _chunk(self, tp: TopicPartition, data) -> PartitionChunk:
-        position = self.positions[tp]
-        aborted = self._aborted[tp]
-        aborted.add(data.aborted_transactions)
-        reader = BatchReader(data.records, validate=True)
-        kept, next_position = [], position
-        try:
-            for batch in reader:
-                if batch.next_offset <= position:
-                    continue
-                next_position = max(next_position, batch.next_offset)
-                if self.isolation_level == READ_COMMITTED:
-                    if aborted.keep(batch):
-                        kept.append(batch)
-                elif not batch.is_control_batch:
-                    kept.append(batch)
-        except RecordsError as exc:
-            raise ToolError(f"corrupt record data from {tp} at offset {next_position}: "
-                            f"{exc}") from exc
-        return PartitionChunk(tp, kept, position, next_position)
-
-    def _reset(self, tp: TopicPartition) -> None:
-        spec = RESET_POLICIES[self.reset]
-        if spec is None:
-            raise ToolError(f"offset {self.positions[tp]} is out of range for {tp} and "
+    def _reset(self, gone: OutOfRange) -> int:
+        if self.reset == "none":
+            raise ToolError(f"offset {gone.position} is out of range for {gone.tp} and "
                             "auto.offset.reset is none")
-        found = self.client.list_offsets({tp: spec}, self.isolation_level)[tp]
-        self.positions[tp] = found if found is not None else 0
+        return gone.log_start if self.reset == "earliest" else gone.log_end

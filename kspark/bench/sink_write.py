@@ -127,11 +127,11 @@ def count_topic(client: KafkaClient, topic: str, partitions: int) -> TopicCount:
                                isolation_level="read_uncommitted")
     records = markers = 0
     for tp, end in ends.items():
-        for fetched in client.iter_records_bytes(tp, 0, end, isolation_level="read_committed"):
-            if fetched.aborted_transactions:
+        for chunk in client.read_range(tp, 0, end, isolation_level="read_committed"):
+            if chunk.fetched.aborted_transactions:
                 raise RuntimeError(f"{tp} holds aborted transactions: "
-                                   f"{fetched.aborted_transactions}")
-            for batch in BatchReader(fetched.records):
+                                   f"{chunk.fetched.aborted_transactions}")
+            for batch in BatchReader(chunk.data):
                 if batch.is_control_batch:
                     if batch.end_transaction_marker().type != ControlRecordType.COMMIT:
                         raise RuntimeError(f"{tp} holds an abort marker at {batch.base_offset}")

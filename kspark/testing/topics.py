@@ -3,8 +3,8 @@
 All three speak only the Kafka protocol through :mod:`broker_lite.client`, so they work against
 broker_lite and against a real Kafka cluster alike. Writing goes through the idempotent
 producer (:meth:`broker_lite.client.Producer.send_arrow`); reading fetches each partition from its
-log start to its end and decodes the record batches into Arrow (:mod:`broker_lite.records.arrow`), skipping
-aborted transactions under ``read_committed``, exactly as the Spark source reads.
+log start to its end with the client's partition reader and decodes each fetch into Arrow,
+skipping aborted transactions under ``read_committed``, exactly as the Spark source reads.
 """
 
 from __future__ import annotations
@@ -98,16 +98,11 @@ def read_topic(client: KafkaClient, topic: str, *, isolation_level: str = "read_
     transactions. Returns a list of dicts, or with ``as_table`` a ``pyarrow.Table``
     (``spark.createDataFrame(table)`` makes it a DataFrame).
     """
-    # kspark.source imports pyspark's data source API: only when reading
-    from kspark.source.partition_reader import read_range
-    from kspark.source.planning import OffsetRange
-
     tps = [TopicPartition(topic, p) for p in client.partitions(topic)]
     starts = client.list_offsets(dict.fromkeys(tps, EARLIEST), isolation_level)
     ends = client.list_offsets(dict.fromkeys(tps, LATEST), isolation_level)
-    batches = [batch for tp in tps if ends[tp] > starts[tp]
-               for batch in read_range(client, OffsetRange(topic, tp.partition, starts[tp], ends[tp]),
-                                       include_headers=include_headers,
-                                       isolation_level=isolation_level, fail_on_data_loss=True)]
+    batches = [chunk.to_arrow(include_headers=include_headers) for tp in tps
+               for chunk in client.read_range(tp, starts[tp], ends[tp],
+                                              isolation_level=isolation_level)]
     table = pa.Table.from_batches(batches, schema=record_schema(include_headers))
     return table if as_table else table.to_pylist()

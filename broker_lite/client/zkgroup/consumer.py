@@ -260,7 +260,8 @@ class ZooKeeperGroupConsumer:
             for tp in sorted(fetched):
                 error = fetched[tp].error
                 if error is None:
-                    decoded[tp] = decode_records(tp, fetched[tp].records, positions[tp])
+                    decoded[tp] = decode_records(tp, fetched[tp].records, positions[tp],
+                                                 check_crcs=self._client.config.check_crcs)
                 elif isinstance(error, OffsetOutOfRangeError):
                     out_of_range.append(tp)
                 else:

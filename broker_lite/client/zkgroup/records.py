@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from broker_lite.records import BatchReader, RecordsError
 from broker_lite.records.record import Header, TimestampType
 
-from ..errors import CorruptMessageError
+from ..partition_reader import scan_batches
 from ..types import TopicPartition
 
 
@@ -30,29 +29,20 @@ class ConsumerRecord:
         return TopicPartition(self.topic, self.partition)
 
 
-def decode_records(tp: TopicPartition, data: bytes, position: int
+def decode_records(tp: TopicPartition, data: bytes, position: int, *, check_crcs: bool = True
                    ) -> tuple[list[ConsumerRecord], int]:
     """The records of the complete batches in ``data`` (a Fetch answer for ``tp`` at
     ``position``) from ``position`` on, and the position after them.
 
-    Batches are checked (sizes, CRC); a batch may start before ``position`` (compressed batches
-    come whole) and its earlier records are skipped. Control batches (transaction markers)
-    yield nothing but move the position past them, as do gaps left by compaction.
-    :class:`CorruptMessageError` names the partition and position of bad data.
+    Batches are read by the client's partition reader
+    (:func:`broker_lite.client.partition_reader.scan_batches`): checked with ``check_crcs``;
+    one may start before ``position`` (compressed batches come whole) and its earlier records
+    are skipped; control batches (transaction markers) yield nothing but move the position past
+    them, as do gaps left by compaction. :class:`CorruptMessageError` names the partition and
+    the offset of bad data.
     """
-    records: list[ConsumerRecord] = []
-    next_position = position
-    try:
-        for batch in BatchReader(data, validate=True):
-            if batch.next_offset <= position:
-                continue
-            if not batch.is_control_batch:
-                records.extend(
-                    ConsumerRecord(tp.topic, tp.partition, r.offset, r.key, r.value, r.timestamp,
-                                   r.headers, r.timestamp_type)
-                    for r in batch if r.offset >= position)
-            next_position = max(next_position, batch.next_offset)
-    except RecordsError as exc:
-        raise CorruptMessageError(f"corrupt record data from {tp} at offset {position}: {exc}",
-                                  where=str(tp)) from exc
+    batches, next_position, _ = scan_batches(tp, data, position, check_crcs=check_crcs)
+    records = [ConsumerRecord(tp.topic, tp.partition, r.offset, r.key, r.value, r.timestamp,
+                              r.headers, r.timestamp_type)
+               for batch in batches for r in batch if r.offset >= position]
     return records, next_position

@@ -109,8 +109,8 @@ def batch_fields(data: bytes) -> tuple[int, int, int, int]:
 def raw_batches(client: KafkaClient, tp: TopicPartition) -> list[RecordBatch]:
     """Every record batch of a partition, as the broker serves them."""
     batches = []
-    for fetched in client.iter_records_bytes(tp, 0, 1 << 62):
-        batches.extend(iter_batches(fetched.records))
+    for chunk in client.read_range(tp, 0):
+        batches.extend(iter_batches(chunk.data))
     return batches
 
 

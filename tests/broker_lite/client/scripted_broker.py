@@ -6,6 +6,9 @@ connection without answering), ``SILENT`` (never answer), or ``bytes`` (sent as 
 frame with its size). ApiVersions is answered from ``api_versions`` (``{key: (min, max)}``)
 unless a handler is given; like Kafka, a request in an ApiVersions version above the advertised
 maximum gets UNSUPPORTED_VERSION in version 0 with the list.
+
+:class:`ScriptedLog` is a partition's log built in the test, and :func:`serve_logs` answers
+Fetch and ListOffsets from such logs as Kafka does.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from broker_lite.protocol import (
     encode_response,
     parse_request,
 )
+from broker_lite.records import CompressionType, build_batch
 from broker_lite.server.testing import recv_exactly
 
 CLOSE = object()
@@ -181,3 +185,86 @@ def sequence(*answers) -> Handler:
         answer = queue.pop(0) if len(queue) > 1 else queue[0]
         return answer(header, body) if callable(answer) else answer
     return handle
+
+
+class ScriptedLog:
+    """Batches of ``sizes[i]`` records each, offsets from 0, compressed like real topics."""
+
+    def __init__(self, sizes, *, value_bytes=100, compression=CompressionType.NONE):
+        self.batches, self.records, offset = [], [], 0
+        for n in sizes:
+            records = [(b"k%d" % (offset + i), b"v%d-" % (offset + i) + b"x" * value_bytes)
+                       for i in range(n)]
+            self.batches.append((offset, build_batch(records, timestamp=1000 + offset,
+                                                     base_offset=offset, compression=compression)))
+            self.records += records
+            offset += n
+        self.data = b"".join(b for _, b in self.batches)
+        self.high_watermark = offset
+
+    def corrupt(self, index: int) -> int:
+        """Turn the last ``x`` of the last value of batch ``index`` (uncompressed) into a
+        ``y``: its CRC no longer matches, yet it decodes; returns the batch's base offset."""
+        end = sum(len(b) for _, b in self.batches[:index + 1])
+        data = bytearray(self.data)
+        assert data[end - 2:end] == b"x\x00"  # the value's last byte, then no headers
+        data[end - 2] ^= ord("x") ^ ord("y")
+        self.data = bytes(data)
+        return self.batches[index][0]
+
+    def locate(self, offset: int) -> tuple[int, int] | None:
+        """(index, byte position) of the batch holding ``offset``; None past the end."""
+        pos = 0
+        for index, (_, batch) in enumerate(self.batches):
+            end = self.batches[index + 1][0] if index + 1 < len(self.batches) \
+                else self.high_watermark
+            if offset < end:
+                return index, pos
+            pos += len(batch)
+        return None
+
+    def answer(self, part: dict, isolation_level: int, *, whole_first_batch=True,
+               last_stable_offset=None, aborted=None, error=0) -> dict:
+        """The partition of a Fetch response, as Kafka gives it: ``partition_max_bytes``
+        bytes from the batch holding the fetch offset (so the last batch may be cut short),
+        the first batch whole unless ``whole_first_batch`` is False (brokers before KIP-74)."""
+        offset, limit = part["fetch_offset"], part["partition_max_bytes"]
+        found = self.locate(offset)
+        records, code, pos = b"", error, 0
+        if offset > self.high_watermark:
+            code = ErrorCode.OFFSET_OUT_OF_RANGE
+        elif found is not None and not code:
+            index, pos = found
+            first = len(self.batches[index][1])
+            size = max(limit, first) if whole_first_batch else limit
+            records = self.data[pos:pos + size]
+        lso = self.high_watermark if last_stable_offset is None else last_stable_offset
+        if isolation_level == 1:  # read_committed: nothing at or past the LSO
+            stable = self.locate(lso)
+            stable_end = stable[1] if stable is not None else len(self.data)
+            records = records[:max(stable_end - pos, 0)]
+        return {"partition_index": part["partition"], "error_code": code,
+                "high_watermark": self.high_watermark, "last_stable_offset": lso,
+                "log_start_offset": 0, "aborted_transactions": aborted, "records": records}
+
+    def fetch_handler(self, topic: str = "events", **answer) -> Handler:
+        """A Fetch handler serving this log as partition 0 of ``topic``; ``answer`` as in
+        :meth:`answer`."""
+        return serve_logs(topic, {0: self}, **answer)[ApiKey.FETCH]
+
+
+def serve_logs(topic: str, logs: dict[int, ScriptedLog], **answer) -> dict[int, Handler]:
+    """Fetch and ListOffsets handlers serving ``logs`` (partition -> log) of ``topic``;
+    ``answer`` as in :meth:`ScriptedLog.answer`."""
+    def fetch(header, body):
+        return {"responses": [{"topic": topic, "topic_id": t["topic_id"], "partitions": [
+            logs[part["partition"]].answer(part, body["isolation_level"], **answer)
+            for part in t["partitions"]]} for t in body["topics"]]}
+
+    def list_offsets(header, body):
+        return {"topics": [{"name": t["name"], "partitions": [
+            {"partition_index": p["partition_index"], "error_code": 0, "timestamp": -1,
+             "offset": 0 if p["timestamp"] == -2 else logs[p["partition_index"]].high_watermark}
+            for p in t["partitions"]]} for t in body["topics"]]}
+
+    return {ApiKey.FETCH: fetch, ApiKey.LIST_OFFSETS: list_offsets}

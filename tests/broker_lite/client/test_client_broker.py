@@ -5,6 +5,7 @@ range reads of compressed data, and recovery from cut connections and a restarte
 import threading
 import uuid
 
+import pyarrow as pa
 import pytest
 from confluent_kafka import Producer
 
@@ -22,7 +23,6 @@ from broker_lite.client import (
 )
 from broker_lite.client.errors import KafkaConnectionError
 from broker_lite.records import BatchReader, iter_records
-from broker_lite.records.arrow import batches_to_arrow
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
 
@@ -136,7 +136,7 @@ def test_fetch_returns_raw_batches_watermarks_and_partition_errors(client, broke
     assert (at_end.error, at_end.records, at_end.high_watermark) == (None, b"", 50)
 
 
-def test_iter_records_bytes_over_lz4_batches_gives_exactly_the_range(broker):
+def test_read_range_over_lz4_batches_gives_exactly_the_range(broker):
     topic = unique("lz4")
     records = sample(3000)
     limit = 4096
@@ -147,34 +147,29 @@ def test_iter_records_bytes_over_lz4_batches_gives_exactly_the_range(broker):
                 **{"compression.type": "lz4", "batch.size": 8192})
         tp = TopicPartition(topic, 0)
         start, end = 123, 2777
-        chunks = list(client.iter_records_bytes(tp, start, end))
+        chunks = list(client.read_range(tp, start, end))
         assert len(chunks) > 10  # many bounded fetches, not one big one
         decoded = []
         for chunk in chunks:
-            batches = list(BatchReader(chunk.records))
-            assert sum(b.size_in_bytes for b in batches) == len(chunk.records)  # no partial tail
-            assert len(chunk.records) <= max(limit, max(b.size_in_bytes for b in batches))
+            batches = list(BatchReader(chunk.data))
+            assert sum(b.size_in_bytes for b in batches) == len(chunk.data)  # no partial tail
+            assert len(chunk.data) <= max(limit, max(b.size_in_bytes for b in batches))
             assert all(b.compression.name == "LZ4" for b in batches)
-            decoded += [(r.offset, r.key, r.value, r.timestamp)
-                        for r in iter_records(chunk.records) if start <= r.offset < end]
+            decoded += [(r.offset, r.key, r.value, r.timestamp) for r in chunk.records()]
         assert decoded == [(i, *records[i]) for i in range(start, end)]
 
-        table = batches_to_arrow([b for c in chunks for b in BatchReader(c.records)],
-                                 topic=topic, partition=0, start_offset=start, end_offset=end)
+        table = pa.Table.from_batches([c.to_arrow() for c in chunks])
         assert table.column("offset").to_pylist() == list(range(start, end))
         assert table.column("value").to_pylist() == [v for _, v, _ in records[start:end]]
 
-        everything = list(client.iter_records_bytes(tp, 0, 10**12))  # end beyond the log: stops
-        assert [r.offset for c in everything for r in iter_records(c.records)] == \
-            list(range(3000))
-        assert list(client.iter_records_bytes(tp, 3000, 4000)) == []  # at the high watermark
+        everything = list(client.read_range(tp, 0))  # to the end of the log: stops there
+        assert [r.offset for c in everything for r in c.records()] == list(range(3000))
+        assert list(client.read_range(tp, 3000)) == []  # at the high watermark
         with pytest.raises(OffsetOutOfRangeError):
-            list(client.iter_records_bytes(tp, 3001, 4000))
+            list(client.read_range(tp, 3001))
 
 
-@pytest.mark.broker
-@pytest.mark.zookeeper
-def test_iter_records_bytes_below_the_log_start_raises_out_of_range(zookeeper_connect, tmp_path):
+def test_read_range_below_the_log_start_raises_out_of_range(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1,
                             {"log.retention.check.interval.ms": "100"})
     try:
@@ -187,15 +182,15 @@ def test_iter_records_bytes_below_the_log_start_raises_out_of_range(zookeeper_co
             wait_until(lambda: client.list_offsets({tp: EARLIEST})[tp] > 0, timeout=30,
                        message="retention removed the oldest segments")
             with pytest.raises(OffsetOutOfRangeError, match=f"for {tp}"):
-                next(client.iter_records_bytes(tp, 0, 400))
+                next(client.read_range(tp, 0, 400))
             for _ in range(10):  # retention may move the log start again meanwhile
                 log_start = client.list_offsets({tp: EARLIEST})[tp]
                 try:
-                    first = next(client.iter_records_bytes(tp, log_start, 400))
+                    first = next(client.read_range(tp, log_start, 400))
                     break
                 except OffsetOutOfRangeError:
                     continue
-            assert next(iter_records(first.records)).offset <= log_start
+            assert next(first.records()).offset == log_start
     finally:
         stop_brokers(brokers)
 

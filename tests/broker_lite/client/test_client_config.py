@@ -80,6 +80,7 @@ def test_bootstrap_servers(text, servers):
      "not supported"),
     ({"bootstrap.servers": "b:1", "sasl.mechanism": "PLAIN"}, "sasl.mechanism", "not supported"),
     ({"bootstrap.servers": "b:1", "group.id": ""}, "group.id", "empty"),
+    ({"bootstrap.servers": "b:1", "check.crcs": "sometimes"}, "check.crcs", "true or false"),
 ])
 def test_bad_settings_name_the_key(settings, key, fragment):
     with pytest.raises(ConfigError) as info:
@@ -96,6 +97,14 @@ def test_producer_and_consumer_settings_pass_through():
     config = ClientConfig({"bootstrap.servers": "b:1", **given})
     assert config.extra == {k: "true" if v is True else v for k, v in given.items()}
     assert not set(CLIENT_SETTINGS) & PASS_THROUGH_SETTINGS
+
+
+def test_check_crcs_is_on_unless_set_false():
+    assert ClientConfig({"bootstrap.servers": "b:1"}).check_crcs is True
+    assert ClientConfig({"bootstrap.servers": "b:1", "check.crcs": "false"}).check_crcs is False
+    assert ClientConfig({"bootstrap.servers": "b:1", "check.crcs": False}).check_crcs is False
+    assert ClientConfig.from_spark_options({"kafka.bootstrap.servers": "b:1",
+                                            "kafka.check.crcs": "FALSE"}).check_crcs is False
 
 
 def test_librdkafka_alias_for_bootstrap_servers():

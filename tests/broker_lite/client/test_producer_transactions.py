@@ -63,8 +63,8 @@ def test_commit_shows_records_to_read_committed_and_abort_hides_them(broker, cli
     assert read(broker, topic, 3, "read_committed") == committed
     everything = read(broker, topic, 3, "read_uncommitted")
     assert everything == sorted(committed + [b"aborted-%d" % i for i in range(20)])
-    batches = [b for fetched in client.iter_records_bytes(TopicPartition(topic, 0), 0, 1 << 62)
-               for b in iter_batches(fetched.records)]
+    batches = [b for chunk in client.read_range(TopicPartition(topic, 0), 0)
+               for b in iter_batches(chunk.data)]
     data = [b for b in batches if not b.is_control_batch]
     assert all(b.is_transactional and b.producer_id == producer_id for b in data)
     assert sum(b.is_control_batch for b in batches) >= 2  # the markers
