@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from broker_lite.vocabulary import INT32_MAX, INT64_MAX
+
 from .settings import (
-    INT64_MAX,
     InvalidValue,
     Setting,
     boolean,
@@ -134,7 +135,7 @@ BROKER_CONFIG = _defs(
     Setting("group.max.session.timeout.ms", int32(0), 1800000, "longest session timeout accepted"),
     Setting("group.initial.rebalance.delay.ms", int32(0), 3000,
             "how long a new group waits for more members before its first rebalance"),
-    Setting("group.max.size", int32(1), 2147483647, "most members in one group"),
+    Setting("group.max.size", int32(1), INT32_MAX, "most members in one group"),
     Setting("transaction.state.log.num.partitions", int32(1), 50,
             "partitions of __transaction_state"),
     Setting("transaction.state.log.replication.factor", int16(1), 3,

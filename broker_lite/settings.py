@@ -62,9 +62,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from broker_lite.vocabulary import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+
 INT16_MIN, INT16_MAX = -(2**15), 2**15 - 1
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 T = TypeVar("T")
 Parser = Callable[[str], T]

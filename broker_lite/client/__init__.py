@@ -13,6 +13,8 @@ batches), :mod:`.transactions` (the transaction coordinator's APIs), and :mod:`.
 the facade builds on the others, and none of them imports it.
 """
 
+from broker_lite.vocabulary import TopicPartition
+
 from .admin import Admin, NewTopic
 from .client import KafkaClient
 from .config import ClientConfig
@@ -72,7 +74,6 @@ from .types import (
     FetchedPartition,
     OffsetAndMetadata,
     OffsetAndTimestamp,
-    TopicPartition,
 )
 
 __all__ = [

@@ -43,6 +43,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from broker_lite.vocabulary import TopicPartition
+
 from .admin import Admin
 from .cluster import Cluster
 from .config import ClientConfig
@@ -53,12 +55,7 @@ from .offsets import OffsetLookup
 from .partition_reader import LOG_END, FetchedChunk, OutOfRangeHook, read_range
 from .producer import Producer
 from .retry import retry
-from .types import (
-    FetchedPartition,
-    OffsetAndMetadata,
-    OffsetAndTimestamp,
-    TopicPartition,
-)
+from .types import FetchedPartition, OffsetAndMetadata, OffsetAndTimestamp
 
 
 class KafkaClient:

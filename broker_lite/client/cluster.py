@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from broker_lite.protocol import ApiKey
+from broker_lite.vocabulary import TopicPartition
 
 from .config import ClientConfig
 from .connection import Body, BrokerConnection
@@ -35,7 +36,6 @@ from .metadata import (
     parse_metadata,
 )
 from .retry import Backoff, Deadline
-from .types import TopicPartition
 from .versions import api_name
 
 K = TypeVar("K")

@@ -34,7 +34,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from broker_lite.settings import (
-    INT32_MAX,
     InvalidValue,
     Setting,
     as_text,
@@ -45,6 +44,7 @@ from broker_lite.settings import (
     non_empty,
     string,
 )
+from broker_lite.vocabulary import INT32_MAX
 
 from .errors import ConfigError
 from .types import ISOLATION_LEVELS

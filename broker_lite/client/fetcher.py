@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from functools import partial
 
 from broker_lite.protocol import ZERO_UUID, ApiKey
+from broker_lite.vocabulary import TopicPartition
 
 from .cluster import Cluster
 from .errors import (
@@ -29,7 +30,7 @@ from .errors import (
 )
 from .metadata import BrokerInfo
 from .retry import Deadline, timed_out
-from .types import FetchedPartition, TopicPartition, isolation_level_code
+from .types import FetchedPartition, isolation_level_code
 
 LAST_FETCH_BY_NAME = 12  # Fetch 13+ names topics by id only
 

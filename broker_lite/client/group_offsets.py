@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.vocabulary import TopicPartition
 
 from .cluster import Cluster
 from .coordinators import GROUP, Coordinators
@@ -23,7 +24,7 @@ from .errors import (
     UnsupportedVersionError,
     error_for,
 )
-from .types import OffsetAndMetadata, TopicPartition
+from .types import OffsetAndMetadata
 
 FIRST_BATCHED_OFFSET_FETCH = 8  # Groups instead of GroupId
 FIRST_OFFSET_FETCH_OF_ALL = 2  # null Topics: every partition with an offset

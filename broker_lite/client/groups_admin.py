@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from broker_lite.protocol import ApiKey, ProtocolError, Reader
+from broker_lite.vocabulary import TopicPartition
 
 from .cluster import Cluster
 from .connection import BrokerConnection
@@ -45,7 +46,6 @@ from .errors import (
 )
 from .metadata import BrokerInfo
 from .retry import retry
-from .types import TopicPartition
 
 T = TypeVar("T")
 CONSUMER_PROTOCOL_TYPE = "consumer"

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from broker_lite.protocol import ZERO_UUID, ErrorCode
+from broker_lite.vocabulary import TopicPartition
 
 from .errors import (
     KafkaClientError,
@@ -34,7 +35,6 @@ from .errors import (
     error_for,
     final_error,
 )
-from .types import TopicPartition
 
 
 @dataclass(frozen=True)

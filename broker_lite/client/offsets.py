@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import partial
 
 from broker_lite.protocol import ApiKey
+from broker_lite.vocabulary import TopicPartition
 
 from .cluster import Cluster
 from .errors import (
@@ -23,13 +24,7 @@ from .errors import (
 )
 from .metadata import BrokerInfo
 from .retry import Deadline, retry
-from .types import (
-    EARLIEST,
-    LATEST,
-    OffsetAndTimestamp,
-    TopicPartition,
-    isolation_level_code,
-)
+from .types import EARLIEST, LATEST, OffsetAndTimestamp, isolation_level_code
 
 FIRST_VERSION_WITH_ISOLATION = 2
 

@@ -51,6 +51,7 @@ from broker_lite.protocol import ErrorCode
 from broker_lite.records import BatchReader, Record, RecordsError
 from broker_lite.records.arrow import batches_to_arrow
 from broker_lite.records.reader import Batch
+from broker_lite.vocabulary import TopicPartition
 
 from .aborted import AbortedTransactions
 from .errors import (
@@ -68,7 +69,6 @@ from .types import (
     LATEST,
     READ_COMMITTED,
     FetchedPartition,
-    TopicPartition,
     isolation_level_code,
 )
 

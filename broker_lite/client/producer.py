@@ -48,6 +48,7 @@ import pyarrow.compute as pc
 
 from broker_lite.protocol import ErrorCode
 from broker_lite.records import CompressionType
+from broker_lite.vocabulary import TopicPartition
 
 from .batching import as_record_batch
 from .cluster import Cluster
@@ -65,7 +66,6 @@ from .partitioner import NO_PARTITION, partitions_for_keys, sticky_partition
 from .retry import retry
 from .sender import DeliverySettings, Sender
 from .transactions import TransactionHandle, TransactionManager, TransactionState
-from .types import TopicPartition
 
 if TYPE_CHECKING:
     from .client import KafkaClient

@@ -57,7 +57,13 @@ import pyarrow as pa
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import CompressionType
 from broker_lite.records.arrow.encode import arrow_to_batch
-from broker_lite.records.record_batch import now_ms
+from broker_lite.vocabulary import (
+    MAX_SEQUENCE,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    TopicPartition,
+    now_ms,
+)
 
 from .batching import BATCH_OVERHEAD, record_sizes, split_rows
 from .cluster import Cluster
@@ -77,17 +83,13 @@ from .errors import (
 from .metadata import BrokerInfo
 from .retry import Deadline, retry, timed_out
 from .transactions import (
-    NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID,
     TransactionManager,
     init_producer_id_request,
     parse_init_producer_id,
 )
-from .types import TopicPartition
 
 logger = logging.getLogger(__name__)
 
-MAX_SEQUENCE = 2**31 - 1  # sequences wrap to 0 after this
 _TOO_LARGE = (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE)
 _SPLIT = object()  # a round's outcome: the batch was too large for the broker, send it halved
 #: Failures after which the producer's sequence numbers may not match the broker's.

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.vocabulary import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TopicPartition
 
 from .cluster import Cluster
 from .coordinators import TRANSACTIONAL_ID, Coordinators
@@ -55,14 +56,11 @@ from .errors import (
     error_for,
 )
 from .retry import Backoff, Deadline
-from .types import TopicPartition
 
 if TYPE_CHECKING:
     from .client import KafkaClient
 
 FIRST_INIT_PRODUCER_ID_WITH_CURRENT = 3  # KIP-360: the producer's current id and epoch
-NO_PRODUCER_ID = -1
-NO_PRODUCER_EPOCH = -1
 
 
 class TransactionState(enum.Enum):

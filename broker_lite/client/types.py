@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from broker_lite.vocabulary import (
+    TopicPartition as TopicPartition,  # one of the client's values
+)
+
 if TYPE_CHECKING:
     from .errors import KafkaClientError
 
@@ -16,23 +20,6 @@ LATEST = -1
 READ_UNCOMMITTED = "read_uncommitted"
 READ_COMMITTED = "read_committed"
 ISOLATION_LEVELS = {READ_UNCOMMITTED: 0, READ_COMMITTED: 1}  # name -> wire value
-
-
-@dataclass(frozen=True, order=True, slots=True)
-class TopicPartition:
-    """One partition of one topic; hashable and sorted by topic, then partition.
-
-    >>> sorted({TopicPartition("b", 0), TopicPartition("a", 1), TopicPartition("a", 0)})
-    [TopicPartition(topic='a', partition=0), TopicPartition(topic='a', partition=1), TopicPartition(topic='b', partition=0)]
-    >>> str(TopicPartition("events", 3))
-    'events-3'
-    """
-
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 @dataclass(frozen=True, slots=True)

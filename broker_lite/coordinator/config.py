@@ -23,6 +23,7 @@ group.max.size                           2147483647   most members in one group
 from dataclasses import dataclass
 
 from broker_lite.records import CompressionType
+from broker_lite.vocabulary import INT32_MAX
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class GroupConfig:
     min_session_timeout_ms: int = 6000
     max_session_timeout_ms: int = 1_800_000
     initial_rebalance_delay_ms: int = 3000
-    max_size: int = 2**31 - 1
+    max_size: int = INT32_MAX
 
     @classmethod
     def from_broker_config(cls, config) -> "GroupConfig":

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition, now_ms
 
 from .config import GroupConfig, OffsetConfig
 from .group import (
@@ -55,9 +56,9 @@ from .group import (
     Protocols,
     SyncResult,
 )
-from .manager import GroupMetadataManager, LeaderLog, wall_clock_ms
+from .manager import GroupMetadataManager, LeaderLog
 from .offset_coordinator import OffsetCoordinator
-from .offsets import OffsetAndMetadata, TopicPartition
+from .offsets import OffsetAndMetadata
 from .offsets_topic import OFFSETS_TOPIC
 from .timer import Timer
 
@@ -113,7 +114,7 @@ class GroupCoordinator:
     def __init__(self, group_config: GroupConfig, offset_config: OffsetConfig,
                  leader_log: LeaderLog, *, partition_count: Callable[[], int | None] = lambda: None,
                  create_topic: Callable[[], None] = lambda: None, timer=None,
-                 clock_ms: Callable[[], int] = wall_clock_ms,
+                 clock_ms: Callable[[], int] = now_ms,
                  on_appended: Callable[[], None] = lambda: None):
         self.group_config = group_config
         self.offset_config = offset_config

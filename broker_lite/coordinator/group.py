@@ -31,13 +31,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 
 from .consumer_protocol import (
     CONSUMER_PROTOCOL_TYPE,
     MalformedSubscriptionError,
     subscribed_topics,
 )
-from .offsets import GroupOffsets, OffsetAndMetadata, TopicPartition
+from .offsets import GroupOffsets, OffsetAndMetadata
 from .records import GroupRecord, MemberRecord
 
 logger = logging.getLogger(__name__)

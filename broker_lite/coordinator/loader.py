@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from broker_lite.log import Log
 from broker_lite.records import ControlRecordType, RecordsError
 from broker_lite.records.control import control_record_type
+from broker_lite.vocabulary import TopicPartition
 
-from .offsets import CommittedOffset, TopicPartition
+from .offsets import CommittedOffset
 from .partition_replay import batch_records, replay_partition
 from .records import (
     CoordinatorRecordError,

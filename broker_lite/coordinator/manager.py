@@ -19,8 +19,8 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
 
-from broker_lite.log.log import wall_clock_ms
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 
 from . import loader
 from .append import AppendFailed
@@ -28,7 +28,7 @@ from .config import OffsetConfig
 from .group import DEAD, EMPTY, Group
 from .internal_topic import LeaderLog
 from .metadata_manager import MetadataManager, Replayed
-from .offsets import CommittedOffset, OffsetAndMetadata, TopicPartition
+from .offsets import CommittedOffset, OffsetAndMetadata
 from .offsets_topic import OFFSETS_TOPIC
 from .records import (
     group_metadata_key,
@@ -39,7 +39,7 @@ from .records import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["GroupMetadataManager", "LeaderLog", "wall_clock_ms"]
+__all__ = ["GroupMetadataManager", "LeaderLog"]
 
 # How a failed append of a commit is answered (Kafka's translation of produce errors).
 COMMIT_APPEND_ERRORS = {

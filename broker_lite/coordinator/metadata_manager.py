@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from broker_lite.log import Log
-from broker_lite.log.log import wall_clock_ms
+from broker_lite.vocabulary import now_ms
 
 from .append import append_records
 from .internal_topic import LeaderLog, PartitionCount
@@ -113,7 +113,7 @@ class MetadataManager:
 
     def __init__(self, config, leader_log: LeaderLog, *,
                  partition_count: Callable[[], int | None] = lambda: None,
-                 clock_ms: Callable[[], int] = wall_clock_ms,
+                 clock_ms: Callable[[], int] = now_ms,
                  on_appended: Callable[[], None] = lambda: None):
         self.config = config
         self.leader_log = leader_log

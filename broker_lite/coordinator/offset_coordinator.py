@@ -30,6 +30,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 
 from .group import (
     COMPLETING_REBALANCE,
@@ -42,7 +43,7 @@ from .group import (
     Member,
 )
 from .manager import GroupMetadataManager
-from .offsets import OffsetAndMetadata, TopicPartition
+from .offsets import OffsetAndMetadata
 
 logger = logging.getLogger(__name__)
 

@@ -16,11 +16,7 @@ group became empty).
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True, order=True)
-class TopicPartition:
-    topic: str
-    partition: int
+from broker_lite.vocabulary import TopicPartition
 
 
 @dataclass(frozen=True)

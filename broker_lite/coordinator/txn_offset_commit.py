@@ -12,10 +12,11 @@ generation other than the group's ILLEGAL_GENERATION.
 from collections.abc import Mapping
 
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 
 from .coordinator import UNKNOWN_MEMBER_ID, GroupCoordinator
 from .group import DEAD, Group
-from .offsets import OffsetAndMetadata, TopicPartition
+from .offsets import OffsetAndMetadata
 
 
 def handle_txn_commit_offsets(coordinator: GroupCoordinator, group_id: str, producer_id: int,

@@ -45,6 +45,7 @@ from broker_lite.records import (
     assemble_batch,
 )
 from broker_lite.records.message_set import TIMESTAMP_TYPE_FLAG, encode_message
+from broker_lite.vocabulary import INT32_MAX
 
 from .files import CLEANED_SUFFIX, SWAP_SUFFIX, fsync_directory
 from .log import Log
@@ -144,7 +145,7 @@ def _groups(section: list[LogSegment], segment_bytes: int) -> list[list[LogSegme
     groups: list[list[LogSegment]] = []
     for segment in section:
         if groups and sum(s.size for s in groups[-1]) + segment.size <= segment_bytes \
-                and segment.next_offset - groups[-1][0].base_offset <= 2**31 - 1:
+                and segment.next_offset - groups[-1][0].base_offset <= INT32_MAX:
             groups[-1].append(segment)
         else:
             groups.append([segment])

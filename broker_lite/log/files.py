@@ -19,6 +19,8 @@ import os
 import re
 from pathlib import Path
 
+from broker_lite.vocabulary import TopicPartition
+
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
@@ -61,12 +63,12 @@ def partition_dir_name(topic: str, partition: int) -> str:
     return f"{topic}-{partition}"
 
 
-def parse_partition_dir(name: str) -> tuple[str, int] | None:
-    """(topic, partition) of a partition directory; the partition follows the last '-'."""
+def parse_partition_dir(name: str) -> TopicPartition | None:
+    """The partition of a partition directory; the partition number follows the last '-'."""
     match = _PARTITION_DIR.match(name)
     if not match:
         return None
-    return match["topic"], int(match["partition"])
+    return TopicPartition(match["topic"], int(match["partition"]))
 
 
 def fsync_directory(path: Path) -> None:

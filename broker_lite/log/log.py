@@ -27,13 +27,13 @@ import bisect
 import logging
 import shutil
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from broker_lite.config import LogConfig
 from broker_lite.records import BatchReader, RecordBatch
+from broker_lite.vocabulary import now_ms
 
 from .errors import KafkaStorageError, OffsetOutOfRangeError
 from .files import DELETED_SUFFIX, SWAP_SUFFIX
@@ -52,10 +52,6 @@ from .txn_index import AbortedTxn
 from .validator import ValidatedRecords, validate_and_assign_offsets
 
 logger = logging.getLogger(__name__)
-
-
-def wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(slots=True)
@@ -82,7 +78,7 @@ class Log:
 
     def __init__(self, directory: Path, config: LogConfig, *, recovery_point: int = 0,
                  log_start_offset: int = 0, clean_shutdown: bool = False,
-                 clock: Callable[[], int] = wall_clock_ms):
+                 clock: Callable[[], int] = now_ms):
         self.directory = Path(directory)
         self.config = config
         self.clock = clock

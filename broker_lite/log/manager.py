@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from broker_lite.config import BrokerConfig, LogConfig
+from broker_lite.vocabulary import TopicPartition, now_ms
 
 from .checkpoints import OffsetCheckpointFile
 from .cleaner import clean
@@ -26,12 +27,11 @@ from .files import (
     parse_partition_dir,
     partition_dir_name,
 )
-from .log import Log, wall_clock_ms
+from .log import Log
 from .retention import enforce_retention
 
 logger = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
 _DELETE_SUFFIX = "-delete"  # a partition dir being removed: <topic>-<p>.<uuid>-delete
 
 
@@ -45,7 +45,7 @@ class LogManager:
     >>> manager.shutdown()
     """
 
-    def __init__(self, config: BrokerConfig, *, clock: Callable[[], int] = wall_clock_ms):
+    def __init__(self, config: BrokerConfig, *, clock: Callable[[], int] = now_ms):
         self.config = config
         self.clock = clock
         self.log_dirs = [Path(d) for d in config.log_dirs]
@@ -91,7 +91,7 @@ class LogManager:
                       topic_config: Mapping[str, str] | None = None) -> Log:
         """The partition's log, created in the least loaded log dir when new."""
         with self._lock:
-            key = (topic, partition)
+            key = TopicPartition(topic, partition)
             if key in self._logs:
                 if topic_config is not None:
                     self.update_config(topic, topic_config)
@@ -117,7 +117,7 @@ class LogManager:
         """Remove a partition's log from disk (topic deletion): renamed out of the way first, so
         a crash midway leaves a ``-delete`` dir that the next start removes."""
         with self._lock:
-            key = (topic, partition)
+            key = TopicPartition(topic, partition)
             log = self._logs.pop(key, None)
             self._dir_of.pop(key, None)
             if log is None:

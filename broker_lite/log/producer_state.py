@@ -41,10 +41,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from broker_lite.records import EndTransactionMarker, RecordBatch
-from broker_lite.records.record_batch import (
+from broker_lite.vocabulary import (
+    MAX_SEQUENCE,
+    NO_OFFSET,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,
     NO_SEQUENCE,
+    NO_TIMESTAMP,
 )
 
 from .errors import (
@@ -65,9 +68,6 @@ from .validator import InvalidRecordError
 logger = logging.getLogger(__name__)
 
 NUM_BATCHES_TO_RETAIN = 5
-MAX_SEQUENCE = 2**31 - 1
-NO_OFFSET = -1
-NO_TIMESTAMP = -1
 NO_COORDINATOR_EPOCH = -1
 #: Kafka's ``producer.id.expiration.ms`` default: a producer silent this long is forgotten.
 PRODUCER_ID_EXPIRATION_MS = 86_400_000

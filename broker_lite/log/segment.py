@@ -15,13 +15,13 @@ import bisect
 import mmap
 import os
 import struct
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from broker_lite.records import BatchReader, RecordsError
 from broker_lite.records.record_batch import LOG_OVERHEAD
+from broker_lite.vocabulary import INT32_MAX, NO_TIMESTAMP, now_ms
 
 from .files import (
     INDEX_SUFFIX,
@@ -41,7 +41,6 @@ _ENTRY_START = struct.Struct(">qi")  # offset / baseOffset, size / batchLength
 _V2_LAST_OFFSET_DELTA = struct.Struct(">i")
 _V2_MAX_TIMESTAMP = struct.Struct(">q")
 _V1_TIMESTAMP = struct.Struct(">q")
-NO_TIMESTAMP = -1
 
 
 class FileRegion:
@@ -138,7 +137,7 @@ class LogSegment:
         self.offset_index = OffsetIndex(path(INDEX_SUFFIX), base_offset, max_index_size)
         self.time_index = TimeIndex(path(TIME_INDEX_SUFFIX), base_offset, max_index_size)
         self.txn_index = TransactionIndex(path(TXN_INDEX_SUFFIX), base_offset)
-        self.created_ms = created_ms if created_ms is not None else time.time_ns() // 1_000_000
+        self.created_ms = created_ms if created_ms is not None else now_ms()
         self.bytes_since_last_index_entry = 0
         self.max_timestamp = NO_TIMESTAMP
         self.offset_of_max_timestamp = base_offset
@@ -185,7 +184,7 @@ class LogSegment:
         4-byte relative offsets of the indexes. Age is measured in record time (incoming
         timestamp minus the first batch's) when records have timestamps, else in wall-clock
         time since the segment was created, as Kafka's ``timeWaitedForRoll`` does."""
-        if incoming_last_offset - self.base_offset > 2**31 - 1:
+        if incoming_last_offset - self.base_offset > INT32_MAX:
             return True
         if self.size == 0:
             return False
@@ -316,7 +315,7 @@ class LogSegment:
                     for batch in reader:
                         last = batch.last_offset
                         # Offsets must increase and fit the indexes' 4-byte relative offsets.
-                        if last < self.next_offset or last - self.base_offset > 2**31 - 1:
+                        if last < self.next_offset or last - self.base_offset > INT32_MAX:
                             break
                         if leader_epochs is not None and batch.magic == 2:
                             leader_epochs.assign(batch.partition_leader_epoch, batch.base_offset)

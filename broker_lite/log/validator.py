@@ -42,8 +42,9 @@ from broker_lite.records.record_batch import (
     CRC_OFFSET,
     TIMESTAMP_TYPE_FLAG,
 )
+from broker_lite.vocabulary import NO_TIMESTAMP
 
-from .segment import NO_TIMESTAMP, BatchSummary
+from .segment import BatchSummary
 
 _V2_HEAD = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
 _OFFSET = struct.Struct(">q")

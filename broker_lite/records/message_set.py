@@ -29,10 +29,12 @@ import struct
 import zlib
 from collections.abc import Iterable, Iterator
 
+from broker_lite.vocabulary import NO_TIMESTAMP, now_ms
+
 from .compression import CompressionType, compress, decompress
 from .errors import CorruptRecordError
-from .record import NO_TIMESTAMP, Record, TimestampType
-from .record_batch import LOG_OVERHEAD, now_ms
+from .record import Record, TimestampType
+from .record_batch import LOG_OVERHEAD
 
 _ENTRY_HEAD = struct.Struct(">qiIbb")  # offset, messageSize, crc, magic, attributes
 _TIMESTAMP = struct.Struct(">q")

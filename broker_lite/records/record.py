@@ -13,7 +13,6 @@ class TimestampType(enum.IntEnum):
 
 
 # The timestamp of a record that has none (magic v0), as Kafka reports it.
-NO_TIMESTAMP = -1
 
 Header = tuple[str, bytes | None]
 

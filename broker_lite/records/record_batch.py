@@ -37,13 +37,24 @@ offsets and epochs by patching the header without recomputing it.
 
 import inspect
 import struct
-import time
 from collections.abc import Iterable, Iterator
 
 import crc32c
 
+from broker_lite.vocabulary import (
+    NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID,
+    NO_SEQUENCE,
+    now_ms,
+)
+
 from .compression import CompressionType, compress, decompress
-from .control import ControlRecordType, EndTransactionMarker, decode_end_transaction_marker
+from .control import (
+    ControlRecordType,
+    EndTransactionMarker,
+    decode_end_transaction_marker,
+)
 from .errors import CorruptRecordError
 from .record import Header, Record, TimestampType
 from .varint import decode_varint, decode_varlong, encode_varint, encode_varlong
@@ -68,10 +79,6 @@ TRANSACTIONAL_FLAG = 0x10
 CONTROL_FLAG = 0x20
 DELETE_HORIZON_FLAG = 0x40
 
-NO_PRODUCER_ID = -1
-NO_PRODUCER_EPOCH = -1
-NO_SEQUENCE = -1
-NO_PARTITION_LEADER_EPOCH = -1
 
 
 class RecordBatch:
@@ -335,10 +342,6 @@ _BATCH_OPTIONS = inspect.signature(assemble_batch).replace(
     parameters=[p for p in inspect.signature(assemble_batch).parameters.values()
                 if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is not inspect.Parameter.empty]
 )
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class RecordBatchBuilder:

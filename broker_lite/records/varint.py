@@ -15,10 +15,10 @@ versions. Decoders reject encodings longer than the field allows and values outs
 corrupt byte stream cannot make them read past a record or return absurd numbers.
 """
 
+from broker_lite.vocabulary import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+
 from .errors import CorruptRecordError
 
-INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 UINT32_MAX = (1 << 32) - 1
 
 MAX_VARINT_BYTES = 5

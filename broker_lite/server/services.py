@@ -31,7 +31,6 @@ from typing import Protocol
 
 from broker_lite.config import BrokerConfig
 from broker_lite.coordinator import GroupCoordinator
-from broker_lite.coordinator.offsets import TopicPartition
 from broker_lite.coordinator.transactions.coordinator import (
     InitProducerIdResult,
     TransactionDescription,
@@ -40,6 +39,7 @@ from broker_lite.coordinator.transactions.state import TransactionMetadata
 from broker_lite.log.manager import LogManager
 from broker_lite.partitions import PartitionManager
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.admin import TopicPlan, TopicSpec
 from broker_lite.zk.layout import PartitionState
 

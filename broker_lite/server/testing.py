@@ -48,7 +48,9 @@ def broker_config(zookeeper_connect: str, log_dir: Path, broker_id: int = 1,
 def start_brokers(zookeeper_connect: str, log_root: Path, count: int = 1,
                   properties: dict[str, str] | None = None) -> list:
     """Start brokers 1..count, logs under ``log_root/b<id>``; stop them with ``stop_brokers``."""
-    from broker_lite.server.broker import Broker  # the broker imports this package's siblings
+    from broker_lite.server.broker import (
+        Broker,  # the broker imports this package's siblings
+    )
 
     brokers = []
     try:

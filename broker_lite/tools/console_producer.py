@@ -28,8 +28,8 @@ import time
 
 import pyarrow as pa
 
-from broker_lite.records.arrow.schema import HEADERS_TYPE
 from broker_lite.client import KafkaClientError, UnknownTopicOrPartitionError
+from broker_lite.records.arrow.schema import HEADERS_TYPE
 
 from . import properties
 from .common import ToolError, add_bootstrap_server, kafka_client

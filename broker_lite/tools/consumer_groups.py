@@ -56,12 +56,12 @@ usage errors (exit status 2).
 import argparse
 import re
 import sys
-import time
 from dataclasses import dataclass
 from datetime import datetime
 
 from broker_lite.client import EARLIEST, LATEST, KafkaClient, TopicPartition
 from broker_lite.client.groups_admin import DEAD, GroupDescription, MemberDescription
+from broker_lite.vocabulary import now_ms
 
 from .admin_support import MISSING, client_errors, column_width, table
 from .common import ToolError, add_bootstrap_server, kafka_client
@@ -420,7 +420,7 @@ def reset_timestamp(args: argparse.Namespace) -> int | None:
         if args.to_datetime is not None:
             return parse_datetime(args.to_datetime)
         if args.by_duration is not None:
-            return int(time.time() * 1000) - parse_duration(args.by_duration)
+            return now_ms() - parse_duration(args.by_duration)
     except ValueError as exc:
         args.usage_error(str(exc))
     return None

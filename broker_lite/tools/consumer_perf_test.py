@@ -28,6 +28,7 @@ from datetime import datetime
 import pyarrow.compute as pc
 
 from broker_lite.client import EARLIEST, LATEST, KafkaClientError
+from broker_lite.vocabulary import now_ms
 
 from . import properties
 from .common import ToolError, add_bootstrap_server, kafka_client, progress
@@ -121,19 +122,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"{first}, {_HEADER}", flush=True)
     with kafka_client(client_args) as client:
         try:
-            start_ms = _now_ms()
+            start_ms = now_ms()
             isolation = client.config.isolation_level
             tps = topic_partitions(client, [args.topic])
             positions = start_positions(client, tps, LATEST if args.from_latest else EARLIEST,
                                         group=group, isolation_level=isolation)
             reader = TopicReader(client, positions, isolation_level=isolation, reset=reset)
-            assigned_ms = _now_ms()
+            assigned_ms = now_ms()
             run_stats = _consume(reader, args, formatted, start_ms, assigned_ms - start_ms)
             if group is not None:
                 client.commit(group, reader.positions)
         except KafkaClientError as exc:
             raise ToolError(str(exc)) from exc
-    end_ms = _now_ms()
+    end_ms = now_ms()
     messages, size = run_stats
     if not args.show_detailed_stats:
         rebalance_ms = assigned_ms - start_ms
@@ -176,11 +177,11 @@ def _consume(reader: TopicReader, args: argparse.Namespace, formatted, start_ms:
                     break
             if args.show_detailed_stats and \
                     (time.monotonic() - last_report) * 1000 >= args.reporting_interval:
-                now_ms = _now_ms()
-                _print_progress(formatted, report_start_ms, now_ms, messages, last_messages,
-                                size, last_size, rebalance_ms)
+                report_end_ms = now_ms()
+                _print_progress(formatted, report_start_ms, report_end_ms, messages,
+                                last_messages, size, last_size, rebalance_ms)
                 rebalance_ms = 0  # counted in the first interval only
-                report_start_ms, last_report = now_ms, time.monotonic()
+                report_start_ms, last_report = report_end_ms, time.monotonic()
                 last_messages, last_size = messages, size
     return messages, size
 
@@ -204,5 +205,3 @@ def _bytes(rows) -> int:
                for name in ("key", "value"))
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000

@@ -62,14 +62,14 @@ from broker_lite.records.control import (
     control_record_type,
     decode_end_transaction_marker,
 )
-from broker_lite.records.record_batch import DELETE_HORIZON_FLAG, NO_SEQUENCE
+from broker_lite.records.record_batch import DELETE_HORIZON_FLAG
+from broker_lite.vocabulary import INT32_MAX, NO_SEQUENCE
 
 from .common import EXIT_FAILURE, EXIT_OK, report_error
 
 NAME = "dump-log"
 HELP = "print the batches, records and index entries of log files (kafka-dump-log)"
 
-INT32_MAX = 2**31 - 1
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
 RECORD_INDENT = "|"
 _TIMESTAMP_TYPES = {TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType",

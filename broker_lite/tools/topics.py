@@ -49,12 +49,12 @@ import re
 import sys
 from dataclasses import dataclass
 
-from broker_lite.protocol import ZERO_UUID
-from broker_lite.zk.layout import encode_uuid
 from broker_lite.client.admin import Admin, NewTopic
 from broker_lite.client.configs_admin import ConfigEntry, ConfigResource
 from broker_lite.client.errors import TopicAlreadyExistsError
 from broker_lite.client.metadata import PartitionMetadata, TopicMetadata
+from broker_lite.protocol import ZERO_UUID
+from broker_lite.zk.layout import encode_uuid
 
 from .admin_support import client_errors, include_list
 from .common import ToolError, add_bootstrap_server, kafka_client, key_values

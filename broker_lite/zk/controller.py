@@ -28,11 +28,12 @@ writes fail instead of overwriting its successor's.
 
 import logging
 import threading
-import time
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
 from kazoo.protocol.states import EventType, WatchedEvent
+
+from broker_lite.vocabulary import now_ms
 
 from .errors import MalformedZnodeError
 from .events import EventLoop, EventLoopStoppedError
@@ -181,7 +182,7 @@ class Controller:
         else:
             transaction.set_data(ControllerEpochZNode.PATH, ControllerEpochZNode.encode(epoch),
                                  version=epoch_stat.version)
-        info = ControllerInfo(self.broker_id, int(time.time() * 1000))
+        info = ControllerInfo(self.broker_id, now_ms())
         transaction.create(ControllerZNode.PATH, ControllerZNode.encode(info), ephemeral=True)
         results = transaction.commit()
         if any(isinstance(r, Exception) for r in results):

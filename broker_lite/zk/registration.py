@@ -10,10 +10,11 @@ never collide with configured ids up to 1000.
 """
 
 import socket
-import time
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
+
+from broker_lite.vocabulary import now_ms
 
 from ..config import BrokerConfig
 from .endpoints import EndPoint, parse_endpoints, parse_protocol_map
@@ -56,7 +57,7 @@ def broker_registration(config: BrokerConfig, broker_id: int,
     return BrokerRegistration(
         broker_id=broker_id,
         endpoints=endpoints if endpoints is not None else advertised_endpoints(config),
-        timestamp_ms=int(time.time() * 1000),
+        timestamp_ms=now_ms(),
         rack=config.get("broker.rack"),
     )
 

@@ -40,11 +40,11 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from broker_lite.client import KafkaClient, TopicPartition
 from broker_lite.records import BatchReader
 from broker_lite.records.control import ControlRecordType
 from broker_lite.server.bench import BrokerLiteProcess
 from kspark.bench.source_read import timed
-from broker_lite.client import KafkaClient, TopicPartition
 
 VALUE_BYTES = 100
 ROW_NUMBER_DIGITS = 12

@@ -35,11 +35,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from broker_lite.client import KafkaClient
 from broker_lite.protocol import ApiKey, encode_request, parse_response
-from broker_lite.server.bench import BrokerLiteProcess
 from broker_lite.records.arrow.encode import arrow_to_batch
 from broker_lite.records.arrow.schema import RECORD_SCHEMA
-from broker_lite.client import KafkaClient
+from broker_lite.server.bench import BrokerLiteProcess
 
 VALUE_BYTES = 100
 RECORDS_PER_BATCH = 8_000  # about 0.9 MB: under message.max.bytes (1 MiB)

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from broker_lite.client import EARLIEST, LATEST, READ_COMMITTED, KafkaClient, TopicPartition
+from broker_lite.client import (
+    EARLIEST,
+    LATEST,
+    READ_COMMITTED,
+    KafkaClient,
+    TopicPartition,
+)
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from broker_lite.local import LocalKafka
 from broker_lite.client import KafkaClient, KafkaClientError, NewTopic
+from broker_lite.local import LocalKafka
 
 from .aggregates import ExpectedAggregates
 from .batches import MicroBatches

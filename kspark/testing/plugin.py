@@ -88,12 +88,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from . import tiers
-from .tiers import needs
 from .spark import DEFAULT_MASTER
+from .tiers import needs
 
 if TYPE_CHECKING:  # the fixtures import what they use, so loading the plugin stays cheap
-    from broker_lite.zk.server import EmbeddedZooKeeper
     from broker_lite.client import KafkaClient
+    from broker_lite.zk.server import EmbeddedZooKeeper
 
     from .brokers import KpyBroker
     from .zookeeper import ZooKeeperEnsemble

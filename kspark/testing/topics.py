@@ -15,8 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from broker_lite.records.arrow.schema import record_schema
 from broker_lite.client import EARLIEST, LATEST, KafkaClient, NewTopic, TopicPartition
+from broker_lite.records.arrow.schema import record_schema
 
 from .rows import to_arrow
 

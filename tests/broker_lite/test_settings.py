@@ -6,8 +6,6 @@ import math
 import pytest
 
 from broker_lite.settings import (
-    INT32_MAX,
-    INT64_MAX,
     InvalidValue,
     Setting,
     as_text,
@@ -22,6 +20,7 @@ from broker_lite.settings import (
     non_empty,
     string,
 )
+from broker_lite.vocabulary import INT32_MAX, INT64_MAX
 
 ACCEPTED = [
     # Java's Integer.parseInt / Long.parseLong: a sign, digits, leading zeros

@@ -41,12 +41,12 @@ broker_lite.client.errors.ConfigError: auto.offset.reset: expected one of smalle
 from __future__ import annotations
 
 import socket
-import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from broker_lite.settings import Setting, as_text, boolean, choice, int32
+from broker_lite.vocabulary import now_ms
 from broker_lite.zk.client import parse_connect_string
 from broker_lite.zk.errors import ZooKeeperConfigError
 
@@ -104,7 +104,7 @@ REQUIRED = ("zookeeper.connect", "group.id")
 
 def generated_consumer_id() -> str:
     """Kafka's default ``consumer.id``: ``[hostname]-[ms since the epoch]-[uuid prefix]``."""
-    return f"{socket.gethostname()}-{int(time.time() * 1000)}-{uuid.uuid4().hex[:8]}"
+    return f"{socket.gethostname()}-{now_ms()}-{uuid.uuid4().hex[:8]}"
 
 
 class ZooKeeperConsumerConfig:

@@ -43,6 +43,7 @@ from typing import Any
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NoNodeError
 
+from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.client import connect
 from broker_lite.zk.errors import MalformedZnodeError
 from broker_lite.zk.registration import get_broker, live_broker_ids
@@ -56,7 +57,7 @@ from ..errors import (
     KafkaClientError,
     OffsetOutOfRangeError,
 )
-from ..types import EARLIEST, LATEST, TopicPartition
+from ..types import EARLIEST, LATEST
 from .assignment import (
     STATIC,
     assign_ranges,

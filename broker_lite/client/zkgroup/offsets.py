@@ -31,12 +31,12 @@ from collections.abc import Iterable, Mapping
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
+from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.errors import MalformedZnodeError
 from broker_lite.zk.layout import ConsumerOffsetZNode
 
 from ..client import KafkaClient
 from ..errors import InvalidArgumentError
-from ..types import TopicPartition
 from .config import KAFKA_STORAGE, ZOOKEEPER_STORAGE
 from .errors import InvalidOffsetZNodeError
 

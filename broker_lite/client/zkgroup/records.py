@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from broker_lite.records.record import Header, TimestampType
+from broker_lite.vocabulary import TopicPartition
 
 from ..partition_reader import scan_batches
-from ..types import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

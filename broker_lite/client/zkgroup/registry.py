@@ -16,12 +16,12 @@ expiry the old session's znodes may linger for a moment with the same data.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
+from broker_lite.vocabulary import TopicPartition, now_ms
 from broker_lite.zk.errors import MalformedZnodeError
 from broker_lite.zk.layout import (
     BROKER_IDS_PATH,
@@ -33,7 +33,6 @@ from broker_lite.zk.layout import (
     consumer_ids_path,
 )
 
-from ..types import TopicPartition
 from .assignment import STATIC
 from .errors import ConsumerIdInUseError
 
@@ -65,7 +64,7 @@ class GroupRegistry:
         """Create (or, in this session, update) ``/consumers/[group]/ids/[consumer_id]``;
         :class:`ConsumerIdInUseError` when another session holds it."""
         data = ConsumerIdZNode.encode(ConsumerRegistration(
-            dict(subscription), pattern, int(time.time() * 1000)))
+            dict(subscription), pattern, now_ms()))
         path = self.registration_path
         while True:
             try:

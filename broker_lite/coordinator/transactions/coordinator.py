@@ -31,15 +31,13 @@ from dataclasses import dataclass
 
 from broker_lite.protocol import ErrorCode
 from broker_lite.records import RecordBatch, RecordsError
+from broker_lite.vocabulary import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TopicPartition
 
-from ..offsets import TopicPartition
 from .config import TransactionConfig
 from .manager import TransactionStateManager
 from .markers import MarkerJob, TxnMarkerWriter
 from .preamble import locked_transaction, producer_error
 from .state import (
-    NO_PRODUCER_EPOCH,
-    NO_PRODUCER_ID,
     PREPARED,
     IllegalTxnTransitionError,
     TransactionMetadata,

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import NO_PRODUCER_EPOCH
 
 from .. import TRANSACTION_STATE_TOPIC
 from ..append import AppendFailed
@@ -25,7 +26,7 @@ from ..metadata_manager import MetadataManager, Replayed
 from .config import TransactionConfig
 from .loader import load_transactions
 from .records import TxnRecord, transaction_log_key, transaction_log_value
-from .state import NO_PRODUCER_EPOCH, TransactionMetadata, TxnState, TxnTransit
+from .state import TransactionMetadata, TxnState, TxnTransit
 
 logger = logging.getLogger(__name__)
 

@@ -42,10 +42,10 @@ from broker_lite.protocol import (
 )
 from broker_lite.records import ControlRecordType, EndTransactionMarker, RecordsError
 from broker_lite.records.record_batch import build_control_batch
+from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.admin import get_partition_state
 from broker_lite.zk.layout import TopicZNode
 
-from ..offsets import TopicPartition
 from ..offsets_topic import OFFSETS_TOPIC
 
 logger = logging.getLogger(__name__)

@@ -27,8 +27,8 @@ transaction version 2 writes it; both versions are read.
 from dataclasses import dataclass
 
 from broker_lite.protocol.schema import INT8, INT16, INT32, INT64, STRING, A, F, Message
+from broker_lite.vocabulary import NO_PRODUCER_ID, TopicPartition
 
-from ..offsets import TopicPartition
 from ..record_codec import data_schema, decode_versioned, encode_versioned
 
 TRANSACTION_LOG_KEY = data_schema("TransactionLogKey", "0", "none", [
@@ -55,7 +55,6 @@ SCHEMAS = {s.name: s for s in (TRANSACTION_LOG_KEY, TRANSACTION_LOG_VALUE)}
 
 KEY_VERSION = 0
 VALUE_VERSION = 0
-NO_PRODUCER_ID = -1
 
 
 class TransactionLogRecordError(ValueError):

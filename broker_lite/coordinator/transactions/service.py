@@ -6,10 +6,10 @@ from kazoo.client import KazooClient
 
 from broker_lite.partitions import PartitionManager
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 
 from ..coordinator import GroupCoordinator
 from ..internal_topic import leader_log_of
-from ..offsets import TopicPartition
 from .config import TransactionConfig
 from .coordinator import TransactionCoordinator
 from .manager import TransactionStateManager

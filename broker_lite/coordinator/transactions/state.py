@@ -28,10 +28,8 @@ import enum
 import threading
 from dataclasses import dataclass, field
 
-from ..offsets import TopicPartition
+from broker_lite.vocabulary import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TopicPartition
 
-NO_PRODUCER_ID = -1
-NO_PRODUCER_EPOCH = -1
 MAX_PRODUCER_EPOCH = 32767  # Short.MaxValue
 
 

@@ -4,6 +4,8 @@ On the response side each partition's ``records`` may be a file region that the 
 sends with ``sendfile``; the codec only writes its length and emits it as a chunk of its own.
 """
 
+from broker_lite.vocabulary import INT32_MAX
+
 from ..schema import (
     INT8,
     INT16,
@@ -29,7 +31,7 @@ FETCH_REQUEST = Request("FetchRequest", 1, "0-17", "12+", [
     ], tag=1, tagged="15+"),
     F("MaxWaitMs", INT32, "0+"),
     F("MinBytes", INT32, "0+"),
-    F("MaxBytes", INT32, "3+", default=2147483647, ignorable=True),
+    F("MaxBytes", INT32, "3+", default=INT32_MAX, ignorable=True),
     F("IsolationLevel", INT8, "4+", ignorable=True),
     F("SessionId", INT32, "7+", ignorable=True),
     F("SessionEpoch", INT32, "7+", default=-1, ignorable=True),

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from broker_lite.records import CompressionType, TimestampType, assemble_batch
-from broker_lite.records.record_batch import now_ms
+from broker_lite.vocabulary import now_ms
 
 from .schema import HEADER_TYPE
 

@@ -24,6 +24,7 @@ import time
 
 from broker_lite.log import OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import INT32_MAX
 
 from ..dispatcher import RequestContext
 from ..errors import not_served_error
@@ -47,7 +48,7 @@ def handle(context: RequestContext, body: dict) -> dict:
 
 
 def _read(services: HandlerServices, body: dict, version: int) -> tuple[list, int, bool]:
-    budget = body["max_bytes"] if version >= 3 else 2**31 - 1
+    budget = body["max_bytes"] if version >= 3 else INT32_MAX
     total, failed = 0, False
     responses = []
     for topic in body["topics"]:

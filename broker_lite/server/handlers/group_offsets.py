@@ -12,8 +12,9 @@ the response in v2-v7, per group in v8+.
 """
 
 from broker_lite.coordinator import GroupCoordinator
-from broker_lite.coordinator.offsets import OffsetAndMetadata, TopicPartition
+from broker_lite.coordinator.offsets import OffsetAndMetadata
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 
 from ..dispatcher import RequestContext
 from ..services import ClusterView

@@ -25,7 +25,7 @@ import logging
 
 from broker_lite.coordinator.transactions.coordinator import InitProducerIdResult
 from broker_lite.protocol import ErrorCode
-from broker_lite.records.record_batch import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from broker_lite.vocabulary import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from broker_lite.zk.errors import ProducerIdsExhaustedError, ProducerIdsUnavailableError
 
 from ..dispatcher import RequestContext

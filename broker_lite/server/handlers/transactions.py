@@ -15,9 +15,10 @@ WriteTxnMarkers by the partition leaders the coordinator sends markers to.
   :mod:`broker_lite.coordinator.txn_offset_commit`).
 """
 
-from broker_lite.coordinator.offsets import OffsetAndMetadata, TopicPartition
+from broker_lite.coordinator.offsets import OffsetAndMetadata
 from broker_lite.coordinator.txn_offset_commit import handle_txn_commit_offsets
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 
 from ..dispatcher import RequestContext
 from ..errors import not_served_error

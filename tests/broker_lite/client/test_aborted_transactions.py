@@ -1,6 +1,7 @@
 """read_committed filtering of one partition's batches (broker_lite.client.aborted), as a table:
 which batches a consumer keeps given the aborted transactions the broker listed."""
 
+from broker_lite.client.aborted import AbortedTransactions
 from broker_lite.records import (
     ControlRecordType,
     EndTransactionMarker,
@@ -10,7 +11,6 @@ from broker_lite.records import (
     build_message_set,
 )
 from broker_lite.records.reader import iter_batches
-from broker_lite.client.aborted import AbortedTransactions
 
 
 def data(offset: int, producer_id: int = -1, transactional: bool = False) -> RecordBatch:

@@ -169,6 +169,8 @@ def test_read_range_over_lz4_batches_gives_exactly_the_range(broker):
             list(client.read_range(tp, 3001))
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
 def test_read_range_below_the_log_start_raises_out_of_range(zookeeper_connect, tmp_path):
     brokers = start_brokers(zookeeper_connect, tmp_path, 1,
                             {"log.retention.check.interval.ms": "100"})

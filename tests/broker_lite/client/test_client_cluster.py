@@ -9,13 +9,13 @@ from collections import Counter
 import pytest
 from confluent_kafka import Producer
 
+from broker_lite.client import LATEST, KafkaClient, TopicPartition
+from broker_lite.client.connection import BrokerConnection
 from broker_lite.protocol import ApiKey
 from broker_lite.records import iter_records
 from broker_lite.server.testing import bootstrap
 from broker_lite.zk.layout import PartitionState, TopicPartitionStateZNode
 from broker_lite.zk.testing import wait_until
-from broker_lite.client import LATEST, KafkaClient, TopicPartition
-from broker_lite.client.connection import BrokerConnection
 
 PARTITIONS = 6
 

@@ -4,7 +4,11 @@ producer-side settings passed through, and Spark's ``kafka.``-prefixed options."
 import pytest
 
 from broker_lite.client import ClientConfig, ConfigError, KafkaClient
-from broker_lite.client.config import CLIENT_SETTINGS, PASS_THROUGH_SETTINGS, parse_servers
+from broker_lite.client.config import (
+    CLIENT_SETTINGS,
+    PASS_THROUGH_SETTINGS,
+    parse_servers,
+)
 
 
 def test_defaults_are_kafkas():

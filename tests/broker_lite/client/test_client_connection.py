@@ -9,8 +9,6 @@ import time
 import pytest
 from scripted_broker import CLOSE, SILENT, ScriptedBroker, sequence
 
-from broker_lite.protocol import ApiKey, encode_response
-from broker_lite.zk.testing import wait_until
 from broker_lite.client import (
     BrokerNotAvailableError,
     ClientClosedError,
@@ -22,6 +20,8 @@ from broker_lite.client import (
 )
 from broker_lite.client.connection import BrokerConnection
 from broker_lite.client.retry import Deadline
+from broker_lite.protocol import ApiKey, encode_response
+from broker_lite.zk.testing import wait_until
 
 # Bounds on "fails within the configured timeout": the timeout plus room for a loaded machine.
 SLACK_S = 10

@@ -3,8 +3,8 @@ whether metadata must be refreshed; messages name the code and what it concerns.
 
 import pytest
 
-from broker_lite.protocol import ErrorCode
 from broker_lite.client import errors as e
+from broker_lite.protocol import ErrorCode
 
 
 @pytest.mark.parametrize("code, cls, retriable, invalid_metadata", [

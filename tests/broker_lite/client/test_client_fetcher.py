@@ -7,8 +7,6 @@ import uuid
 import pytest
 from scripted_broker import ScriptedBroker, ScriptedLog, sequence, serve_logs
 
-from broker_lite.protocol import ApiKey, ErrorCode
-from broker_lite.records import iter_records
 from broker_lite.client import (
     InvalidResponseError,
     KafkaClient,
@@ -18,6 +16,8 @@ from broker_lite.client import (
 )
 from broker_lite.client.errors import TopicAuthorizationFailedError
 from broker_lite.client.fetcher import fetch_request, parse_fetch_response
+from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.records import iter_records
 
 TOPIC = "events"
 TP = TopicPartition(TOPIC, 0)

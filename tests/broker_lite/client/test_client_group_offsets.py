@@ -7,7 +7,6 @@ broker_lite's coordinator are in test_group_offsets_client.py."""
 import pytest
 from scripted_broker import ScriptedBroker, sequence
 
-from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.client import (
     GroupCoordinatorError,
     InvalidArgumentError,
@@ -16,6 +15,7 @@ from broker_lite.client import (
     TopicPartition,
 )
 from broker_lite.client.errors import GroupAuthorizationFailedError
+from broker_lite.protocol import ApiKey, ErrorCode
 
 T0, T1, U0 = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
 

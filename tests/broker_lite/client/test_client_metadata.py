@@ -6,7 +6,6 @@ import uuid
 
 import pytest
 
-from broker_lite.protocol import ZERO_UUID, ErrorCode
 from broker_lite.client import (
     LeaderNotAvailableError,
     TopicPartition,
@@ -14,6 +13,7 @@ from broker_lite.client import (
 )
 from broker_lite.client.errors import TopicAuthorizationFailedError
 from broker_lite.client.metadata import MetadataCache, metadata_request, parse_metadata
+from broker_lite.protocol import ZERO_UUID, ErrorCode
 
 EVENTS_ID = uuid.uuid4()
 

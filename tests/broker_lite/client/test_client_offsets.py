@@ -5,7 +5,6 @@ moved asked again, at the new leader."""
 import pytest
 from scripted_broker import ScriptedBroker
 
-from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.client import (
     EARLIEST,
     LATEST,
@@ -22,6 +21,7 @@ from broker_lite.client.offsets import (
     list_offsets_request,
     parse_list_offsets_response,
 )
+from broker_lite.protocol import ApiKey, ErrorCode
 
 A0, A1, B0 = TopicPartition("a", 0), TopicPartition("a", 1), TopicPartition("b", 0)
 

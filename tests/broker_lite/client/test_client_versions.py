@@ -5,7 +5,6 @@ know the client's ApiVersions version."""
 import pytest
 from scripted_broker import ScriptedBroker
 
-from broker_lite.protocol import ApiKey
 from broker_lite.client import (
     FetchedPartition,
     KafkaClient,
@@ -13,6 +12,7 @@ from broker_lite.client import (
     UnsupportedVersionError,
 )
 from broker_lite.client.versions import CLIENT_VERSIONS, negotiate
+from broker_lite.protocol import ApiKey
 
 
 def advertised(ranges: dict) -> list[dict]:

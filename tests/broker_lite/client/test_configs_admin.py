@@ -5,8 +5,6 @@ import time
 
 import pytest
 
-from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_request
-from broker_lite.server.testing import bootstrap
 from broker_lite.client import KafkaClient
 from broker_lite.client.configs_admin import (
     AlterConfigOp,
@@ -26,6 +24,8 @@ from broker_lite.client.errors import (
     InvalidConfigurationError,
     UnknownTopicOrPartitionError,
 )
+from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_request
+from broker_lite.server.testing import bootstrap
 
 TOPIC = ConfigResource.topic("events")
 

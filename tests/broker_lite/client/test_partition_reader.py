@@ -11,10 +11,6 @@ import pyarrow as pa
 import pytest
 from scripted_broker import ScriptedBroker, ScriptedLog, serve_logs
 
-from broker_lite.protocol import ApiKey
-from broker_lite.records import BatchReader, CompressionType
-from broker_lite.records.record_batch import RECORDS_OFFSET
-from broker_lite.server.testing import bootstrap
 from broker_lite.client import (
     LOG_END,
     InvalidArgumentError,
@@ -27,6 +23,10 @@ from broker_lite.client import (
     TopicPartition,
 )
 from broker_lite.client.errors import CorruptMessageError
+from broker_lite.protocol import ApiKey
+from broker_lite.records import BatchReader, CompressionType
+from broker_lite.records.record_batch import RECORDS_OFFSET
+from broker_lite.server.testing import bootstrap
 
 TOPIC = "events"
 TP = TopicPartition(TOPIC, 0)

@@ -10,7 +10,6 @@ import pyarrow as pa
 import pytest
 from confluent_kafka import Producer as ConfluentProducer
 
-from broker_lite.server.testing import bootstrap
 from broker_lite.client import KafkaClient
 from broker_lite.client.partitioner import (
     NO_PARTITION,
@@ -19,6 +18,7 @@ from broker_lite.client.partitioner import (
     partitions_for_keys,
     sticky_partition,
 )
+from broker_lite.server.testing import bootstrap
 
 #: org.apache.kafka.common.utils.UtilsTest#testMurmur2
 KAFKA_VECTORS = {

@@ -7,8 +7,6 @@ import pyarrow as pa
 import pytest
 from producer_checks import consume_all, unique
 
-from broker_lite.records import iter_batches
-from broker_lite.server.testing import bootstrap
 from broker_lite.client import (
     KafkaClient,
     Producer,
@@ -21,6 +19,8 @@ from broker_lite.client import (
     describe_transaction,
     end_transaction,
 )
+from broker_lite.records import iter_batches
+from broker_lite.server.testing import bootstrap
 
 
 @pytest.fixture

@@ -8,8 +8,6 @@ import pytest
 from producer_checks import ScriptedPartitions, batch_fields
 from scripted_broker import SILENT, ScriptedBroker, all_versions, sequence
 
-from broker_lite.protocol import ApiKey, ErrorCode
-from broker_lite.records import RecordBatch
 from broker_lite.client import (
     InvalidTxnStateError,
     KafkaClient,
@@ -22,6 +20,8 @@ from broker_lite.client import (
     describe_transaction,
     end_transaction,
 )
+from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.records import RecordBatch
 
 TOPIC = "events"
 TXN = "tx-1"

@@ -8,7 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from broker_lite.client import TopicPartition
-from broker_lite.client.zkgroup import assign_ranges, consumer_threads, resolve_subscription
+from broker_lite.client.zkgroup import (
+    assign_ranges,
+    consumer_threads,
+    resolve_subscription,
+)
 
 
 def shares(plan) -> dict[str, dict[str, list[int]]]:

@@ -12,9 +12,9 @@ from zk_group_support import (
     unique,
 )
 
-from broker_lite.zk.testing import wait_until
 from broker_lite.client import TopicPartition
 from broker_lite.client.zkgroup import ZooKeeperGroupConsumer
+from broker_lite.zk.testing import wait_until
 
 
 class Member(threading.Thread):

@@ -9,9 +9,9 @@ from zk_group_support import (
     unique,
 )
 
-from broker_lite.zk.testing import wait_until
 from broker_lite.client import TopicPartition
 from broker_lite.client.zkgroup import ZooKeeperOffsets
+from broker_lite.zk.testing import wait_until
 
 PARTITIONS = 3
 

@@ -12,14 +12,14 @@ from zk_group_support import (
     unique,
 )
 
-from broker_lite.zk.errors import MalformedZnodeError
-from broker_lite.zk.testing import wait_until
 from broker_lite.client import InvalidArgumentError, TopicPartition
 from broker_lite.client.zkgroup import (
     InvalidOffsetZNodeError,
     OffsetStorage,
     ZooKeeperOffsets,
 )
+from broker_lite.zk.errors import MalformedZnodeError
+from broker_lite.zk.testing import wait_until
 
 
 @pytest.fixture

@@ -3,6 +3,9 @@ them."""
 
 import pytest
 
+from broker_lite.client import TopicPartition
+from broker_lite.client.errors import CorruptMessageError
+from broker_lite.client.zkgroup import ConsumerRecord, decode_records
 from broker_lite.records import (
     ControlRecordType,
     EndTransactionMarker,
@@ -11,9 +14,6 @@ from broker_lite.records import (
 )
 from broker_lite.records.record import TimestampType
 from broker_lite.records.record_batch import build_control_batch
-from broker_lite.client import TopicPartition
-from broker_lite.client.errors import CorruptMessageError
-from broker_lite.client.zkgroup import ConsumerRecord, decode_records
 
 TP = TopicPartition("events", 3)
 

@@ -13,12 +13,12 @@ import pytest
 from confluent_kafka import Producer
 from kazoo.exceptions import NoNodeError
 
+from broker_lite.client import KafkaClient, TopicPartition
+from broker_lite.client.zkgroup import ZooKeeperGroupConsumer
 from broker_lite.server.testing import bootstrap
 from broker_lite.zk.client import connect
 from broker_lite.zk.layout import consumer_owners_path
 from broker_lite.zk.testing import wait_until
-from broker_lite.client import KafkaClient, TopicPartition
-from broker_lite.client.zkgroup import ZooKeeperGroupConsumer
 
 # Fast rebalances for tests: the defaults (4 tries, 2 s apart) are Kafka's, for real clusters.
 FAST = {"rebalance.backoff.ms": "100", "rebalance.max.retries": "30",

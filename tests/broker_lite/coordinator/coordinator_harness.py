@@ -11,10 +11,11 @@ from broker_lite.coordinator import (
     partition_for,
 )
 from broker_lite.coordinator.loader import load_partition
-from broker_lite.coordinator.offsets import OffsetAndMetadata, TopicPartition
+from broker_lite.coordinator.offsets import OffsetAndMetadata
 from broker_lite.coordinator.timer import ManualTimer
 from broker_lite.log import Log
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.testing import wait_until
 
 PARTITIONS = 3

@@ -21,8 +21,8 @@ from coordinator_harness import (
 from broker_lite.coordinator import loader as loader_module
 from broker_lite.coordinator import partition_for
 from broker_lite.coordinator.coordinator import LeavingMember
-from broker_lite.coordinator.offsets import TopicPartition
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.testing import wait_until
 
 

@@ -10,7 +10,7 @@ import pytest
 from broker_lite.config import LogConfig
 from broker_lite.coordinator.append import append_records
 from broker_lite.coordinator.loader import load_partition
-from broker_lite.coordinator.offsets import OffsetAndMetadata, TopicPartition
+from broker_lite.coordinator.offsets import OffsetAndMetadata
 from broker_lite.coordinator.records import (
     GroupRecord,
     MemberRecord,
@@ -27,6 +27,7 @@ from broker_lite.records import (
     build_batch,
     build_control_batch,
 )
+from broker_lite.vocabulary import TopicPartition
 
 NOW = 1_700_000_000_000
 

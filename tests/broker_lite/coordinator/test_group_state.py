@@ -17,12 +17,9 @@ from broker_lite.coordinator.group import (
     IllegalStateTransition,
     Member,
 )
-from broker_lite.coordinator.offsets import (
-    CommittedOffset,
-    OffsetAndMetadata,
-    TopicPartition,
-)
+from broker_lite.coordinator.offsets import CommittedOffset, OffsetAndMetadata
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 
 ALLOWED = {
     (EMPTY, PREPARING_REBALANCE), (STABLE, PREPARING_REBALANCE),

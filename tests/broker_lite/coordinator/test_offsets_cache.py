@@ -5,8 +5,8 @@ from broker_lite.coordinator.offsets import (
     CommittedOffset,
     GroupOffsets,
     OffsetAndMetadata,
-    TopicPartition,
 )
+from broker_lite.vocabulary import TopicPartition
 
 TP = TopicPartition("events", 0)
 

@@ -7,7 +7,6 @@ import pytest
 
 from broker_lite.config import LogConfig
 from broker_lite.coordinator.append import append_records
-from broker_lite.coordinator.offsets import TopicPartition
 from broker_lite.coordinator.transactions.config import TransactionConfig
 from broker_lite.coordinator.transactions.loader import load_transactions
 from broker_lite.coordinator.transactions.manager import TransactionStateManager
@@ -19,6 +18,7 @@ from broker_lite.coordinator.transactions.records import (
 from broker_lite.coordinator.transactions.state import TransactionMetadata, TxnState
 from broker_lite.log import Log
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 
 NOW = 1_700_000_000_000
 TP = TopicPartition("events", 0)

@@ -6,15 +6,12 @@ import pytest
 
 from broker_lite.config import LogConfig
 from broker_lite.coordinator import GroupConfig, GroupCoordinator, OffsetConfig
-from broker_lite.coordinator.offsets import (
-    CommittedOffset,
-    OffsetAndMetadata,
-    TopicPartition,
-)
+from broker_lite.coordinator.offsets import CommittedOffset, OffsetAndMetadata
 from broker_lite.coordinator.timer import ManualTimer
 from broker_lite.coordinator.transactions.markers import write_markers_locally
 from broker_lite.log import Log
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.testing import wait_until
 
 T0, T1 = TopicPartition("in", 0), TopicPartition("in", 1)

@@ -5,7 +5,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from broker_lite.coordinator.offsets import TopicPartition
 from broker_lite.coordinator.record_codec import encode_versioned
 from broker_lite.coordinator.transactions.records import (
     TRANSACTION_LOG_VALUE,
@@ -16,6 +15,7 @@ from broker_lite.coordinator.transactions.records import (
     transaction_log_key,
     transaction_log_value,
 )
+from broker_lite.vocabulary import TopicPartition
 
 RECORD = TxnRecord(producer_id=1000, producer_epoch=3, timeout_ms=60000, state_id=1,
                    partitions=frozenset({TopicPartition("a", 1), TopicPartition("a", 0),

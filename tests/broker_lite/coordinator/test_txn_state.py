@@ -3,7 +3,6 @@ prepared transition leads to."""
 
 import pytest
 
-from broker_lite.coordinator.offsets import TopicPartition
 from broker_lite.coordinator.transactions.state import (
     MAX_PRODUCER_EPOCH,
     VALID_PREVIOUS_STATES,
@@ -11,6 +10,7 @@ from broker_lite.coordinator.transactions.state import (
     TransactionMetadata,
     TxnState,
 )
+from broker_lite.vocabulary import TopicPartition
 
 S = TxnState
 TP = TopicPartition("t", 0)

@@ -6,7 +6,6 @@ the timer are manual."""
 import pytest
 
 from broker_lite.config import LogConfig
-from broker_lite.coordinator.offsets import TopicPartition
 from broker_lite.coordinator.timer import ManualTimer
 from broker_lite.coordinator.transactions.config import TransactionConfig
 from broker_lite.coordinator.transactions.coordinator import TransactionCoordinator
@@ -15,6 +14,7 @@ from broker_lite.coordinator.transactions.state import TxnState
 from broker_lite.coordinator.transactions.timeouts import TransactionTimeouts
 from broker_lite.log import Log
 from broker_lite.protocol import ErrorCode
+from broker_lite.vocabulary import TopicPartition
 
 NOW = 1_700_000_000_000
 TP = TopicPartition("events", 0)

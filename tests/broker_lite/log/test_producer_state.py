@@ -11,7 +11,6 @@ from broker_lite.log.errors import (
     TransactionCoordinatorFencedError,
 )
 from broker_lite.log.producer_state import (
-    MAX_SEQUENCE,
     NUM_BATCHES_TO_RETAIN,
     AppendOrigin,
     DuplicateBatch,
@@ -29,6 +28,7 @@ from broker_lite.records import (
     build_batch,
     build_control_batch,
 )
+from broker_lite.vocabulary import MAX_SEQUENCE
 
 PID = 1000
 NOW = 1_700_000_000_000

@@ -23,8 +23,8 @@ from broker_lite.records import (
     iter_batches,
     iter_records,
 )
-from broker_lite.server.testing import recv_exactly
 from broker_lite.records.arrow import batches_to_arrow
+from broker_lite.server.testing import recv_exactly
 
 CODECS = list(CompressionType)
 XERIAL_MAGIC = b"\x82SNAPPY\x00"

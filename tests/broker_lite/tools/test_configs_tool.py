@@ -3,9 +3,9 @@ against what the cluster itself reports."""
 
 import pytest
 
+from broker_lite.client import KafkaClient
 from broker_lite.server.testing import bootstrap
 from broker_lite.tools.testing import closed_port, run_tool
-from broker_lite.client import KafkaClient
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import uuid
 import pyarrow as pa
 import pytest
 
-from broker_lite.server.testing import bootstrap
 from broker_lite.client import KafkaClient, TopicPartition
 from broker_lite.client.errors import CorruptMessageError
+from broker_lite.server.testing import bootstrap
 from broker_lite.tools.common import ToolError
 from broker_lite.tools.topic_reader import TopicReader
 

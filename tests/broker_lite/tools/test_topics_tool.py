@@ -5,10 +5,10 @@ import time
 
 import pytest
 
+from broker_lite.client import KafkaClient, TopicPartition
 from broker_lite.server.testing import bootstrap
 from broker_lite.tools.testing import closed_port, run_tool
 from broker_lite.zk.layout import encode_uuid
-from broker_lite.client import KafkaClient, TopicPartition
 
 
 @pytest.fixture

@@ -6,11 +6,11 @@ import time
 
 import pytest
 
+from broker_lite.client import KafkaClient
 from broker_lite.server.testing import bootstrap
 from broker_lite.tools.testing import closed_port, run_tool
 from broker_lite.tools.zookeeper_shell import summary
 from broker_lite.zk.layout import encode_uuid
-from broker_lite.client import KafkaClient
 
 
 def shell(connect: str, *args: str):

@@ -7,7 +7,6 @@ import logging
 import pytest
 
 
-
 @pytest.fixture(scope="session", params=["embedded", "standalone"])
 def zookeeper_ensemble(request) -> str:
     if request.param == "embedded":

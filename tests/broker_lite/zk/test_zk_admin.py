@@ -26,7 +26,10 @@ from broker_lite.zk import (
 )
 from broker_lite.zk.admin import TopicSpec, check_new_partitions, plan_topic
 from broker_lite.zk.cluster import ensure_persistent_paths
-from broker_lite.zk.errors import ConflictingTopicSettingsError, ReassignmentInProgressError
+from broker_lite.zk.errors import (
+    ConflictingTopicSettingsError,
+    ReassignmentInProgressError,
+)
 from broker_lite.zk.layout import TopicAssignment, TopicZNode
 from broker_lite.zk.registration import broker_registration, register_broker
 

@@ -58,6 +58,7 @@ def test_unreachable_ensemble_fails_naming_it():
     assert time.monotonic() - began < 5
 
 
+@pytest.mark.zookeeper
 def test_without_zookeeper_connect_the_broker_runs_its_own(tmp_path):
     config = BrokerConfig({"log.dirs": f"{tmp_path}/a,{tmp_path}/b"})
     with open_zookeeper(config) as zookeeper:

@@ -2,8 +2,8 @@
 broker's listener hears."""
 
 import json
-import re
 import logging
+import re
 
 import pytest
 

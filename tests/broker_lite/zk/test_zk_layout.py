@@ -1,4 +1,5 @@
 import uuid
+
 """Znode paths and payloads, byte for byte as a Kafka 2.x broker writes them, both ways."""
 
 import pytest

@@ -21,8 +21,12 @@ from broker_lite.records import (
     iter_batches,
     iter_records,
 )
+from broker_lite.records.arrow import (
+    RECORD_SCHEMA,
+    RECORD_SCHEMA_WITH_HEADERS,
+    batches_to_arrow,
+)
 from broker_lite.records.record_batch import encode_record
-from broker_lite.records.arrow import RECORD_SCHEMA, RECORD_SCHEMA_WITH_HEADERS, batches_to_arrow
 
 
 def decode(data, **kwargs):

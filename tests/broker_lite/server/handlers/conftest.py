@@ -1,4 +1,5 @@
 import pytest
+
 from .handler_support import Harness
 
 

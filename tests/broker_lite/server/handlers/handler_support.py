@@ -22,7 +22,12 @@ from broker_lite.coordinator.transactions.coordinator import InitProducerIdResul
 from broker_lite.coordinator.transactions.service import LocalMarkers
 from broker_lite.log.manager import LogManager
 from broker_lite.partitions import PartitionManager
-from broker_lite.protocol import ErrorCode, encode_request, encode_response, parse_request
+from broker_lite.protocol import (
+    ErrorCode,
+    encode_request,
+    encode_response,
+    parse_request,
+)
 from broker_lite.server.apis import handlers
 from broker_lite.server.dispatcher import RequestContext, supported_versions
 from broker_lite.server.metadata import BrokerInfo, PartitionInfo, TopicInfo

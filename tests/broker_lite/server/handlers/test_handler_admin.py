@@ -2,7 +2,6 @@
 topic admin: requests translated, refusals mapped to error codes, per resource or topic."""
 
 import pytest
-from .handler_support import BROKER_ID
 
 from broker_lite.config_resolution import ConfigSource
 from broker_lite.protocol import ApiKey, ErrorCode
@@ -12,6 +11,8 @@ from broker_lite.zk.errors import (
     InvalidReplicationFactorError,
     TopicExistsError,
 )
+
+from .handler_support import BROKER_ID
 
 TOPIC, BROKER, GROUP = 2, 4, 3
 

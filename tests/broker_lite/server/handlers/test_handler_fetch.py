@@ -4,11 +4,11 @@ id, read_committed, and the long poll that an append ends."""
 import time
 import uuid
 
-from .handler_support import BROKER_ID, OTHER_BROKER, records_of
-
-from broker_lite.coordinator.offsets import TopicPartition
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import build_batch, iter_batches
+from broker_lite.vocabulary import TopicPartition
+
+from .handler_support import BROKER_ID, OTHER_BROKER, records_of
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 

@@ -5,11 +5,12 @@ join to its leave, the committed offsets, and each version's way of answering.""
 from concurrent.futures import Future
 
 import pytest
-from .handler_support import BROKER_ID, OTHER_BROKER
 
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.server.network import CloseConnection
 from broker_lite.zk.testing import wait_until
+
+from .handler_support import BROKER_ID, OTHER_BROKER
 
 INITIAL_DELAY_MS = 3000  # the harness's group.initial.rebalance.delay.ms
 

@@ -2,7 +2,6 @@
 the cluster view tells them; unknown topics answered or auto-created."""
 
 import pytest
-from .handler_support import BROKER_ID, CLUSTER_ID, OTHER_BROKER, Harness
 
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.zk.admin import TopicSpec
@@ -12,6 +11,8 @@ from broker_lite.zk.errors import (
     TopicExistsError,
 )
 from broker_lite.zk.layout import PartitionState
+
+from .handler_support import BROKER_ID, CLUSTER_ID, OTHER_BROKER, Harness
 
 
 def metadata(harness, topics, version: int = 12, allow_auto_topic_creation: bool = True):

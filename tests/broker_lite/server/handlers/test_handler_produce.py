@@ -2,12 +2,13 @@
 answered on its own; acks=0 answers nothing (or drops the connection on a failure)."""
 
 import pytest
-from .handler_support import BROKER_ID, OTHER_BROKER
 
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import build_batch, iter_batches
 from broker_lite.server.network import CloseConnection
 from broker_lite.zk.layout import PartitionState
+
+from .handler_support import BROKER_ID, OTHER_BROKER
 
 VERSION = 9
 

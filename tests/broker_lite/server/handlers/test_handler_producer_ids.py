@@ -2,12 +2,13 @@
 coordinator and the cluster view, and the retriable errors while they are not ready."""
 
 import pytest
-from .handler_support import BROKER_ID, OTHER_BROKER
 
 from broker_lite.coordinator.transactions.coordinator import InitProducerIdResult
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.zk.errors import ProducerIdsExhaustedError, ProducerIdsUnavailableError
 from broker_lite.zk.layout import PartitionState
+
+from .handler_support import BROKER_ID, OTHER_BROKER
 
 
 def init(harness, version: int = 4, **fields) -> dict:

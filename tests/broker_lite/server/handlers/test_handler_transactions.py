@@ -2,10 +2,11 @@
 COMMIT marker reaches ``__consumer_offsets``; markers for partitions not led here are refused."""
 
 import pytest
-from .handler_support import BROKER_ID, OTHER_BROKER
 
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import iter_batches
+
+from .handler_support import BROKER_ID, OTHER_BROKER
 
 PRODUCER_ID, EPOCH = 4000, 0
 
