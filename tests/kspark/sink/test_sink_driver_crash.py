@@ -22,6 +22,8 @@ from broker_lite.server.testing import bootstrap
 
 from .test_sink_write import committed_rows
 
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
+
 SITECUSTOMIZE = '''
 import os, signal
 crash_at = os.environ.get("KPY_CRASH_AT")
@@ -52,8 +54,6 @@ import os, sys
 os.environ["KPY_DRIVER_PGID"] = str(os.getpgid(0))
 import kspark
 from pyspark.sql import functions as F
-
-pytestmark = [pytest.mark.slow]
 
 servers, source, target, checkpoint = sys.argv[1:5]
 spark = kspark.session("crash-driver", master="local[2]",
