@@ -4,8 +4,8 @@ A :class:`~broker_lite.zk.replicas.PartitionListener` backed by the :class:`LogM
 partition assigned to this broker gets its log, created with its topic's overrides (in a
 broker, read from ``/config/topics/[topic]``); the partitions of a deleted topic lose their logs
 on disk; a partition moved to other brokers stops being served but keeps its data until its
-topic is deleted. The latest partition state (leader, leader epoch, ISR) of each held partition is kept for the request
-handlers.
+topic is deleted. The latest partition state (leader, leader epoch, ISR) of each held partition
+is kept for the request handlers.
 
 Leadership listeners registered for a topic (the group coordinator, for ``__consumer_offsets``)
 are told when this broker becomes the leader of one of its partitions (or its leader epoch

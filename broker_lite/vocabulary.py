@@ -5,8 +5,10 @@ One definition each, below everything else (records, log, protocol, coordinators
 tools all import from here, and this module imports nothing of the project), so a sentinel
 cannot drift between the broker and the client that must agree on it.
 
->>> sorted({TopicPartition("b", 0), TopicPartition("a", 1), TopicPartition("a", 0)})
-[TopicPartition(topic='a', partition=0), TopicPartition(topic='a', partition=1), TopicPartition(topic='b', partition=0)]
+>>> partitions = {TopicPartition("b", 0), TopicPartition("a", 1), TopicPartition("a", 0)}
+>>> sorted(partitions)  # doctest: +NORMALIZE_WHITESPACE
+[TopicPartition(topic='a', partition=0), TopicPartition(topic='a', partition=1),
+ TopicPartition(topic='b', partition=0)]
 >>> str(TopicPartition("events", 3)), tuple(TopicPartition("events", 3))
 ('events-3', ('events', 3))
 """
@@ -16,13 +18,13 @@ from __future__ import annotations
 import time
 from typing import NamedTuple
 
-# -- Kafka's integer types (the protocol's INT32 / INT64, the configs' INT / LONG) ------------------
+# -- Kafka's integer types (the protocol's INT32 / INT64, the configs' INT / LONG) ----------------
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
-# -- "none" as Kafka writes it, in record batches, on the wire and in its state ---------------------
+# -- "none" as Kafka writes it, in record batches, on the wire and in its state -------------------
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1

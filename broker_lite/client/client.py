@@ -31,10 +31,12 @@ Every call has a deadline of ``request.timeout.ms`` from its start (``fetch`` ad
 
 >>> client = KafkaClient({"bootstrap.servers": "127.0.0.1:9", "request.timeout.ms": "200",
 ...                       "retry.backoff.ms": "20"})
->>> client.topics()
+>>> client.topics()  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-broker_lite.client.errors.KafkaTimeoutError: list_topics() did not complete within 200 ms; last error: cannot reach any broker (bootstrap.servers=127.0.0.1:9): cannot connect to broker 127.0.0.1:9: Connection refused
+broker_lite.client.errors.KafkaTimeoutError: list_topics() did not complete within 200 ms;
+last error: cannot reach any broker (bootstrap.servers=127.0.0.1:9):
+cannot connect to broker 127.0.0.1:9: Connection refused
 >>> client.close()
 """
 

@@ -21,10 +21,12 @@ within their Kafka type (INT or LONG) and bounds, booleans in any case, choices 
 >>> config = ClientConfig({"bootstrap.servers": "b1:9092,[::1]:9093", "fetch.max.wait.ms": "100"})
 >>> config.bootstrap_servers, config.fetch_max_wait_ms, config.client_id
 ([('b1', 9092), ('::1', 9093)], 100, 'kpy')
->>> ClientConfig({"bootstrap.servers": "b1:9092", "fetch.max.wait": "1"})
+>>> ClientConfig({"bootstrap.servers": "b1:9092",
+...               "fetch.max.wait": "1"})  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-broker_lite.client.errors.ConfigError: fetch.max.wait: unknown Kafka client setting (did you mean fetch.max.wait.ms?)
+broker_lite.client.errors.ConfigError: fetch.max.wait: unknown Kafka client setting
+(did you mean fetch.max.wait.ms?)
 """
 
 from __future__ import annotations

@@ -46,7 +46,8 @@ class FetchedPartition:
     ``records`` holds raw entries (v2 record batches, or v0/v1 message sets on old topics) as the
     broker sent them: the first may start before the fetch offset (a compressed batch is sent
     whole) and the last may be cut short by the byte limits; decode with
-    :func:`broker_lite.records.iter_batches` or :func:`broker_lite.records.arrow.batches_to_arrow` and trim.
+    :func:`broker_lite.records.iter_batches` or
+    :func:`broker_lite.records.arrow.batches_to_arrow` and trim.
     ``aborted_transactions`` lists ``(producer_id, first_offset)`` for read_committed fetches.
     ``error`` is set instead of raising for partition-level failures (OffsetOutOfRangeError, ...),
     and the other fields are then -1 / empty unless the broker said more.

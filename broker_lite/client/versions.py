@@ -11,10 +11,11 @@ stays usable.
 >>> table = negotiate([{"api_key": 1, "min_version": 0, "max_version": 11}], "b1:9092")
 >>> table.version(ApiKey.FETCH)
 11
->>> table.version(ApiKey.METADATA)
+>>> table.version(ApiKey.METADATA)  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-broker_lite.client.errors.UnsupportedVersionError: broker b1:9092 does not serve Metadata (this client speaks versions 1-12)
+broker_lite.client.errors.UnsupportedVersionError: broker b1:9092 does not serve Metadata
+(this client speaks versions 1-12)
 """
 
 from __future__ import annotations

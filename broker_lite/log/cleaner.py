@@ -215,7 +215,8 @@ def _rebuild_v2(batch: RecordBatch, kept: list, last_batch_of_producer: dict) ->
             builder.append(record.value, key=record.key, timestamp=record.timestamp,
                            headers=record.headers, offset_delta=record.offset - batch.base_offset)
         return [builder.build(last_offset_delta=batch.last_offset_delta)]
-    if batch.producer_id >= 0 and last_batch_of_producer.get(batch.producer_id) == batch.base_offset:
+    if batch.producer_id >= 0 \
+            and last_batch_of_producer.get(batch.producer_id) == batch.base_offset:
         options["compression"] = CompressionType.NONE
         return [assemble_batch(b"", record_count=0, last_offset_delta=batch.last_offset_delta,
                                base_timestamp=batch.base_timestamp,

@@ -9,9 +9,9 @@ shell around these functions:
 * :func:`encode_request` / :func:`parse_response` -- the client side, for clients and tests.
 
 Bodies are dicts keyed by the snake_case names of the fields of Kafka's message specs, declared
-as data in :mod:`.schema` and decoded and encoded by :mod:`.codec`; :data:`API_SCHEMAS` holds the request and response schema of every API known
-here, :class:`ErrorCode` Kafka's error codes. Errors in Python are :class:`ProtocolError`
-subclasses.
+as data in :mod:`.schema` and decoded and encoded by :mod:`.codec`; :data:`API_SCHEMAS` holds
+the request and response schema of every API known here, :class:`ErrorCode` Kafka's error codes.
+Errors in Python are :class:`ProtocolError` subclasses.
 """
 
 from .apis import API_SCHEMAS, Api, ApiKey, api_for

@@ -57,7 +57,8 @@ from .types import Reader, Writer
 UNKNOWN_TAGGED_FIELDS = "_unknown_tagged_fields"
 _ABSENT: Any = object()  # a body key not given
 
-_MIN_SIZE = {BOOL: 1, INT8: 1, INT16: 2, UINT16: 2, INT32: 4, UINT32: 4, INT64: 8, FLOAT64: 8, UUID: 16}
+_MIN_SIZE = {BOOL: 1, INT8: 1, INT16: 2, UINT16: 2, INT32: 4, UINT32: 4, INT64: 8, FLOAT64: 8,
+             UUID: 16}
 
 _FIXED_DECODERS = {
     BOOL: Reader.bool, INT8: Reader.int8, INT16: Reader.int16, UINT16: Reader.uint16,
@@ -126,7 +127,8 @@ class _FieldOps:
                 item_enc = _non_nullable(item_enc)
             item_min = 1 if compact else (2 if item_type == STRING else 4)
         if field.is_array and item_type in _STRUCT_CODES:
-            self.decode = _fixed_array_decoder(_STRUCT_CODES[item_type], compact, nullable, item_min)
+            self.decode = _fixed_array_decoder(_STRUCT_CODES[item_type], compact, nullable,
+                                               item_min)
             self.encode = _fixed_array_encoder(_STRUCT_CODES[item_type], compact, nullable)
             self.min_size = 1 if compact else 4
         elif field.is_array:
@@ -138,7 +140,8 @@ class _FieldOps:
 
 
 # Arrays of fixed-size numbers are read and written with one struct call for the whole array.
-_STRUCT_CODES = {INT8: "b", INT16: "h", UINT16: "H", INT32: "i", UINT32: "I", INT64: "q", FLOAT64: "d"}
+_STRUCT_CODES = {INT8: "b", INT16: "h", UINT16: "H", INT32: "i", UINT32: "I", INT64: "q",
+                 FLOAT64: "d"}
 
 
 def _fixed_array_decoder(code: str, compact: bool, nullable: bool, item_size: int) -> Callable:
@@ -228,7 +231,8 @@ class _StructCodec:
             if not present:
                 continue
             ops = _FieldOps(field, version, flexible)
-            enc_default = () if field.is_array else ({} if field.struct is not None else field.default)
+            enc_default = () if field.is_array else ({} if field.struct is not None
+                                                     else field.default)
             if is_tagged:
                 w = Writer()
                 ops.encode(w, field.default)
@@ -284,7 +288,8 @@ class _StructCodec:
             start = r.pos
             if size > r.end - start:
                 raise InvalidRequestError(
-                    f"tagged field {tag} of {size} bytes exceeds the {r.end - start} bytes remaining",
+                    f"tagged field {tag} of {size} bytes exceeds the "
+                    f"{r.end - start} bytes remaining",
                     start,
                 )
             entry = known.get(tag)

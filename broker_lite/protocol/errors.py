@@ -263,7 +263,8 @@ class UnknownApiError(ProtocolError):
 
     error_code = ErrorCode.UNSUPPORTED_VERSION
 
-    def __init__(self, api_key: int, correlation_id: int | None = None, api_version: int | None = None):
+    def __init__(self, api_key: int, correlation_id: int | None = None,
+                 api_version: int | None = None):
         self.api_key = api_key
         self.correlation_id = correlation_id
         self.api_version = api_version

@@ -101,7 +101,8 @@ def _read_header(reader: Reader) -> tuple[RequestHeader, Api]:
     fields = decode(REQUEST_HEADER, header_version, reader)
     header = RequestHeader(api.key, api_version, correlation_id, fields["client_id"])
     if api_version not in api.request.valid_versions:
-        raise UnsupportedVersionError(api.key, api_version, header=header, what=f"{api.name}Request")
+        raise UnsupportedVersionError(api.key, api_version, header=header,
+                                      what=f"{api.name}Request")
     return header, api
 
 

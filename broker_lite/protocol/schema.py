@@ -134,7 +134,9 @@ class Versions:
         if not self or not other:
             return NO_VERSIONS
         lo = max(self.lo, other.lo)
-        hi = self.hi if other.hi is None else other.hi if self.hi is None else min(self.hi, other.hi)
+        hi = (self.hi if other.hi is None
+              else other.hi if self.hi is None
+              else min(self.hi, other.hi))
         if hi is not None and hi < lo:
             return NO_VERSIONS
         return Versions(lo, hi, f"{lo}+" if hi is None else f"{lo}-{hi}")
@@ -312,7 +314,8 @@ def Request(name: str, api_key: int, valid: str, flexible: str, fields: Iterable
     return Message(name, api_key, "request", valid, flexible, fields)
 
 
-def Response(name: str, api_key: int, valid: str, flexible: str, fields: Iterable[Field]) -> Message:
+def Response(name: str, api_key: int, valid: str, flexible: str,
+             fields: Iterable[Field]) -> Message:
     """A response schema: ``Response("MetadataResponse", 3, "0-12", "9+", [...])``."""
     return Message(name, api_key, "response", valid, flexible, fields)
 

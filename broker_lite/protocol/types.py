@@ -111,7 +111,8 @@ class Reader:
         raise InvalidRequestError(reason, self.pos if position is None else position)
 
     def _underflow(self, need: int, what: str):
-        raise InvalidRequestError(f"{what} needs {need} bytes, {self.end - self.pos} remain", self.pos)
+        raise InvalidRequestError(f"{what} needs {need} bytes, {self.end - self.pos} remain",
+                                  self.pos)
 
     def view(self, n: int, what: str = "data") -> memoryview:
         """The next ``n`` bytes as a memoryview slice (no copy)."""
@@ -298,7 +299,8 @@ class Reader:
                 return -1
             self.fail(f"{'null' if n == -1 else 'negative'} length {n} for non-nullable array", p)
         if n * max(min_item_size, 1) > self.end - self.pos:
-            self.fail(f"array of {n} elements cannot fit in the {self.end - self.pos} bytes remaining", p)
+            self.fail(f"array of {n} elements cannot fit in the "
+                      f"{self.end - self.pos} bytes remaining", p)
         return n
 
     def tagged_fields(self) -> dict[int, memoryview]:
@@ -309,7 +311,8 @@ class Reader:
         """
         count = self.unsigned_varint()
         if count > self.end - self.pos:
-            self.fail(f"{count} tagged fields cannot fit in the {self.end - self.pos} bytes remaining")
+            self.fail(f"{count} tagged fields cannot fit in the "
+                      f"{self.end - self.pos} bytes remaining")
         out = {}
         for _ in range(count):
             tag = self.unsigned_varint()
@@ -487,7 +490,8 @@ class Writer:
             size = getattr(v, "size", None)
             if not isinstance(size, int) or size < 0:
                 raise EncodeError(
-                    f"records must be bytes-like, None, or have an integer size, not {type(v).__name__}"
+                    "records must be bytes-like, None, or have an integer size, "
+                    f"not {type(v).__name__}"
                 )
             inline = False
         if compact:

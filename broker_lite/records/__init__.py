@@ -25,7 +25,8 @@ from .record_batch import (
 
 __all__ = [
     "BatchReader", "CompressionType", "ControlRecordType", "CorruptRecordError",
-    "EndTransactionMarker", "Header", "InvalidTimestampError", "LegacyRecordBatch", "MessageSetBuilder", "Record",
+    "EndTransactionMarker", "Header", "InvalidTimestampError", "LegacyRecordBatch",
+    "MessageSetBuilder", "Record",
     "RecordBatch", "RecordBatchBuilder", "RecordTooLargeError", "RecordsError", "TimestampType",
     "UnsupportedCompressionError", "assemble_batch", "build_batch", "build_control_batch",
     "build_message_set", "compress", "decode_end_transaction_marker", "decompress",

@@ -40,7 +40,8 @@ class EndTransactionMarker:
 
 
 def control_record_type(key: bytes | None) -> int:
-    """The type field of a control record key (not necessarily a known :class:`ControlRecordType`)."""
+    """The type field of a control record key (not necessarily a known
+    :class:`ControlRecordType`)."""
     if key is None or len(key) < _KEY.size:
         raise CorruptRecordError(f"control record key must have at least {_KEY.size} bytes")
     _version, type_ = _KEY.unpack_from(key)

@@ -18,8 +18,8 @@ Compression wraps a whole inner message set in one "wrapper" message: its value 
 inner set, its key is null, its offset is the offset of the last inner message. Inner offsets are
 absolute in v0; in v1 they are relative (0, 1, ...), and the absolute offset of an inner message is
 ``wrapper offset - last inner relative offset + inner relative offset`` (a producer that has not
-had offsets assigned may leave the wrapper offset at 0; the relative offsets then stand). A v1 wrapper with
-LogAppendTime gives its own timestamp to every inner message.
+had offsets assigned may leave the wrapper offset at 0; the relative offsets then stand). A v1
+wrapper with LogAppendTime gives its own timestamp to every inner message.
 
 Every entry of a message set is treated as a batch: an uncompressed entry is a batch of one record,
 a wrapper is a batch of its inner messages, as Kafka's own readers do.
@@ -154,7 +154,8 @@ class LegacyRecordBatch:
                 raise CorruptRecordError(f"{what} length {length} at position {pos - 4} is invalid")
             return None, pos
         if pos + length > end:
-            raise CorruptRecordError(f"{what} of {length} bytes at position {pos} overruns its message")
+            raise CorruptRecordError(
+                f"{what} of {length} bytes at position {pos} overruns its message")
         return bytes(self._buffer[pos:pos + length]), pos + length
 
     def key_and_value(self) -> tuple[bytes | None, bytes | None]:
@@ -274,7 +275,8 @@ class MessageSetBuilder:
         return len(self._messages)
 
     def append(self, value, *, key=None, timestamp: int | None = None, headers=()) -> int:
-        """Add a message; return its offset. v0 messages carry no timestamp; no version has headers."""
+        """Add a message; return its offset. v0 messages carry no timestamp; no version has
+        headers."""
         if headers:
             raise ValueError(f"message format v{self.magic} has no record headers")
         if self.magic == 0:

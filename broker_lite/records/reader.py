@@ -94,7 +94,8 @@ def iter_batches(buffer, *, validate: bool = False) -> Iterator[Batch]:
 
 
 def iter_records(buffer, *, validate: bool = True) -> Iterator[Record]:
-    """The data records of every complete batch, control batches skipped, as a consumer sees them."""
+    """The data records of every complete batch, control batches skipped, as a consumer sees
+    them."""
     for batch in BatchReader(buffer, validate=validate):
         if not batch.is_control_batch:
             yield from batch

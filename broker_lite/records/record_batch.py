@@ -171,7 +171,8 @@ class RecordBatch:
         return self.magic == MAGIC and self.compute_crc() == self.crc
 
     def ensure_valid(self) -> None:
-        """Check magic, sizes and the CRC-32C; raise :class:`CorruptRecordError` naming the fault."""
+        """Check magic, sizes and the CRC-32C; raise :class:`CorruptRecordError` naming the
+        fault."""
         where = f"record batch at position {self.position} (base offset {self.base_offset})"
         if self.magic != MAGIC:
             raise CorruptRecordError(f"{where} has magic {self.magic}, expected {MAGIC}")
@@ -340,7 +341,8 @@ def assemble_batch(
 
 _BATCH_OPTIONS = inspect.signature(assemble_batch).replace(
     parameters=[p for p in inspect.signature(assemble_batch).parameters.values()
-                if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is not inspect.Parameter.empty]
+                if p.kind is inspect.Parameter.KEYWORD_ONLY
+                and p.default is not inspect.Parameter.empty]
 )
 
 

@@ -1,1 +1,2 @@
-"""The broker process: network layer, request handlers, and the wiring of log, ZooKeeper and both."""
+"""The broker process: network layer, request handlers, and the wiring of log, ZooKeeper and
+both."""

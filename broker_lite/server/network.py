@@ -205,5 +205,6 @@ class SocketServer:
         # they use (the logs, ZooKeeper); their responses go nowhere.
         deadline = time.monotonic() + STOP_TIMEOUT_S
         for connection in connections:
-            if connection.thread is not None and connection.thread is not threading.current_thread():
+            if connection.thread is not None \
+                    and connection.thread is not threading.current_thread():
                 connection.thread.join(timeout=max(deadline - time.monotonic(), 0))

@@ -1,10 +1,11 @@
 """The ``broker-lite`` tools, named and shaped like Kafka's bin/ scripts.
 
-Each tool is a module with ``NAME`` (the sub-command), ``HELP`` (one line), ``add_arguments(parser)``
-and ``run(args) -> int`` (the exit status); :data:`TOOLS` lists them in the order ``--help`` shows
-them. Every tool follows the same contract (see :mod:`broker_lite.tools.common`): results on stdout,
-diagnostics on stderr as ``broker-lite <tool>: error: ...``, exit status 0 on success, 1 when the
-work failed (an unknown topic, a broker that cannot be reached), 2 for a usage error.
+Each tool is a module with ``NAME`` (the sub-command), ``HELP`` (one line),
+``add_arguments(parser)`` and ``run(args) -> int`` (the exit status); :data:`TOOLS` lists them in
+the order ``--help`` shows them. Every tool follows the same contract (see
+:mod:`broker_lite.tools.common`): results on stdout, diagnostics on stderr as
+``broker-lite <tool>: error: ...``, exit status 0 on success, 1 when the work failed (an unknown
+topic, a broker that cannot be reached), 2 for a usage error.
 """
 
 from . import (

@@ -36,7 +36,8 @@ def add_bootstrap_server(parser: argparse.ArgumentParser) -> None:
 
 
 def key_values(pairs: list[str], option: str) -> dict[str, str]:
-    """``["k=v", ...]`` as a dict; a pair without ``=`` is a :class:`ToolError` naming ``option``."""
+    """``["k=v", ...]`` as a dict; a pair without ``=`` is a :class:`ToolError` naming
+    ``option``."""
     result = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")

@@ -26,7 +26,8 @@ def assign_replicas(broker_ids: Iterable[int], partitions: int, replication_fact
     """Replicas of partitions ``start_partition .. start_partition + partitions - 1``."""
     brokers = sorted(set(broker_ids))
     if partitions <= 0:
-        raise InvalidPartitionsError(f"number of partitions must be larger than 0, got {partitions}")
+        raise InvalidPartitionsError(
+            f"number of partitions must be larger than 0, got {partitions}")
     if replication_factor <= 0:
         raise InvalidReplicationFactorError(
             f"replication factor must be larger than 0, got {replication_factor}")

@@ -79,7 +79,8 @@ class ZkBroker:
     def start(self) -> Self:
         """Join the cluster; raises :class:`BrokerIdInUseError` if the id is taken."""
         configured_id = self.config["broker.id"]
-        self._loop = EventLoop(f"zk-broker-{configured_id}" if configured_id >= 0 else "zk-broker", log)
+        loop_name = f"zk-broker-{configured_id}" if configured_id >= 0 else "zk-broker"
+        self._loop = EventLoop(loop_name, log)
         self._loop.start()
         self.client.add_listener(self._on_state)
         try:

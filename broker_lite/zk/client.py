@@ -27,7 +27,8 @@ DEFAULT_PORT = 2181
 # Reconnect promptly after a server restart; kazoo's own default backs off up to an hour.
 _CONNECTION_RETRY = {"max_tries": -1, "delay": 0.1, "backoff": 2, "max_delay": 2.0}
 
-_HOST_PORT = re.compile(r"^(?:\[(?P<ipv6>[0-9a-fA-F:.%]+)\]|(?P<host>[^:\[\]/]+))(?::(?P<port>\d+))?$")
+_HOST_PORT = re.compile(r"^(?:\[(?P<ipv6>[0-9a-fA-F:.%]+)\]|(?P<host>[^:\[\]/]+))"
+                        r"(?::(?P<port>\d+))?$")
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,8 @@ def connect(connect_string: str, *, session_timeout_ms: int = 18000,
 
 
 def connect_from_config(config: BrokerConfig, connect_string: str | None = None) -> KazooClient:
-    """:func:`connect` with the timeouts of ``config`` (and its ``zookeeper.connect`` unless given)."""
+    """:func:`connect` with the timeouts of ``config`` (and its ``zookeeper.connect`` unless
+    given)."""
     target = connect_string or config["zookeeper.connect"]
     if target is None:
         raise ZooKeeperConfigError("zookeeper.connect is unset; use open_zookeeper() to start "

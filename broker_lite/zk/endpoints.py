@@ -54,7 +54,8 @@ def parse_protocol_map(text: str | None) -> dict[str, str]:
     return result
 
 
-def parse_endpoints(text: str, protocol_map: Mapping[str, str] | None = None) -> tuple[EndPoint, ...]:
+def parse_endpoints(text: str,
+                    protocol_map: Mapping[str, str] | None = None) -> tuple[EndPoint, ...]:
     """Parse a ``listeners``-style list; listener names are case-insensitive (kept upper case)."""
     protocols = DEFAULT_PROTOCOL_MAP if protocol_map is None else protocol_map
     endpoints = []

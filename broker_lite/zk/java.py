@@ -29,7 +29,8 @@ _JAVA_HINT = ("ZooKeeper needs Java 17 (the Java Spark uses): install it and put
 
 
 def find_java(java: str | os.PathLike | None = None) -> Path:
-    """The ``java`` executable: the one given, else ``$JAVA_HOME/bin/java``, else ``java`` on PATH."""
+    """The ``java`` executable: the one given, else ``$JAVA_HOME/bin/java``, else ``java`` on
+    PATH."""
     if java is not None:
         candidate = shutil.which(os.fspath(java))
         if candidate is None:
@@ -52,7 +53,8 @@ def pyspark_jars_dir() -> Path:
     spec = importlib.util.find_spec("pyspark")
     if spec is None or spec.origin is None:
         raise ZooKeeperJarsNotFoundError(
-            "pyspark is not installed, and its wheel provides the ZooKeeper jars: pip install pyspark")
+            "pyspark is not installed, and its wheel provides the ZooKeeper jars: "
+            "pip install pyspark")
     return Path(spec.origin).parent / "jars"
 
 
@@ -69,7 +71,8 @@ def zookeeper_classpath(jars_dir: str | os.PathLike | None = None) -> list[Path]
     """
     directory = Path(jars_dir) if jars_dir is not None else pyspark_jars_dir()
     if not directory.is_dir():
-        raise ZooKeeperJarsNotFoundError(f"no jars directory at {directory} (searched for ZooKeeper)")
+        raise ZooKeeperJarsNotFoundError(
+            f"no jars directory at {directory} (searched for ZooKeeper)")
     jars = sorted(directory.glob("*.jar"))
     classpath, missing = [], []
     for artifact, _why in CLASSPATH_ARTIFACTS:

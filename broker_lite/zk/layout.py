@@ -14,7 +14,8 @@ The tree (``[x]`` is a variable name, ``->`` the data; ``E`` ephemeral, ``S`` se
                                                      "adding_replicas":{},"removing_replicas":{}}
     /brokers/topics/[topic]/partitions/[p]/state -> {"controller_epoch":1,"leader":1,"version":1,
                                                      "leader_epoch":0,"isr":[1]}
-    /config/topics/[topic]                       -> {"version":1,"config":{"cleanup.policy":"compact"}}
+    /config/topics/[topic]                       -> {"version":1,
+                                                     "config":{"cleanup.policy":"compact"}}
     /config/changes/config_change_[seq]      S   -> {"version":2,"entity_path":"topics/<topic>"}
     /admin/delete_topics/[topic]                 (no data)
     /latest_producer_id_block                    -> {"version":1,"broker":1,"block_start":"0",
@@ -192,7 +193,8 @@ class ControllerZNode:
 
     @staticmethod
     def encode(info: ControllerInfo) -> bytes:
-        return _dump({"version": 1, "brokerid": info.broker_id, "timestamp": str(info.timestamp_ms)})
+        return _dump({"version": 1, "brokerid": info.broker_id,
+                      "timestamp": str(info.timestamp_ms)})
 
     @staticmethod
     def decode(data: bytes | None, path: str = PATH) -> ControllerInfo:
@@ -537,7 +539,8 @@ class ConsumerIdZNode:
         obj = _load(data, path)
         subscription = _get(obj, "subscription", dict, path)
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in subscription.values()):
-            raise MalformedZnodeError(path, f"subscription counts must be integers: {subscription!r}")
+            raise MalformedZnodeError(path,
+                                      f"subscription counts must be integers: {subscription!r}")
         return ConsumerRegistration(subscription, _get(obj, "pattern", str, path),
                                     _int_string(obj, "timestamp", path))
 

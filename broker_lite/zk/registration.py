@@ -29,7 +29,8 @@ from .layout import (
 RESERVED_BROKER_MAX_ID = 1000
 
 
-def generate_broker_id(client: KazooClient, reserved_broker_max_id: int = RESERVED_BROKER_MAX_ID) -> int:
+def generate_broker_id(client: KazooClient,
+                       reserved_broker_max_id: int = RESERVED_BROKER_MAX_ID) -> int:
     """A new broker id, unique across the cluster."""
     try:
         stat = client.set(BrokerSequenceIdZNode.PATH, b"")

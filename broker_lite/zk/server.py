@@ -103,7 +103,8 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def _pdeathsig_preexec() -> Callable[[], None] | None:
     """A pre-exec hook asking Linux to SIGTERM the child when the starting thread dies."""
-    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
+    if not sys.platform.startswith("linux") \
+            or threading.current_thread() is not threading.main_thread():
         return None
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl

@@ -1,5 +1,6 @@
 """A ZooKeeper server in the foreground, configured by a Kafka ``zookeeper.properties`` file, as
-Kafka's ``zookeeper-server-start.sh`` runs one: ``python -m broker_lite.zk conf/zookeeper.properties``.
+Kafka's ``zookeeper-server-start.sh`` runs one:
+``python -m broker_lite.zk conf/zookeeper.properties``.
 
 Keys read (the rest go to ``zoo.cfg`` unchanged, as ZooKeeper would read them)::
 

@@ -64,7 +64,8 @@ def wait_until(predicate: Callable[[], object], timeout: float = 10.0, message: 
         if result:
             return result
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting until {message or predicate}")
+            raise AssertionError(
+                f"timed out after {timeout} s waiting until {message or predicate}")
         time.sleep(0.02)
 
 
@@ -153,7 +154,8 @@ def standalone_zookeeper(tmp_path_factory) -> Iterator[str]:
     yield f"127.0.0.1:{port}"
     process.send_signal(signal.SIGTERM)
     output = process.communicate(timeout=20)[0]
-    assert process.returncode == 0, f"standalone ZooKeeper exited with {process.returncode}:\n{output}"
+    assert process.returncode == 0, (
+        f"standalone ZooKeeper exited with {process.returncode}:\n{output}")
 
 
 @pytest.fixture(scope="session")

@@ -49,7 +49,8 @@ def median_seconds(fn, repeat: int) -> float:
 
 
 def kpy_decode(buffer: bytes) -> int:
-    return batches_to_arrow(iter_batches(buffer, validate=True), topic="bench", partition=0).num_rows
+    return batches_to_arrow(iter_batches(buffer, validate=True), topic="bench",
+                            partition=0).num_rows
 
 
 def kafka_python_decode(buffer: bytes) -> int:
@@ -105,8 +106,10 @@ def run(batches: int, repeat: int) -> list[dict]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batches", type=int, default=40, help="batches per run (5,000 records each)")
-    parser.add_argument("--repeat", type=int, default=7, help="runs per figure; the median is shown")
+    parser.add_argument("--batches", type=int, default=40,
+                        help="batches per run (5,000 records each)")
+    parser.add_argument("--repeat", type=int, default=7,
+                        help="runs per figure; the median is shown")
     args = parser.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})

@@ -13,8 +13,9 @@ exact).
 ...     "duration_ms": [10, 20, 5]})
 >>> expected = ExpectedAggregates()
 >>> expected.add(views)
->>> sorted(expected.result().items())
-[(WindowKey(start_ms=60000, page='/'), Counts(views=2, dwell_ms=30)), (WindowKey(start_ms=120000, page='/docs'), Counts(views=1, dwell_ms=5))]
+>>> sorted(expected.result().items())  # doctest: +NORMALIZE_WHITESPACE
+[(WindowKey(start_ms=60000, page='/'), Counts(views=2, dwell_ms=30)),
+ (WindowKey(start_ms=120000, page='/docs'), Counts(views=1, dwell_ms=5))]
 """
 
 from __future__ import annotations

@@ -55,8 +55,8 @@ def test_positions():
     by_ts = parse(subscribe="t", startingOffsetsByTimestamp='{"t": {"0": 5}}',
                   startingOffsetsByTimestampStrategy="latest").starting
     assert (by_ts.kind, by_ts.strategy) == ("timestamps", "latest")
-    group = parse(subscribe="t", startingOffsets="group", **{"kafka.group.id": "g",
-                                                              "startingOffsets.fallback": "earliest"})
+    group = parse(subscribe="t", startingOffsets="group",
+                  **{"kafka.group.id": "g", "startingOffsets.fallback": "earliest"})
     assert (group.starting.kind, group.starting.fallback, group.group_id) == (
         "group", "earliest", "g")
     ending = parse(subscribe="t", endingOffsets='{"t": {"0": -1}}').ending

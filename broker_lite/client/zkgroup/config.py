@@ -32,10 +32,11 @@ to ``[hostname]-[ms since the epoch]-[8 hex digits of a random UUID]``. Every ot
 >>> config.consumer_id, config.offsets_storage, config.dual_commit_enabled, config.auto_offset_reset
 ('g_c1', 'kafka', False, 'largest')
 >>> ZooKeeperConsumerConfig({"zookeeper.connect": "zk", "group.id": "g",
-...                          "auto.offset.reset": "earliest"})
+...                          "auto.offset.reset": "earliest"})  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-broker_lite.client.errors.ConfigError: auto.offset.reset: expected one of smallest, largest, got 'earliest'
+broker_lite.client.errors.ConfigError: auto.offset.reset: expected one of smallest, largest,
+got 'earliest'
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ class ZooKeeperConsumerConfig:
                 raise ConfigError(key, "required")
         for name, value in values.items():
             setattr(self, name.replace(".", "_"), value)
-        self.consumer_id: str = f"{self.group_id}_{values['consumer.id'] or generated_consumer_id()}"
+        consumer_id = values["consumer.id"] or generated_consumer_id()
+        self.consumer_id: str = f"{self.group_id}_{consumer_id}"
         # validate the client's settings now, against a placeholder when brokers are discovered
         ClientConfig({**self.client_settings,
                       "bootstrap.servers": self.bootstrap_servers or "127.0.0.1:9092"})

@@ -1,4 +1,5 @@
-"""The errors of ZooKeeper-based consumer groups; each names the group, consumer or znode involved."""
+"""The errors of ZooKeeper-based consumer groups; each names the group, consumer or znode
+involved."""
 
 from __future__ import annotations
 

@@ -389,7 +389,8 @@ def _constant_string(text: str, n: int) -> pa.Array:
 
 
 def _headers(d: np.ndarray, data: pa.Buffer, pos: np.ndarray, ends: np.ndarray) -> pa.Array:
-    """The ``headers`` column: each record's header entries, decoded header index by header index."""
+    """The ``headers`` column: each record's header entries, decoded header index by header
+    index."""
     count, pos = _varints(d, pos, ends, 5, "headerCount")
     if (count < 0).any():
         raise CorruptRecordError("a record has a negative header count")

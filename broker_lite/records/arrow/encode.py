@@ -178,8 +178,8 @@ def _header_sections(headers: pa.Array | None, n: int) -> pa.Array:
 
 def _zero_counts(n: int) -> pa.Array:
     """headerCount 0 for every row: one zero byte each."""
-    return pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(np.arange(n + 1, dtype=np.int32)),
-                                                  pa.py_buffer(bytes(n))])
+    offsets = pa.py_buffer(np.arange(n + 1, dtype=np.int32))
+    return pa.Array.from_buffers(pa.binary(), n, [None, offsets, pa.py_buffer(bytes(n))])
 
 
 def _data_of(column: pa.Array) -> memoryview:

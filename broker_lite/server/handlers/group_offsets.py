@@ -7,8 +7,8 @@ the others committed. v2-v4 may give a retention time, which sets the commit's o
 commit time is the broker's clock. OffsetFetch answers from the coordinator's cache: -1 and empty
 metadata for a partition without a commit, every committed partition when no topics are named
 (v2+), several groups in one request (v8+); with RequireStable (v7+), UNSTABLE_OFFSET_COMMIT
-for a partition whose offset an open transaction commits. Group-level errors travel per partition in v1, in
-the response in v2-v7, per group in v8+.
+for a partition whose offset an open transaction commits. Group-level errors travel per
+partition in v1, in the response in v2-v7, per group in v8+.
 """
 
 from broker_lite.coordinator import GroupCoordinator

@@ -2,9 +2,10 @@
 
 With one replica per partition, acks=1 and acks=-1 (all) are both satisfied once the leader has
 appended; acks=0 gets no response at all, and when a partition failed the connection is closed
-(the only signal such a client gets: it refreshes its metadata before sending more). Each partition's outcome is independent: a corrupt batch
-for one partition does not fail the others. Kafka's internal topics are written by the
-coordinators only: a Produce to them is answered INVALID_TOPIC_EXCEPTION.
+(the only signal such a client gets: it refreshes its metadata before sending more). Each
+partition's outcome is independent: a corrupt batch for one partition does not fail the others.
+Kafka's internal topics are written by the coordinators only: a Produce to them is answered
+INVALID_TOPIC_EXCEPTION.
 
 Batches of idempotent producers are checked by the log against the partition's producer state.
 A retry of a batch already written is answered as Kafka 3.x answers it: no error, the offset it

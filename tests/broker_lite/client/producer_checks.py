@@ -114,7 +114,7 @@ def raw_batches(client: KafkaClient, tp: TopicPartition) -> list[RecordBatch]:
     return batches
 
 
-# -- a scripted broker for producers ----------------------------------------------------------------
+# -- a scripted broker for producers ---------------------------------------------------------------
 
 
 def init_producer_id(producer_id=4000, epoch=0, error=0):

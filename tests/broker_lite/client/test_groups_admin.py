@@ -173,7 +173,7 @@ def test_group_ids_are_checked_before_anything_is_sent():
             client.admin.groups.delete_groups([None])
 
 
-# -- against brokers ---------------------------------------------------------------------------------
+# -- against brokers -------------------------------------------------------------------------------
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import pytest
 from scripted_broker import ScriptedBroker, ScriptedLog, serve_logs
 
 from broker_lite.client import (
-    LOG_END,
     InvalidArgumentError,
     KafkaClient,
     KafkaTimeoutError,

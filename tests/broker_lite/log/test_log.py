@@ -83,7 +83,8 @@ def open_log(tmp_path, clock):
 def test_offsets_are_assigned_consecutively_and_reads_return_what_was_appended(open_log):
     log = open_log()
     infos = [log.append(batch(i, n=3)) for i in range(5)]
-    assert [(i.first_offset, i.last_offset) for i in infos] == [(3 * i, 3 * i + 2) for i in range(5)]
+    assert [(i.first_offset, i.last_offset) for i in infos] == [
+        (3 * i, 3 * i + 2) for i in range(5)]
     assert log.log_end_offset == 15
     assert [r.key for r in read_all(log)] == [b"key-%d" % i for i in range(15)]
 
@@ -95,7 +96,8 @@ def test_reads_are_byte_identical_to_the_appended_batches_after_offset_assignmen
         log.append(data)
     stored = log.read(0, 1 << 20).read()
     expected = b"".join(
-        struct.pack(">qii", 2 * i, len(data) - 12, 0) + data[16:] for i, data in enumerate(appended))
+        struct.pack(">qii", 2 * i, len(data) - 12, 0) + data[16:]
+        for i, data in enumerate(appended))
     assert stored == expected
 
 

@@ -78,7 +78,8 @@ def to_kp_kwargs(struct: Struct, kp_struct, body: dict, version: int, flexible: 
     kwargs = {}
     for of, tf in _pairs(struct, kp_struct, version, flexible):
         value = body.get(of.key, of.default)
-        if of.tag is not None and version in of.tagged and flexible and _is_default(of, value, version):
+        if of.tag is not None and version in of.tagged and flexible \
+                and _is_default(of, value, version):
             continue  # kafka-python writes every tagged field it is given; ours skip defaults
         kwargs[tf.name] = _to_kp_value(of, tf, value, version, flexible)
     return kwargs
@@ -86,7 +87,8 @@ def to_kp_kwargs(struct: Struct, kp_struct, body: dict, version: int, flexible: 
 
 def _is_default(of, value, version) -> bool:
     if of.struct is not None and not of.is_array and value is not None:
-        return present_only(of.struct, value, version, True) == present_only(of.struct, {}, version, True)
+        return (present_only(of.struct, value, version, True)
+                == present_only(of.struct, {}, version, True))
     return value == of.default
 
 
@@ -115,7 +117,8 @@ def _to_kp_value(of, tf, value, version, flexible):
             return value.tobytes()
         return value
     if of.is_array:
-        return [tf.data_class(**to_kp_kwargs(of.struct, tf, item, version, flexible)) for item in value]
+        return [tf.data_class(**to_kp_kwargs(of.struct, tf, item, version, flexible))
+                for item in value]
     return tf.data_class(**to_kp_kwargs(of.struct, tf, value, version, flexible))
 
 

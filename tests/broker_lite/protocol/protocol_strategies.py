@@ -42,7 +42,8 @@ def _primitive(type_name: str) -> st.SearchStrategy:
     raise AssertionError(type_name)
 
 
-def value_strategy(field: Field, version: int, flexible: bool, unknown_tags: bool) -> st.SearchStrategy:
+def value_strategy(field: Field, version: int, flexible: bool,
+                   unknown_tags: bool) -> st.SearchStrategy:
     if field.struct is not None:
         item = body_strategy(field.struct, version, flexible, unknown_tags)
     else:
@@ -66,7 +67,8 @@ def body_strategy(struct: Struct, version: int, flexible: bool, unknown_tags: bo
     }
     optional = {}
     if flexible and unknown_tags:
-        optional[UNKNOWN_TAGGED_FIELDS] = st.dictionaries(UNKNOWN_TAGS, st.binary(max_size=6), min_size=1, max_size=2)
+        optional[UNKNOWN_TAGGED_FIELDS] = st.dictionaries(UNKNOWN_TAGS, st.binary(max_size=6),
+                                                          min_size=1, max_size=2)
     return st.fixed_dictionaries(parts, optional=optional)
 
 

@@ -25,8 +25,10 @@ def test_public_schema_api_reads_any_field_for_any_version():
     encode(METADATA_REQUEST, 0, {"topics": [{"name": "a"}], "allow_auto_topic_creation": False}, w)
     body = decode(METADATA_REQUEST, 0, Reader(w.getvalue()))
     # allow_auto_topic_creation does not exist in v0: ignored on encode, default on decode
-    assert body == {"topics": [{"topic_id": uuid.UUID(int=0), "name": "a"}], "allow_auto_topic_creation": True,
-                    "include_cluster_authorized_operations": False, "include_topic_authorized_operations": False}
+    assert body == {"topics": [{"topic_id": uuid.UUID(int=0), "name": "a"}],
+                    "allow_auto_topic_creation": True,
+                    "include_cluster_authorized_operations": False,
+                    "include_topic_authorized_operations": False}
     with pytest.raises(UnsupportedVersionError):
         decode(PRODUCE_REQUEST, 12, Reader(b""))
 
@@ -55,7 +57,8 @@ def test_unknown_tagged_fields_are_kept_and_re_emitted_in_order():
     }
     encoded = encode_bytes(msg, 3, body)
     # the top-level section is the tail: 3 fields, tags 1 (an int64), 4 and 9, ascending
-    assert encoded.endswith(bytes([3, 1, 8]) + (5).to_bytes(8, "big") + bytes([4, 0, 9, 3]) + b"xyz")
+    assert encoded.endswith(bytes([3, 1, 8]) + (5).to_bytes(8, "big")
+                            + bytes([4, 0, 9, 3]) + b"xyz")
     decoded = decode(msg, 3, Reader(encoded))
     assert decoded["_unknown_tagged_fields"] == {4: b"", 9: b"xyz"}
     assert decoded["api_keys"][0]["_unknown_tagged_fields"] == {7: b"\x01"}

@@ -52,8 +52,10 @@ GOLDEN_REQUESTS = [
     (framed(i16(18) + i16(0) + i32(1) + string("cli")),
      RequestHeader(18, 0, 1, "cli"), {"client_software_name": "", "client_software_version": ""}),
     # ApiVersions v3: header v2 (client id still int16-length), tagged fields, compact strings
-    (framed(i16(18) + i16(3) + i32(2) + string("cli") + b"\x00" + cstring("kpy") + cstring("0.1") + b"\x00"),
-     RequestHeader(18, 3, 2, "cli"), {"client_software_name": "kpy", "client_software_version": "0.1"}),
+    (framed(i16(18) + i16(3) + i32(2) + string("cli") + b"\x00"
+            + cstring("kpy") + cstring("0.1") + b"\x00"),
+     RequestHeader(18, 3, 2, "cli"),
+     {"client_software_name": "kpy", "client_software_version": "0.1"}),
     # Metadata v1 with a null client id and a null topic list (all topics)
     (framed(i16(3) + i16(1) + i32(3) + i16(-1) + i32(-1)),
      RequestHeader(3, 1, 3, None), {"topics": None, "allow_auto_topic_creation": True}),
@@ -61,8 +63,8 @@ GOLDEN_REQUESTS = [
     (framed(i16(3) + i16(9) + i32(4) + string("c") + b"\x00"
             + b"\x02" + cstring("events") + b"\x00" + b"\x00" + b"\x01\x00" + b"\x00"),
      RequestHeader(3, 9, 4, "c"),
-     {"topics": [{"name": "events", "topic_id": uuid.UUID(int=0)}], "allow_auto_topic_creation": False,
-      "include_topic_authorized_operations": False}),
+     {"topics": [{"name": "events", "topic_id": uuid.UUID(int=0)}],
+      "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}),
     # Produce v3: transactional id null, acks -1, timeout, one topic, one partition, records
     (framed(i16(0) + i16(3) + i32(5) + string("p") + i16(-1) + i16(-1) + i32(1000)
             + i32(1) + string("t") + i32(1) + i32(0) + i32(3) + b"abc"),
@@ -85,8 +87,8 @@ def test_golden_request_frames(frame, header, body):
     got_header, got_body = parse_request(frame[4:])
     assert got_header == header
     subset(body, got_body)
-    assert encode_request(header.api_key, header.api_version, header.correlation_id, header.client_id,
-                          got_body) == frame
+    assert encode_request(header.api_key, header.api_version, header.correlation_id,
+                          header.client_id, got_body) == frame
 
 
 GOLDEN_RESPONSES = [
@@ -121,9 +123,11 @@ def test_golden_response_frames(api_key, version, corr, body, payload):
 # -- header versions and errors --------------------------------------------------------------------
 
 @pytest.mark.parametrize("api_key,version,request_hv,response_hv", [
-    (ApiKey.PRODUCE, 8, 1, 0), (ApiKey.PRODUCE, 9, 2, 1), (ApiKey.FETCH, 11, 1, 0), (ApiKey.FETCH, 12, 2, 1),
+    (ApiKey.PRODUCE, 8, 1, 0), (ApiKey.PRODUCE, 9, 2, 1),
+    (ApiKey.FETCH, 11, 1, 0), (ApiKey.FETCH, 12, 2, 1),
     (ApiKey.API_VERSIONS, 2, 1, 0), (ApiKey.API_VERSIONS, 3, 2, 0), (ApiKey.API_VERSIONS, 9, 2, 0),
-    (ApiKey.DESCRIBE_CLUSTER, 0, 2, 1), (ApiKey.SASL_HANDSHAKE, 1, 1, 0), (ApiKey.OFFSET_DELETE, 0, 1, 0),
+    (ApiKey.DESCRIBE_CLUSTER, 0, 2, 1), (ApiKey.SASL_HANDSHAKE, 1, 1, 0),
+    (ApiKey.OFFSET_DELETE, 0, 1, 0),
 ])
 def test_header_versions(api_key, version, request_hv, response_hv):
     assert request_header_version(api_key, version) == request_hv
@@ -275,7 +279,8 @@ PRIMITIVES = [
     ("int32", 1, b"\x00\x00\x00\x01"), ("uint32", 4294967295, b"\xff\xff\xff\xff"),
     ("int64", -1, b"\xff" * 8), ("float64", 1.5, struct.pack(">d", 1.5)),
     ("uuid", uuid.UUID(int=1), b"\x00" * 15 + b"\x01"), ("uuid", uuid.UUID(int=0), b"\x00" * 16),
-    ("unsigned_varint", 300, b"\xac\x02"), ("varint", -1, b"\x01"), ("varlong", 1 << 40, b"\x80\x80\x80\x80\x80\x40"),
+    ("unsigned_varint", 300, b"\xac\x02"), ("varint", -1, b"\x01"),
+    ("varlong", 1 << 40, b"\x80\x80\x80\x80\x80\x40"),
     ("string", "ü", b"\x00\x02\xc3\xbc"), ("nullable_string", None, b"\xff\xff"),
     ("compact_string", "", b"\x01"), ("compact_nullable_string", None, b"\x00"),
     ("bytes", b"ab", b"\x00\x00\x00\x02ab"), ("nullable_bytes", None, b"\xff\xff\xff\xff"),
@@ -284,7 +289,8 @@ PRIMITIVES = [
 ]
 
 
-@pytest.mark.parametrize("kind,value,data", PRIMITIVES, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(PRIMITIVES)])
+@pytest.mark.parametrize("kind,value,data", PRIMITIVES,
+                         ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(PRIMITIVES)])
 def test_primitives_both_ways(kind, value, data):
     w = Writer()
     getattr(w, kind)(value)
@@ -299,7 +305,8 @@ def test_primitives_both_ways(kind, value, data):
 
 @pytest.mark.parametrize("kind,data", [
     ("string", b"\x7f\xff"), ("bytes", b"\x7f\xff\xff\xff"), ("records", b"\x7f\xff\xff\xff"),
-    ("compact_bytes", b"\xff\xff\xff\xff\x0f"), ("string", b"\xff\xfe"), ("bytes", b"\xff\xff\xff\xfe"),
+    ("compact_bytes", b"\xff\xff\xff\xff\x0f"), ("string", b"\xff\xfe"),
+    ("bytes", b"\xff\xff\xff\xfe"),
     ("compact_string", b"\x00"), ("string", b"\x00\x02\xff\xfe"), ("unsigned_varint", b"\xff" * 6),
     ("uuid", b"\x00" * 15),
 ])
@@ -321,8 +328,9 @@ def test_huge_array_counts_are_rejected_before_allocating():
 
 def test_error_codes():
     assert ErrorCode(0) is ErrorCode.NONE and ErrorCode(-1) is ErrorCode.UNKNOWN_SERVER_ERROR
-    expected = {1: "OFFSET_OUT_OF_RANGE", 3: "UNKNOWN_TOPIC_OR_PARTITION", 6: "NOT_LEADER_OR_FOLLOWER",
-                10: "MESSAGE_TOO_LARGE", 16: "NOT_COORDINATOR", 22: "ILLEGAL_GENERATION", 32: "INVALID_TIMESTAMP",
+    expected = {1: "OFFSET_OUT_OF_RANGE", 3: "UNKNOWN_TOPIC_OR_PARTITION",
+                6: "NOT_LEADER_OR_FOLLOWER", 10: "MESSAGE_TOO_LARGE", 16: "NOT_COORDINATOR",
+                22: "ILLEGAL_GENERATION", 32: "INVALID_TIMESTAMP",
                 35: "UNSUPPORTED_VERSION", 36: "TOPIC_ALREADY_EXISTS", 42: "INVALID_REQUEST",
                 56: "KAFKA_STORAGE_ERROR", 79: "MEMBER_ID_REQUIRED", 100: "UNKNOWN_TOPIC_ID",
                 109: "OFFSET_MOVED_TO_TIERED_STORAGE", 110: "FENCED_MEMBER_EPOCH"}

@@ -84,7 +84,8 @@ def _draw(strategy, rng: random.Random):
 
     seed = rng.randrange(1 << 30)
     return find(strategy, lambda _: True,
-                settings=settings(database=None, max_examples=1, derandomize=False, phases=["generate"]),
+                settings=settings(database=None, max_examples=1, derandomize=False,
+                                  phases=["generate"]),
                 random=random.Random(seed))
 
 
@@ -96,7 +97,8 @@ def valid_frames():
 def test_truncations_and_bit_flips(valid_frames):
     rng = random.Random(7)
     for api_key, version, request, response in valid_frames:
-        for cut in sorted({0, 1, len(request) // 2, len(request) - 1, *rng.sample(range(len(request) + 1), 3)}):
+        cuts = {0, 1, len(request) // 2, len(request) - 1, *rng.sample(range(len(request) + 1), 3)}
+        for cut in sorted(cuts):
             _parse(request[:cut])
         for cut in sorted({0, len(response) // 2, len(response) - 1}):
             _parse_response(api_key, version, response[:max(cut, 0)])

@@ -85,7 +85,8 @@ BATCH = build_batch([(b"k1", b"v1"), (None, b"v2")], timestamp=1_700_000_000_000
 MESSAGE_SET = build_message_set([(b"k", b"v")], magic=1, timestamp=1_700_000_000_000)
 
 
-def kp_frame(request, version: int, correlation_id: int = 42, client_id: str | None = "kp-client") -> bytes:
+def kp_frame(request, version: int, correlation_id: int = 42,
+             client_id: str | None = "kp-client") -> bytes:
     request.with_header(correlation_id=correlation_id, client_id=client_id)
     return bytes(request.encode(version=version, header=True, framed=True))
 
@@ -299,10 +300,12 @@ def test_kafka_python_request_parses(api, version, build, expected):
     assert int.from_bytes(frame[:4], "big") == len(frame) - 4
     header, body = parse_request(frame[4:])
     assert header.api_key == ApiKey[_upper(api)]
-    assert (header.api_version, header.correlation_id, header.client_id) == (version, 1234 + version, "kp-client")
+    assert (header.api_version, header.correlation_id, header.client_id) \
+        == (version, 1234 + version, "kp-client")
     subset(expected, body)
     # and our encoding of what we decoded is byte for byte what kafka-python sent
-    assert encode_request(header.api_key, version, header.correlation_id, "kp-client", body) == frame
+    wire = encode_request(header.api_key, version, header.correlation_id, "kp-client", body)
+    assert wire == frame
 
 
 def _upper(name: str) -> str:
@@ -312,7 +315,8 @@ def _upper(name: str) -> str:
 
 def test_produce_records_are_views_into_the_frame():
     request = PR(transactional_id=None, acks=1, timeout_ms=1, topic_data=[PR.TopicProduceData(
-        name="t", partition_data=[PR.TopicProduceData.PartitionProduceData(index=0, records=BATCH)])])
+        name="t",
+        partition_data=[PR.TopicProduceData.PartitionProduceData(index=0, records=BATCH)])])
     frame = kp_frame(request, 7)[4:]
     _, body = parse_request(frame)
     records = body["topic_data"][0]["partition_data"][0]["records"]
@@ -554,7 +558,8 @@ def test_cross_decoding_with_kafka_python(name, version, data):
     if message.kind == "request":
         frame = kp_frame(theirs, version, correlation_id=99)
         header, ours = parse_request(frame[4:])
-        assert (header.api_version, header.correlation_id, header.client_id) == (version, 99, "kp-client")
+        assert (header.api_version, header.correlation_id, header.client_id) \
+            == (version, 99, "kp-client")
         wire = encode_request(key, version, 99, "kp-client", body)
         assert wire == frame
     else:

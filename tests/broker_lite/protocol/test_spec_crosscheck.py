@@ -22,7 +22,8 @@ import pytest
 from broker_lite.protocol import API_SCHEMAS, ApiKey
 from broker_lite.protocol.messages import ALL_MESSAGES
 
-SPECS = Path(__file__).resolve().parents[3].parent / "shared" / "reference" / "kafka-message-schemas"
+SPECS = (Path(__file__).resolve().parents[3].parent
+         / "shared" / "reference" / "kafka-message-schemas")
 
 pytestmark = pytest.mark.skipif(
     not SPECS.is_dir(),
@@ -30,7 +31,14 @@ pytestmark = pytest.mark.skipif(
     "this project's workspace), so the declared schemas cannot be cross-checked",
 )
 
-REQUIRED_APIS = ["ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets", "OffsetForLeaderEpoch", "CreateTopics", "DeleteTopics", "CreatePartitions", "DescribeConfigs", "AlterConfigs", "IncrementalAlterConfigs", "DescribeCluster", "FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch", "ListGroups", "DescribeGroups", "DeleteGroups", "OffsetDelete", "SaslHandshake", "InitProducerId", "DescribeProducers", "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "WriteTxnMarkers", "TxnOffsetCommit", "DescribeTransactions", "ListTransactions"]
+REQUIRED_APIS = ["ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets",
+                 "OffsetForLeaderEpoch", "CreateTopics", "DeleteTopics", "CreatePartitions",
+                 "DescribeConfigs", "AlterConfigs", "IncrementalAlterConfigs", "DescribeCluster",
+                 "FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup",
+                 "OffsetCommit", "OffsetFetch", "ListGroups", "DescribeGroups", "DeleteGroups",
+                 "OffsetDelete", "SaslHandshake", "InitProducerId", "DescribeProducers",
+                 "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "WriteTxnMarkers",
+                 "TxnOffsetCommit", "DescribeTransactions", "ListTransactions"]
 
 PRIMITIVES = {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "string",
               "uuid", "bytes", "records"}
@@ -173,7 +181,8 @@ def test_api_keys_match_specs():
     for path in sorted(SPECS.glob("*Request.json")):
         spec = load_spec(path.stem)
         name = path.stem[: -len("Request")]
-        member = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)).upper()
+        words = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+        member = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", words).upper()
         assert ApiKey[member] == spec["apiKey"], name
         checked += 1
     assert checked == len(ApiKey)

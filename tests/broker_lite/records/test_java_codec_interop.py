@@ -29,12 +29,24 @@ public class JavaCodecs {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayInputStream in = new ByteArrayInputStream(input);
         switch (args[0]) {
-            case "snappy-compress": try (OutputStream s = new SnappyOutputStream(out)) { s.write(input); } break;
-            case "snappy-decompress": try (InputStream s = new SnappyInputStream(in)) { s.transferTo(out); } break;
-            case "zstd-compress": try (OutputStream s = new ZstdOutputStreamNoFinalizer(out)) { s.write(input); } break;
-            case "zstd-decompress": try (InputStream s = new ZstdInputStreamNoFinalizer(in)) { s.transferTo(out); } break;
-            case "gzip-compress": try (OutputStream s = new GZIPOutputStream(out, 8 * 1024)) { s.write(input); } break;
-            case "gzip-decompress": try (InputStream s = new GZIPInputStream(in)) { s.transferTo(out); } break;
+            case "snappy-compress":
+                try (OutputStream s = new SnappyOutputStream(out)) { s.write(input); }
+                break;
+            case "snappy-decompress":
+                try (InputStream s = new SnappyInputStream(in)) { s.transferTo(out); }
+                break;
+            case "zstd-compress":
+                try (OutputStream s = new ZstdOutputStreamNoFinalizer(out)) { s.write(input); }
+                break;
+            case "zstd-decompress":
+                try (InputStream s = new ZstdInputStreamNoFinalizer(in)) { s.transferTo(out); }
+                break;
+            case "gzip-compress":
+                try (OutputStream s = new GZIPOutputStream(out, 8 * 1024)) { s.write(input); }
+                break;
+            case "gzip-decompress":
+                try (InputStream s = new GZIPInputStream(in)) { s.transferTo(out); }
+                break;
             default: throw new IllegalArgumentException(args[0]);
         }
         System.out.write(out.toByteArray());
@@ -53,7 +65,8 @@ def java_codecs(tmp_path_factory):
     if not (java and javac):
         pytest.fail("Java 17 (java and javac) is required for the Java codec interop tests")
     jars = Path(pyspark.__file__).parent / "jars"
-    classpath = [str(next(jars.glob(pattern))) for pattern in ("snappy-java-*.jar", "zstd-jni-*.jar")]
+    classpath = [str(next(jars.glob(pattern)))
+                 for pattern in ("snappy-java-*.jar", "zstd-jni-*.jar")]
     work = tmp_path_factory.mktemp("java-codecs")
     (work / "JavaCodecs.java").write_text(JAVA_SOURCE)
     subprocess.run([javac, "-cp", os.pathsep.join(classpath), "-d", str(work),

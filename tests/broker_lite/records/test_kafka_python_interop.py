@@ -1,4 +1,5 @@
-"""Interoperability of broker_lite.records / broker_lite.records.arrow with kafka-python's own record codec.
+"""Interoperability of broker_lite.records / broker_lite.records.arrow with kafka-python's own
+record codec.
 
 Both directions, every message format kafka-python writes (magic 0, 1, 2) and every codec it
 allows with that magic:

@@ -145,9 +145,11 @@ def test_librdkafka_framing_is_what_the_reader_expects(produced_by_librdkafka):
             assert not section.startswith(XERIAL_MAGIC)
         if codec is CompressionType.LZ4:
             assert section.startswith(LZ4_FRAME_MAGIC)
-            descriptor_length = 2 + (8 if section[4] & 0x08 else 0) + (4 if section[4] & 0x01 else 0)
+            flags = section[4]  # the frame descriptor's FLG byte
+            descriptor_length = 2 + (8 if flags & 0x08 else 0) + (4 if flags & 0x01 else 0)
             descriptor = section[4:4 + descriptor_length]
-            assert section[4 + descriptor_length] == (xxhash.xxh32_intdigest(descriptor) >> 8) & 0xFF
+            header_checksum = (xxhash.xxh32_intdigest(descriptor) >> 8) & 0xFF
+            assert section[4 + descriptor_length] == header_checksum
 
 
 @pytest.mark.parametrize("codec", CODECS, ids=[c.kafka_name for c in CODECS])

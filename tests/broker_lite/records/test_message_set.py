@@ -132,7 +132,8 @@ def test_key_length_overrunning_the_message_is_corrupt():
 
 @settings(max_examples=100, deadline=None)
 @given(
-    records=st.lists(st.tuples(st.none() | st.binary(max_size=50), st.none() | st.binary(max_size=200)),
+    records=st.lists(st.tuples(st.none() | st.binary(max_size=50),
+                               st.none() | st.binary(max_size=200)),
                      min_size=1, max_size=20),
     magic=st.sampled_from([0, 1]),
     codec=st.sampled_from(LEGACY_CODECS),

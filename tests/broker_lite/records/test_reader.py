@@ -62,7 +62,8 @@ def test_a_cut_at_any_byte_is_incomplete_not_corrupt():
 
 
 def test_batches_are_yielded_lazily():
-    data = build_batch([(None, b"ok")], timestamp=1) + b"\x00" * 8 + struct.pack(">i", 3) + bytes(20)
+    data = (build_batch([(None, b"ok")], timestamp=1)
+            + b"\x00" * 8 + struct.pack(">i", 3) + bytes(20))
     batches = iter_batches(data)
     assert next(batches).record_count == 1  # the bad entry after it is not looked at yet
     with pytest.raises(CorruptRecordError, match="size 3"):

@@ -70,7 +70,8 @@ def test_round_trip_every_codec(codec):
     assert batch.record_count == len(records)
     assert (batch.base_offset, batch.last_offset, batch.next_offset) == (100, 105, 106)
     decoded = list(batch)
-    assert [(r.offset, r.key, r.value, r.headers, r.timestamp, r.timestamp_type) for r in decoded] == [
+    assert [(r.offset, r.key, r.value, r.headers, r.timestamp, r.timestamp_type)
+            for r in decoded] == [
         (100 + i, key, value, tuple(rest[0]) if rest else (), 1_700_000_000_123,
          TimestampType.CREATE_TIME)
         for i, (key, value, *rest) in enumerate(records)

@@ -89,8 +89,8 @@ def attacks(rng: random.Random, topic: str):
     if kind == 4:
         return "unknown api", framed(struct.pack(">hhih", 999, 0, 1, -1)), "closed"
     if kind == 5:
-        return "unsupported version", framed(struct.pack(">hhih", int(ApiKey.PRODUCE), 99, 1, -1)), \
-            "closed"
+        return "unsupported version", \
+            framed(struct.pack(">hhih", int(ApiKey.PRODUCE), 99, 1, -1)), "closed"
     if kind == 6:
         data = bytearray(good_batch)
         data[rng.randrange(21, len(data))] ^= 1 << rng.randrange(8)

@@ -147,10 +147,12 @@ def test_set_topic_config_notifies(brokers):
     create_topic(client, "conf", 1, 1)
     set_topic_config(client, "conf", {"cleanup.policy": "compact", "segment.bytes": "1048576"})
     set_topic_config(client, "conf", {"cleanup.policy": "delete"})
-    assert client.get("/config/topics/conf")[0] == b'{"version":1,"config":{"cleanup.policy":"delete"}}'
+    assert client.get("/config/topics/conf")[0] \
+        == b'{"version":1,"config":{"cleanup.policy":"delete"}}'
     changes = sorted(client.get_children("/config/changes"))
     assert changes == ["config_change_0000000000", "config_change_0000000001"]
-    assert client.get("/config/changes/" + changes[0])[0] == b'{"version":2,"entity_path":"topics/conf"}'
+    assert client.get("/config/changes/" + changes[0])[0] \
+        == b'{"version":2,"entity_path":"topics/conf"}'
     with pytest.raises(UnknownTopicError):
         set_topic_config(client, "never", {})
 

@@ -52,7 +52,8 @@ def test_advertised_listeners_and_persistent_paths(start_zk_broker, zookeeper_cl
     registration = _json(zookeeper_client, "/brokers/ids/7")
     assert registration["endpoints"] == ["SSL://kafka.example:9093", "PLAINTEXT://kafka.example:9092"]
     assert (registration["host"], registration["port"]) == ("kafka.example", 9092)
-    assert registration["listener_security_protocol_map"] == {"SSL": "SSL", "PLAINTEXT": "PLAINTEXT"}
+    assert registration["listener_security_protocol_map"] \
+        == {"SSL": "SSL", "PLAINTEXT": "PLAINTEXT"}
     for path in PERSISTENT_PATHS:
         assert zookeeper_client.exists(path) is not None, path
 
@@ -71,7 +72,8 @@ def test_cluster_id_is_22_url_safe_chars_kept_across_restarts(start_zk_broker, z
 
 def test_a_live_broker_id_is_refused(start_zk_broker, zookeeper_client):
     first = start_zk_broker(3)
-    with pytest.raises(BrokerIdInUseError, match=r"broker id 3 is in use: /brokers/ids/3 belongs to"):
+    with pytest.raises(BrokerIdInUseError,
+                       match=r"broker id 3 is in use: /brokers/ids/3 belongs to"):
         start_zk_broker(3)
     # the refused broker left the first one's registration alone
     assert zookeeper_client.exists("/brokers/ids/3").ephemeralOwner == first.client.client_id[0]

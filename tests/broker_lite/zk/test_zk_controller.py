@@ -110,7 +110,8 @@ def test_controller_failover_bumps_the_epoch_and_reelects_its_leaders(start_zk_b
     # the controller's session ends (its client closes): its ephemeral znodes go with it
     brokers[0].client.stop()
     wait_until(lambda: zookeeper_client.exists("/controller")
-               and _json(zookeeper_client, "/controller")["brokerid"] != 1, message="new controller")
+               and _json(zookeeper_client, "/controller")["brokerid"] != 1,
+               message="new controller")
     assert zookeeper_client.get("/controller_epoch")[0] == b"2"
     new_controller = next(b for b in brokers[1:] if b.is_controller)
     assert new_controller.controller.epoch == 2

@@ -1,6 +1,6 @@
-import uuid
-
 """Znode paths and payloads, byte for byte as a Kafka 2.x broker writes them, both ways."""
+
+import uuid
 
 import pytest
 
@@ -80,7 +80,8 @@ PATHS = [
     (TopicZNode.path("events"), "/brokers/topics/events"),
     (TopicPartitionStateZNode.path("events", 3), "/brokers/topics/events/partitions/3/state"),
     (ConfigEntityZNode.path("topics", "events"), "/config/topics/events"),
-    (ConfigEntityChangeNotificationSequenceZNode.path(7), "/config/changes/config_change_0000000007"),
+    (ConfigEntityChangeNotificationSequenceZNode.path(7),
+     "/config/changes/config_change_0000000007"),
     (DeleteTopicsTopicZNode.path("events"), "/admin/delete_topics/events"),
     (ProducerIdBlockZNode.path(), "/latest_producer_id_block"),
     (ConsumerIdZNode.path("g", "c1"), "/consumers/g/ids/c1"),
@@ -120,12 +121,14 @@ def test_older_versions_decode():
         == TopicAssignment({0: (1,), 1: (2,)})
     broker = BrokerIdZNode.decode(
         b'{"jmx_port":-1,"timestamp":"1","host":"h","version":1,"port":9092}', "/brokers/ids/3")
-    assert broker.broker_id == 3 and broker.endpoints == (EndPoint("PLAINTEXT", "h", 9092, "PLAINTEXT"),)
+    assert broker.broker_id == 3 \
+        and broker.endpoints == (EndPoint("PLAINTEXT", "h", 9092, "PLAINTEXT"),)
     # version 3: endpoints, but no protocol map; the listener names are protocols
     broker = BrokerIdZNode.decode(
         b'{"jmx_port":-1,"timestamp":"1","endpoints":["SSL://h:9093"],"host":null,"version":3,'
         b'"port":-1}', "/brokers/ids/4")
-    assert broker.endpoints == (EndPoint("SSL", "h", 9093, "SSL"),) and broker.plaintext_endpoint is None
+    assert broker.endpoints == (EndPoint("SSL", "h", 9093, "SSL"),) \
+        and broker.plaintext_endpoint is None
 
 
 MALFORMED = [

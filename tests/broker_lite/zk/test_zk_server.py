@@ -168,7 +168,8 @@ def test_no_java_process_outlives_python(tmp_path, ending):
 
 def test_standalone_reads_kafka_zookeeper_properties(tmp_path):
     server = server_from_properties(read_properties(REPO / "conf" / "zookeeper.properties"))
-    assert (server.data_dir, server.port, server.host) == (Path("/tmp/zookeeper"), 2181, "127.0.0.1")
+    assert (server.data_dir, server.port, server.host) \
+        == (Path("/tmp/zookeeper"), 2181, "127.0.0.1")
     assert server.max_client_cnxns == 0 and server.tick_ms == 2000
     server = server_from_properties({"dataDir": str(tmp_path), "autopurge.purgeInterval": "1"})
     assert server.port == 2181 and server.settings == {"autopurge.purgeInterval": "1"}
