@@ -12,9 +12,11 @@ from broker_lite.records import build_batch
 from broker_lite.zk import ZkBroker, create_topic, delete_topic, get_topic_config
 from broker_lite.zk.client import connect_from_config
 from broker_lite.zk.testing import wait_until
+from kspark.testing.tiers import needs
 
 
 @pytest.fixture(scope="session", params=["embedded", "standalone"])
+@needs("zookeeper")  # the servers are looked up at run time, out of sight of the closure
 def zookeeper_ensemble(request) -> str:
     """The embedded server, and a separate one reached like an external ensemble (with the
     chroot every test gets)."""

@@ -6,8 +6,11 @@ import logging
 
 import pytest
 
+from kspark.testing.tiers import needs
+
 
 @pytest.fixture(scope="session", params=["embedded", "standalone"])
+@needs("zookeeper")  # the servers are looked up at run time, out of sight of the closure
 def zookeeper_ensemble(request) -> str:
     if request.param == "embedded":
         return request.getfixturevalue("zookeeper_server").connect_string
