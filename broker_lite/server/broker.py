@@ -1,9 +1,13 @@
 """One broker_lite broker: its logs, its place in the ZooKeeper cluster, and its listener.
 
 Start-up order, as a Kafka broker's: ZooKeeper (an embedded server when ``zookeeper.connect`` is
-unset), the logs (recovered if the last shutdown was not clean), the listener (so the port is known
-when registering), then registration and the controller election in ZooKeeper. Shutdown reverses
-it and leaves the clean-shutdown marker, so the next start skips recovery.
+unset), the logs (recovered if the last shutdown was not clean), the listener bound (so the port is
+known when registering), registration and the controller election in ZooKeeper, and last, once
+ZooKeeper shows this broker and a controller, request processing (Kafka's
+``SocketServer.enableRequestProcessing``). So the first answer any client gets already names the
+cluster id, this broker and the controller; a client that connects earlier waits for it.
+``start()`` returns only then. Shutdown reverses it and leaves the clean-shutdown marker, so the
+next start skips recovery.
 """
 
 import logging
@@ -32,7 +36,7 @@ from . import meta_properties
 from .admin import ZkTopicAdmin
 from .apis import handlers
 from .dispatcher import Dispatcher, supported_versions
-from .metadata import ClusterMetadata
+from .metadata import BrokerInfo, ClusterMetadata
 from .network import SocketServer
 from .purgatory import Purgatory
 from .services import HandlerServices
@@ -40,9 +44,13 @@ from .services import HandlerServices
 logger = logging.getLogger(__name__)
 
 
+class BrokerNotReadyError(Exception):
+    """ZooKeeper did not show this broker registered and a controller elected in time."""
+
+
 class Broker:
-    """A broker: ``Broker(config).start()`` serves until ``stop()``; ``port`` is where it
-    listens (useful with ``listeners=PLAINTEXT://127.0.0.1:0``)."""
+    """A broker: ``Broker(config).start()`` returns once it serves requests, and it serves until
+    ``stop()``; ``port`` is where it listens (useful with ``listeners=PLAINTEXT://127.0.0.1:0``)."""
 
     def __init__(self, config: BrokerConfig):
         self.config = config
@@ -95,18 +103,22 @@ class Broker:
             listener.host, listener.port, Dispatcher(api_handlers, services),
             max_request_bytes=config["socket.request.max.bytes"],
             idle_timeout_ms=config["connections.max.idle.ms"],
-        ).start()
+        ).start()  # bound: the port is known, but no request is served yet
         advertised = self._advertised(listener, self.server.port)
         self._wait_for_previous_session(client, config["broker.id"])
         self.zk_broker = ZkBroker(client, config, partitions, endpoints=(advertised,))
         self.zk_broker.start()
         partitions.broker_id = self.zk_broker.broker_id
         services.cluster_id = self.zk_broker.cluster_id
+        cluster.local_broker = BrokerInfo(services.broker_id, advertised.host, advertised.port,
+                                          config["broker.rack"])
         meta_properties.check_cluster(recorded, services.cluster_id)
         meta_properties.write(log_dirs, meta_properties.BrokerMetadata(services.broker_id,
                                                                        services.cluster_id))
         client.ChildrenWatch(CONFIG_CHANGES_PATH, self._on_config_changes)
         self.logs.start_background_tasks(cleaner_interval_ms=config["log.cleaner.backoff.ms"])
+        self._wait_until_shown(cluster)
+        self.server.enable_request_processing()
         logger.info("broker %d listening on %s:%d (ZooKeeper %s)", services.broker_id,
                     advertised.host, advertised.port, self.zookeeper.connect_string)
 
@@ -122,6 +134,23 @@ class Broker:
             except Exception:  # a topic deleted meanwhile, a bad override: keep watching
                 logger.exception("could not reload the config of topic %s", topic)
         return True
+
+    def _wait_until_shown(self, cluster: ClusterMetadata) -> None:
+        """Wait until ZooKeeper lists this broker and names a controller (normally a few
+        milliseconds after registration; longer on a loaded machine), at most the ZooKeeper
+        connection timeout."""
+        timeout_ms = (self.config["zookeeper.connection.timeout.ms"]
+                      or self.config["zookeeper.session.timeout.ms"])
+        deadline = time.monotonic() + timeout_ms / 1000
+        pause = 0.005
+        while not cluster.shows_itself():
+            if time.monotonic() > deadline:
+                raise BrokerNotReadyError(
+                    f"ZooKeeper did not show broker {self.broker_id} registered with a "
+                    f"controller elected within {timeout_ms} ms "
+                    f"(controller: {cluster.controller_id()})")
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
     def _wait_for_previous_session(self, client: KazooClient, broker_id: int) -> None:
         """After a crash, this broker's id is still registered by its dead session until that

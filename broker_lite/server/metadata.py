@@ -5,6 +5,13 @@ ZooKeeper is the source of truth for all of it, so every broker answers Metadata
 the partitions live; a client then sends each partition's requests to its leader.
 :class:`ClusterMetadata` (the handlers' :class:`~.services.ClusterView`) reads it anew on every
 call.
+
+A broker that answers is alive, so the live brokers always include this one
+(:attr:`ClusterMetadata.local_broker`, set once it has registered) even while ZooKeeper does not
+show it (its registration is being renewed after a lost session): a Metadata answer never lists
+zero brokers, which would leave a client nowhere to send its next request. At start-up the broker
+serves no request before :meth:`ClusterMetadata.shows_itself` holds: ZooKeeper lists it and
+names a controller.
 """
 
 import uuid
@@ -57,9 +64,28 @@ class ClusterMetadata:
     def __init__(self, client: KazooClient, listener_name: str = "PLAINTEXT"):
         self.client = client
         self.listener_name = listener_name
+        self.local_broker: BrokerInfo | None = None  # this broker, once registered
         self._names_by_id: dict[uuid.UUID, str] = {}
 
     def brokers(self) -> list[BrokerInfo]:
+        """The live brokers by id: those registered in ZooKeeper, and this one."""
+        registered = self.registered_brokers()
+        local = self.local_broker
+        if local is None or any(b.broker_id == local.broker_id for b in registered):
+            return registered
+        return sorted([*registered, local], key=lambda b: b.broker_id)
+
+    def shows_itself(self) -> bool:
+        """ZooKeeper lists this broker among the live brokers and names a controller: what a
+        client's first Metadata answer needs (the controller is elected on a thread of its
+        own, a moment after registration)."""
+        local = self.local_broker
+        return local is not None \
+            and any(b.broker_id == local.broker_id for b in self.registered_brokers()) \
+            and self.controller_id() >= 0
+
+    def registered_brokers(self) -> list[BrokerInfo]:
+        """The brokers registered under ``/brokers/ids``, by id, at this listener's endpoint."""
         result = []
         for broker_id in live_broker_ids(self.client):
             registration = get_broker(self.client, broker_id)

@@ -11,6 +11,13 @@ size is checked against ``socket.request.max.bytes`` before any of the body is r
 connection silent for ``connections.max.idle.ms`` is closed. Responses are sent as chunks: bytes
 with ``sendall``, file regions (record data straight from segment files) with ``os.sendfile``,
 so Fetch data is never copied through Python.
+
+Binding and serving are two steps, as in Kafka's ``SocketServer`` (its constructor binds,
+``enableRequestProcessing`` starts the acceptors last): :meth:`SocketServer.start` binds and
+listens, so the port is known (the broker registers it in ZooKeeper); only
+:meth:`SocketServer.enable_request_processing` accepts connections and serves them. Clients
+that connect in between wait in the listen backlog, their requests unanswered, until the broker
+is ready.
 """
 
 import logging
@@ -136,9 +143,14 @@ class SocketServer:
         return self._listener.getsockname()[1]
 
     def start(self) -> "SocketServer":
-        listener = socket.create_server((self.host, self.requested_port), backlog=128,
-                                        reuse_port=False)
-        self._listener = listener
+        """Bind and listen; nothing is accepted until :meth:`enable_request_processing`."""
+        self._listener = socket.create_server((self.host, self.requested_port), backlog=128,
+                                              reuse_port=False)
+        return self
+
+    def enable_request_processing(self) -> "SocketServer":
+        """Accept connections and serve their requests (Kafka's ``enableRequestProcessing``)."""
+        assert self._listener is not None, "not started"
         self._accept_thread = threading.Thread(target=self._accept_loop, daemon=True,
                                                name=f"{self.name}-acceptor")
         self._accept_thread.start()

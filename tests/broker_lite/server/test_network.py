@@ -48,7 +48,8 @@ def server(tmp_path):
             return [struct.pack(">i", size), FileRegion(big_holder.fileno(), 3, size)]
         return [frame(text)]
 
-    srv = SocketServer("127.0.0.1", 0, handle, max_request_bytes=1000, idle_timeout_ms=500).start()
+    srv = SocketServer("127.0.0.1", 0, handle, max_request_bytes=1000, idle_timeout_ms=500)
+    srv.start().enable_request_processing()
     yield srv
     srv.stop()
     fd_holder.close()
