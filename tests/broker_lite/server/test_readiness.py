@@ -20,6 +20,7 @@ from broker_lite.zk.endpoints import EndPoint
 from broker_lite.zk.layout import BrokerRegistration
 from broker_lite.zk.registration import register_broker
 from broker_lite.zk.server import free_port
+from kspark.testing.tiers import needs
 
 METADATA_VERSION = 12
 
@@ -86,56 +87,61 @@ class StartInThread:
         return self.broker
 
 
-@pytest.mark.broker
-@pytest.mark.zookeeper
-def test_a_request_sent_during_start_up_is_answered_once_the_broker_is_ready(
-        zookeeper_connect, tmp_path, monkeypatch):
+@pytest.fixture
+@needs("broker", "zookeeper")
+def start_on_port(zookeeper_connect, tmp_path):
+    """``start_on_port(port) -> StartInThread``: broker 4 starting; stopped at the end."""
+    started: list[StartInThread] = []
+
+    def start(port: int) -> StartInThread:
+        started.append(StartInThread(broker_config(
+            zookeeper_connect, tmp_path, 4, {"listeners": f"PLAINTEXT://127.0.0.1:{port}"})))
+        return started[-1]
+
+    yield start
+    for starting in started:
+        starting.started.wait(60)
+        starting.broker.stop()
+
+
+def assert_shows_broker_and_controller(answer: dict, broker: Broker, port: int) -> None:
+    assert [(b["node_id"], b["host"], b["port"]) for b in answer["brokers"]] == [
+        (4, "127.0.0.1", port)]
+    assert answer["controller_id"] == 4
+    assert answer["cluster_id"] == broker.services.cluster_id is not None
+
+
+def test_a_request_sent_during_start_up_is_answered_once_the_broker_is_ready(start_on_port,
+                                                                             monkeypatch):
     ready = threading.Event()
     shows_itself = ClusterMetadata.shows_itself
     monkeypatch.setattr(ClusterMetadata, "shows_itself",
                         lambda self: ready.is_set() and shows_itself(self))
     port = free_port()
-    starting = StartInThread(broker_config(zookeeper_connect, tmp_path, 4,
-                                           {"listeners": f"PLAINTEXT://127.0.0.1:{port}"}))
+    starting = start_on_port(port)
     try:
         with connect_when_bound(port) as sock:
             sock.sendall(metadata_request())
             sock.settimeout(1)
             with pytest.raises(TimeoutError):
-                sock.recv(1)
+                sock.recv(1)  # the port is bound, the broker not ready: no answer
             assert not starting.started.is_set()
             ready.set()
             sock.settimeout(30)
             answer = read_metadata(sock)
-        broker = starting.join()
-        assert [b["node_id"] for b in answer["brokers"]] == [4]
-        assert answer["brokers"][0]["port"] == port
-        assert answer["controller_id"] == 4
-        assert answer["cluster_id"] == broker.services.cluster_id is not None
     finally:
         ready.set()
-        starting.started.wait(60)
-        starting.broker.stop()
+    assert_shows_broker_and_controller(answer, starting.join(), port)
 
 
-@pytest.mark.broker
-@pytest.mark.zookeeper
-def test_the_first_metadata_answer_lists_this_broker_and_the_controller(zookeeper_connect,
-                                                                        tmp_path):
+def test_the_first_metadata_answer_lists_this_broker_and_the_controller(start_on_port):
     """A client that connects the moment the port is bound, with nothing held back."""
     port = free_port()
-    starting = StartInThread(broker_config(zookeeper_connect, tmp_path, 5,
-                                           {"listeners": f"PLAINTEXT://127.0.0.1:{port}"}))
-    try:
-        with connect_when_bound(port) as sock:
-            sock.sendall(metadata_request())
-            answer = read_metadata(sock)
-        starting.join()
-        assert [b["node_id"] for b in answer["brokers"]] == [5]
-        assert answer["controller_id"] == 5 and answer["cluster_id"]
-    finally:
-        starting.started.wait(60)
-        starting.broker.stop()
+    starting = start_on_port(port)
+    with connect_when_bound(port) as sock:
+        sock.sendall(metadata_request())
+        answer = read_metadata(sock)
+    assert_shows_broker_and_controller(answer, starting.join(), port)
 
 
 @pytest.mark.zookeeper
