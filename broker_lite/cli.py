@@ -3,10 +3,21 @@
     broker-lite start [PATH/server.properties] [--override key=value ...]
     broker-lite <tool> ...        (topics, console-producer, ...: see broker_lite.tools)
 
-``start`` runs a broker in the foreground (conf/server.properties by default) until SIGINT or
-SIGTERM, logs to stderr, prints one line saying where it listens once it accepts connections,
-and shuts down cleanly (the next start then skips log recovery). Exit status: 0 after a clean
-shutdown, 1 when the broker could not start, 2 for a usage error.
+``python -m broker_lite`` is the same command.
+
+``start`` runs a broker in the foreground until SIGINT or SIGTERM, logs to stderr, and shuts down
+cleanly (the next start then skips log recovery). Without a file it runs with the settings that
+ship in the package (:mod:`broker_lite.defaults`, the same as ``conf/server.properties``);
+``--override`` sets single ones. When neither ``log.dirs`` nor ``log.dir`` is set, the data
+lives in :func:`broker_lite.defaults.data_dir`. Once the broker serves requests (registered in
+ZooKeeper, a controller elected), stdout gets two lines::
+
+    broker-lite: broker 0 listening on 127.0.0.1:9092
+    broker-lite: data in /home/me/.local/state/broker-lite
+
+The first line is what scripts wait for; it ends with the address. Exit status: 0 after a clean
+shutdown, 1 when the broker could not start, 2 for a usage error (a missing or malformed
+properties file, a bad ``--override``).
 """
 
 import argparse
@@ -14,36 +25,45 @@ import logging
 import sys
 from pathlib import Path
 
-from broker_lite.config import BrokerConfig, ConfigError
+from broker_lite import defaults
+from broker_lite.config import BrokerConfig, ConfigError, read_properties
 from broker_lite.foreground import termination_requested
 from broker_lite.tools import TOOLS
 from broker_lite.tools.common import ToolError, report_error
+from broker_lite.tools.properties import key_value
 
-DEFAULT_PROPERTIES = Path("conf/server.properties")
+
+class UsageError(Exception):
+    """A properties file that is missing or cannot be read."""
 
 
-def _overrides(pairs: list[str]) -> dict[str, str]:
-    result = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise argparse.ArgumentTypeError(f"--override needs key=value, got {pair!r}")
-        result[key.strip()] = value
-    return result
+def start_properties(path: str | None, overrides: dict[str, str]) -> dict[str, str]:
+    """The broker properties of ``broker-lite start [path] --override ...``: the file's (the
+    shipped defaults without one), then the overrides, and the default data directory as
+    ``log.dirs`` when neither ``log.dirs`` nor ``log.dir`` is set."""
+    if path is None:
+        properties = defaults.server_properties()
+    else:
+        if not Path(path).is_file():
+            raise UsageError(f"no such properties file: {path} (without a file, broker-lite "
+                             "start runs with its built-in defaults)")
+        try:
+            properties = read_properties(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read properties file {path}: {exc}") from None
+    properties = {**properties, **overrides}
+    if "log.dirs" not in properties and "log.dir" not in properties:
+        properties["log.dirs"] = str(defaults.data_dir())
+    return properties
 
 
 def start(args: argparse.Namespace) -> int:
     from broker_lite.server.broker import Broker
 
-    path = Path(args.properties)
     try:
-        overrides = _overrides(args.override)
-        config = BrokerConfig.from_file(path, overrides) if path.exists() else None
-    except (ConfigError, argparse.ArgumentTypeError) as exc:
+        config = BrokerConfig(start_properties(args.properties, dict(args.override)))
+    except (ConfigError, UsageError) as exc:
         print(f"broker-lite: {exc}", file=sys.stderr)
-        return 2
-    if config is None:
-        print(f"broker-lite: no such properties file: {path}", file=sys.stderr)
         return 2
     stop = termination_requested()
     try:
@@ -53,6 +73,7 @@ def start(args: argparse.Namespace) -> int:
         return 1
     print(f"broker-lite: broker {broker.broker_id} listening on "
           f"{broker.server.host}:{broker.port}", flush=True)
+    print(f"broker-lite: data in {','.join(config.log_dirs)}", flush=True)
     stop.wait()
     logging.getLogger("broker_lite").info("shutting down")
     broker.stop()
@@ -62,10 +83,17 @@ def start(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="broker-lite", description="A lightweight Kafka broker.")
     commands = parser.add_subparsers(dest="command", required=True)
-    start_parser = commands.add_parser("start", help="run a broker in the foreground")
-    start_parser.add_argument("properties", nargs="?", default=str(DEFAULT_PROPERTIES),
-                              help="server.properties (default: conf/server.properties)")
-    start_parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+    start_parser = commands.add_parser(
+        "start", help="run a broker in the foreground",
+        description="Run a broker in the foreground until Ctrl-C or SIGTERM. Without a "
+                    "properties file it runs with the built-in defaults (those of "
+                    "conf/server.properties: a loopback listener on 127.0.0.1:9092, an embedded "
+                    "ZooKeeper); without log.dirs its data lives in "
+                    "$XDG_STATE_HOME/broker-lite (~/.local/state/broker-lite).")
+    start_parser.add_argument("properties", nargs="?", default=None,
+                              help="a server.properties file (default: the built-in defaults)")
+    start_parser.add_argument("--override", action="append", default=[], type=key_value,
+                              metavar="KEY=VALUE",
                               help="a broker property, with Kafka's name (repeatable)")
     start_parser.add_argument("--log-level", default="INFO", help="stderr log level")
     start_parser.set_defaults(run=start)
