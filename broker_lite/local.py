@@ -7,6 +7,9 @@ unless given, removed on stop)::
     with LocalKafka() as kafka:
         print(kafka.bootstrap_servers)      # 127.0.0.1:<a free port>
 
+``start()`` returns once the broker serves requests: it is registered in ZooKeeper and a
+controller has been elected, so a client's first Metadata answer lists both.
+
 The settings are a single-broker cluster's (internal topics with one replica, no initial rebalance
 delay, few partitions for ``__consumer_offsets`` and ``__transaction_state`` so the first group or
 transaction does not wait for fifty partitions to load); ``properties`` overrides any of them,
