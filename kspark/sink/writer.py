@@ -35,9 +35,10 @@ from pyspark.sql.datasource import (
 from broker_lite.client import KafkaClient, Producer
 from broker_lite.client.errors import KafkaClientError
 from broker_lite.client.transactions import TransactionHandle, end_transaction
+from kspark.options import log_unused_kafka_settings
 
 from . import decisions
-from .options import SinkOptions
+from .options import SINK_KAFKA_SETTINGS, SinkOptions
 from .rows import coalesced, rows_by_topic
 
 logger = logging.getLogger(__name__)
@@ -193,6 +194,7 @@ class KpyBatchWriter(DataSourceArrowWriter):
     def __init__(self, options: SinkOptions):
         self.options = options
         self.write_id = uuid.uuid4().hex
+        log_unused_kafka_settings(options.client, SINK_KAFKA_SETTINGS, "df.write")
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KpyCommitMessage:
         return write_task(self.options, iterator, self.write_id, TaskContext.get().partitionId())
@@ -209,6 +211,7 @@ class KpyStreamWriter(DataSourceStreamArrowWriter):
 
     def __init__(self, options: SinkOptions):
         self.options = options
+        log_unused_kafka_settings(options.client, SINK_KAFKA_SETTINGS, "df.writeStream")
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KpyCommitMessage:
         context = TaskContext.get()
