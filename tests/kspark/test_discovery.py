@@ -37,7 +37,8 @@ def read_with_a_plain_session(python: str, servers: str, cwd: Path, **env: str) 
     script = textwrap.dedent(PLAIN_SESSION_READ.format(servers=servers))
     done = subprocess.run([python, "-c", script], cwd=cwd, capture_output=True, text=True,
                           timeout=600, env={**os.environ, "PYSPARK_PYTHON": python, **env})
-    assert done.returncode == 0, done.stderr[-3000:]
+    errors = [line for line in done.stderr.splitlines() if "Exception" in line]
+    assert done.returncode == 0, "\n".join(errors[:5]) or done.stderr[-3000:]
     assert "values [b'v0', b'v1', b'v2', b'v3', b'v4']" in done.stdout, done.stdout
 
 
