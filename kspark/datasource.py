@@ -1,13 +1,30 @@
 """``format("kpy")``: the Python data source that Spark finds by name.
 
+Mistakes are reported where PySpark shows them to the user: the options are checked in
+``schema()`` (when a read is loaded) and again when the read is planned, in ``reader()`` for a
+batch read and, for a streaming read, in the stream reader's first call (``initialOffset`` or
+``latestOffset``): PySpark 4.3 masks an error raised while it makes the stream reader itself
+(``UnboundLocalError: cannot access local variable 'reader'``), so ``streamReader()`` hands
+any error to a :class:`RefusedStreamReader` that raises it from there.
+
+As Spark's Kafka source, kpy has a fixed schema and refuses a user-specified one
+(``spark.read.schema(...)``). A Python data source is not asked anything at ``load()`` when a
+schema is given, so the refusal comes when the read is planned, before any task runs: Spark
+calls ``schema()`` only when no schema was given, and ``schema()`` marks the source.
+
 >>> KpyDataSource.name()
 'kpy'
 """
 
-from pyspark.sql.datasource import DataSource
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from broker_lite.records.arrow.schema import SPARK_DDL, SPARK_DDL_WITH_HEADERS
-from kspark.options import parse_source_options
+from kspark.options import SourceOptions, parse_source_options
+
+
+class UserSchemaError(ValueError):
+    """A read was given a schema: the kpy source has the fixed schema of Spark's Kafka source."""
 
 
 class KpyDataSource(DataSource):
@@ -20,19 +37,38 @@ class KpyDataSource(DataSource):
         return "kpy"
 
     def schema(self) -> str:
-        # Called when a read is loaded: every option is checked here, so mistakes fail early.
+        # Called when a read is loaded without a schema: every option is checked here, so
+        # mistakes fail early.
         options = parse_source_options(self.options)
+        self._schema_is_ours = True  # kept when Spark pickles the source for planning
         return SPARK_DDL_WITH_HEADERS if options.include_headers else SPARK_DDL
 
     def reader(self, schema):
         from kspark.source import KpyBatchReader
 
-        return KpyBatchReader(parse_source_options(self.options))
+        return KpyBatchReader(self._read_options(streaming=False))
 
     def streamReader(self, schema):
         from kspark.source import KpyStreamReader
 
-        return KpyStreamReader(parse_source_options(self.options))
+        try:
+            options = self._read_options(streaming=True)
+        except ValueError as exc:
+            return RefusedStreamReader(exc)
+        return KpyStreamReader(options)
+
+    def _read_options(self, streaming: bool) -> SourceOptions:
+        """The options of a read being planned, checked for the kind of read."""
+        if not getattr(self, "_schema_is_ours", False):
+            raise UserSchemaError(
+                "KpyDataSource source does not support user-specified schema. Its rows have "
+                "the fixed schema of Spark's Kafka source: remove .schema(...) from the read; "
+                f"the schema is {SPARK_DDL} (and with includeHeaders=true, "
+                "headers array<struct<key: string, value: binary>>)")
+        options = parse_source_options(self.options)
+        options.starting_for(streaming)
+        options.ending_for(streaming)
+        return options
 
     def writer(self, schema, overwrite: bool):
         from kspark.sink import KpyBatchWriter
@@ -43,6 +79,23 @@ class KpyDataSource(DataSource):
         from kspark.sink import KpyStreamWriter
 
         return KpyStreamWriter(_sink_options(self.options, schema, overwrite))
+
+
+class RefusedStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """The stream reader of a streaming read whose options (or schema) are refused: it raises
+    the refusal from the first call Spark makes, where PySpark reports it to the user."""
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+    def _refuse(self, *args, **kwargs):
+        raise self.error
+
+    initialOffset = latestOffset = partitions = read = commit = _refuse
+    getDefaultReadLimit = prepareForTriggerAvailableNow = reportLatestOffset = _refuse
+
+    def stop(self) -> None:
+        pass
 
 
 def _sink_options(options, schema, overwrite: bool):

@@ -14,9 +14,15 @@ DataFrame is loaded with a message that names the option and what it accepts:
   ``endingOffsets`` (``latest`` or JSON with -1);
 * how much per micro-batch: ``maxOffsetsPerTrigger``, ``minOffsetsPerTrigger`` with
   ``maxTriggerDelay``; how to split: ``minPartitions``, ``maxRecordsPerPartition``;
-* ``failOnDataLoss``, ``includeHeaders``, ``groupIdPrefix``, and ``kafka.*`` settings for the
-  client (``kafka.bootstrap.servers`` is required, ``kafka.isolation.level``,
-  ``kafka.group.id``, ...).
+* ``failOnDataLoss``, ``includeHeaders``, and ``kafka.*`` settings for the client
+  (``kafka.bootstrap.servers`` is required, ``kafka.isolation.level``, ``kafka.group.id``, ...;
+  any setting of Kafka's Java consumer is accepted, see :func:`unused_kafka_settings`);
+* how the connector talks to Kafka: ``kafkaConsumer.pollTimeoutMs`` (how long an executor's read
+  waits for records before it fails; the client's ``request.timeout.ms`` by default),
+  ``fetchOffset.numRetries`` and ``fetchOffset.retryIntervalMs`` (attempts at the driver's
+  offset lookups and the wait between them, 3 and 1000 by default, as in Spark);
+* ``groupIdPrefix`` is accepted and has no effect: the source uses no consumer group but the one
+  ``kafka.group.id`` names (see :mod:`kspark.source.stream`).
 
 Spark hands options to a Python data source with lower-cased names; messages use the names as
 documented. Values parse as Spark's Kafka source parses them (:mod:`broker_lite.settings`), as
@@ -27,12 +33,14 @@ as Kafka's client parses them (:class:`~broker_lite.client.ClientConfig`).
 """
 
 import json
+import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from broker_lite.client import ClientConfig, ConfigError, TopicPartition
+from broker_lite.client.config import ALIASES, CLIENT_SETTINGS
 from broker_lite.settings import boolean, choice, duration_ms, int32, int64, list_of
 
 EARLIEST = -2
@@ -72,10 +80,16 @@ TYPED_OPTIONS: dict[str, Callable[[str], Any]] = {
     "maxRecordsPerPartition": int64(1),
     "startingOffsetsByTimestampStrategy": choice("error", "latest", case_sensitive=False),
     "startingOffsets.fallback": choice("earliest", "latest", "error", case_sensitive=False),
-    "kafkaConsumer.pollTimeoutMs": int64(),
-    "fetchOffset.numRetries": int32(),
-    "fetchOffset.retryIntervalMs": int64(),
+    "kafkaConsumer.pollTimeoutMs": int64(1),
+    "fetchOffset.numRetries": int32(1),
+    "fetchOffset.retryIntervalMs": int64(0),
 }
+
+#: The client settings the source has a use for (the others of Kafka's consumer are accepted and
+#: reported unused, see :func:`log_unused_kafka_settings`).
+SOURCE_KAFKA_SETTINGS = frozenset(CLIENT_SETTINGS)
+
+logger = logging.getLogger(__name__)
 
 
 class OptionError(ValueError):
@@ -140,7 +154,9 @@ class SourceOptions:
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
     group_id: str | None = None  # kafka.group.id
-    group_id_prefix: str = "spark-kafka-source"
+    poll_timeout_ms: int | None = None  # kafkaConsumer.pollTimeoutMs
+    fetch_offset_attempts: int = 3  # fetchOffset.numRetries
+    fetch_offset_retry_interval_ms: int = 1000  # fetchOffset.retryIntervalMs
 
     @property
     def isolation_level(self) -> str:
@@ -219,8 +235,34 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
         min_partitions=typed.get("minPartitions"),
         max_records_per_partition=typed.get("maxRecordsPerPartition"),
         group_id=config.group_id,
-        group_id_prefix=text("groupIdPrefix") or "spark-kafka-source",
+        poll_timeout_ms=typed.get("kafkaConsumer.pollTimeoutMs"),
+        fetch_offset_attempts=typed.get("fetchOffset.numRetries", 3),
+        fetch_offset_retry_interval_ms=typed.get("fetchOffset.retryIntervalMs", 1000),
     )
+
+
+def unused_kafka_settings(client: Mapping[str, str], used: Collection[str]) -> list[str]:
+    """The ``kafka.*`` settings of ``client`` (names without the prefix) that kpy accepts, as
+    Kafka's Java clients know them, but has no use for: those whose setting (librdkafka aliases
+    resolved) is not in ``used``.
+
+    >>> unused_kafka_settings({"bootstrap.servers": "b:1", "max.poll.records": "500"},
+    ...                       SOURCE_KAFKA_SETTINGS)
+    ['kafka.max.poll.records']
+    """
+    return sorted(f"kafka.{name}" for name in client if ALIASES.get(name, name) not in used)
+
+
+def log_unused_kafka_settings(client: Mapping[str, str], used: Collection[str],
+                              where: str) -> None:
+    """Say once (per query: call it where a query is planned) which ``kafka.*`` settings have no
+    effect on ``where``, so that a job moved from ``format("kafka")`` learns what its settings
+    do here rather than failing on them."""
+    unused = unused_kafka_settings(client, used)
+    if unused:
+        logger.warning("%s: %s %s accepted as settings of Kafka's Java clients but %s no effect "
+                       "in kpy", where, ", ".join(unused), "is" if len(unused) == 1 else "are",
+                       "has" if len(unused) == 1 else "have")
 
 
 def typed_options(text: Callable[[str], str | None],

@@ -7,7 +7,8 @@ kinds of names are known:
 * :data:`PRODUCER_SETTINGS` -- the producer's settings (``acks``, ``compression.type``,
   ``transactional.id``, ...), parsed and checked the same way, and also kept as given in
   :attr:`ClientConfig.extra` with the other producer and consumer settings;
-* :data:`PASS_THROUGH_SETTINGS` -- other Java / librdkafka settings of the producer or consumer
+* :data:`PASS_THROUGH_SETTINGS` and every other setting of Kafka's Java consumer and producer
+  (:mod:`.java_settings`) -- other Java / librdkafka settings of the producer or consumer
   side (``linger.ms``, ``auto.offset.reset``, ...): accepted and kept in
   :attr:`ClientConfig.extra`, unused here;
 * :data:`UNSUPPORTED_PREFIXES` -- TLS and SASL settings: known, refused (PLAINTEXT only).
@@ -49,6 +50,7 @@ from broker_lite.settings import (
 from broker_lite.vocabulary import INT32_MAX
 
 from .errors import ConfigError
+from .java_settings import JAVA_CLIENT_SETTINGS
 from .types import ISOLATION_LEVELS
 
 DEFAULT_PORT = 9092
@@ -230,11 +232,11 @@ class ClientConfig:
                 values[name] = parse_setting(name, text, shown=shown)
                 if name in PRODUCER_SETTINGS:
                     self.extra[name] = text
-            elif name in PASS_THROUGH_SETTINGS:
-                self.extra[name] = text
             elif name.startswith(UNSUPPORTED_PREFIXES):
                 raise ConfigError(shown, "TLS and SASL are not supported by this client "
                                          "(PLAINTEXT connections only)")
+            elif name in PASS_THROUGH_SETTINGS or name in JAVA_CLIENT_SETTINGS:
+                self.extra[name] = text
             else:
                 raise ConfigError(shown, "unknown Kafka client setting" + _suggestion(name,
                                                                                       key_prefix))
@@ -270,6 +272,7 @@ def _address(host: str, port: int) -> str:
 
 
 def _suggestion(name: str, prefix: str) -> str:
-    known = [*CLIENT_SETTINGS, *PRODUCER_SETTINGS, *PASS_THROUGH_SETTINGS, *ALIASES]
+    known = [*CLIENT_SETTINGS, *PRODUCER_SETTINGS, *PASS_THROUGH_SETTINGS, *ALIASES,
+             *sorted(JAVA_CLIENT_SETTINGS)]
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
     return f" (did you mean {prefix}{close[0]}?)" if close else ""

@@ -31,6 +31,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from broker_lite.client.config import CLIENT_SETTINGS, PRODUCER_SETTINGS
 from broker_lite.settings import choice
 from kspark.options import OptionError, kafka_options, typed_options
 
@@ -46,6 +47,10 @@ SINK_OPTIONS = {name.lower(): name for name in ("topic", "kpy.sink.guarantee")}
 # driver that dies in between must be back before the broker aborts it. Kafka's brokers accept
 # up to transaction.max.timeout.ms, 15 minutes by default.
 DEFAULT_TRANSACTION_TIMEOUT_MS = "900000"
+
+#: The client and producer settings the sink has a use for (the others of Kafka's producer are
+#: accepted and reported unused, see :func:`kspark.options.log_unused_kafka_settings`).
+SINK_KAFKA_SETTINGS = frozenset(CLIENT_SETTINGS) | frozenset(PRODUCER_SETTINGS)
 
 # Producer settings the sink manages itself, with the reason given to the user.
 UNSUPPORTED_KAFKA_OPTIONS = {

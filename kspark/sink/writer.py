@@ -13,11 +13,20 @@ transactions. A task that fails (bad input, a record too large, a broker error) 
 transaction before it gives up, and the driver's ``abort`` ends those of the tasks that
 succeeded, so a failed write leaves nothing open to hold read_committed readers back.
 
+A task that has not reported when the write fails may still be running: Spark stops the tasks
+of a failed job without waiting for them, and a Python worker is killed only
+``spark.python.task.killTimeout`` (2 s) after its task is. Such a straggler may even start its
+transaction after the driver's ``abort`` has fenced its transactional id, and then be killed
+with the transaction open, holding read_committed readers of those partitions back until the
+transaction times out. So ``abort`` fences the ids of the tasks that did not report twice: at
+once, and again once the stragglers are gone (:data:`STRAGGLERS_GONE_S` later).
+
 With ``kpy.sink.guarantee=at_least_once`` tasks produce idempotently without transactions (a
 failed task's retry writes its rows again), for brokers that do not support transactions.
 """
 
 import logging
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,9 +44,10 @@ from pyspark.sql.datasource import (
 from broker_lite.client import KafkaClient, Producer
 from broker_lite.client.errors import KafkaClientError
 from broker_lite.client.transactions import TransactionHandle, end_transaction
+from kspark.options import log_unused_kafka_settings
 
 from . import decisions
-from .options import SinkOptions
+from .options import SINK_KAFKA_SETTINGS, SinkOptions
 from .rows import coalesced, rows_by_topic
 
 logger = logging.getLogger(__name__)
@@ -46,6 +56,11 @@ logger = logging.getLogger(__name__)
 # 64 MiB, whatever batch.size is), so that most record batches go out full (see .rows).
 SEND_BATCHES = 8
 MAX_SEND_BYTES = 64 * 1024 * 1024
+
+# How long after a write fails its unfinished tasks may still start a transaction: Spark's
+# spark.python.task.killTimeout (2 s) before their Python workers are killed, and a margin for
+# a request in flight.
+STRAGGLERS_GONE_S = 5.0
 
 
 @dataclass
@@ -158,20 +173,29 @@ def finish(options: SinkOptions, messages: list, batch_id: int | None) -> None:
 
 
 def abort(options: SinkOptions, messages: list, write_id: str | None) -> None:
-    """Abort what the tasks wrote: the reported transactions, and those of tasks that failed
-    without reporting (taking their transactional ids over aborts them)."""
+    """Abort what the tasks wrote: the reported transactions, and those of tasks that did not
+    report (taking their transactional ids over aborts them), twice: see the module's doc."""
     if not options.exactly_once:
         return
+    unreported = [transactional_id(write_id, index) for index, message in enumerate(messages)
+                  if not isinstance(message, KpyCommitMessage) and write_id is not None]
     with KafkaClient(dict(options.client)) as client:
-        for index, message in enumerate(messages):
-            if isinstance(message, KpyCommitMessage):
-                if message.handle is not None:
-                    handle = message.handle
-                    end_transaction(client, handle.transactional_id, handle.producer_id,
-                                    handle.producer_epoch, commit=False)
-            elif write_id is not None:
-                with Producer(client, transactional_id=transactional_id(write_id, index)) as p:
-                    p.init_transactions()
+        for message in messages:
+            if isinstance(message, KpyCommitMessage) and message.handle is not None:
+                handle = message.handle
+                end_transaction(client, handle.transactional_id, handle.producer_id,
+                                handle.producer_epoch, commit=False)
+        _fence(client, unreported)
+        if unreported:
+            time.sleep(STRAGGLERS_GONE_S)
+            _fence(client, unreported)
+
+
+def _fence(client: KafkaClient, transactional_ids: list[str]) -> None:
+    """Take each transactional id over, which aborts whatever transaction it has open."""
+    for name in transactional_ids:
+        with Producer(client, transactional_id=name) as producer:
+            producer.init_transactions()
 
 
 def _log_metrics(messages: list[KpyCommitMessage], batch_id: int | None) -> None:
@@ -193,6 +217,7 @@ class KpyBatchWriter(DataSourceArrowWriter):
     def __init__(self, options: SinkOptions):
         self.options = options
         self.write_id = uuid.uuid4().hex
+        log_unused_kafka_settings(options.client, SINK_KAFKA_SETTINGS, "df.write")
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KpyCommitMessage:
         return write_task(self.options, iterator, self.write_id, TaskContext.get().partitionId())
@@ -209,6 +234,7 @@ class KpyStreamWriter(DataSourceStreamArrowWriter):
 
     def __init__(self, options: SinkOptions):
         self.options = options
+        log_unused_kafka_settings(options.client, SINK_KAFKA_SETTINGS, "df.writeStream")
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KpyCommitMessage:
         context = TaskContext.get()

@@ -5,9 +5,9 @@ from collections.abc import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader
 
-from kspark.options import SourceOptions
+from kspark.options import SOURCE_KAFKA_SETTINGS, SourceOptions, log_unused_kafka_settings
 
-from .connect import open_client
+from .connect import open_client, open_reading_client, with_offset_retries
 from .partition_reader import read_range
 from .planning import OffsetRange, plan_ranges
 from .positions import OffsetResolutionError, resolve
@@ -19,6 +19,19 @@ class KpyBatchReader(DataSourceReader):
 
     def __init__(self, options: SourceOptions):
         self.options = options
+        log_unused_kafka_settings(options.client, SOURCE_KAFKA_SETTINGS, "spark.read")
+        start, end = with_offset_retries(options, self._positions)
+        backwards = sorted(tp for tp in start if start[tp] > end[tp])
+        if backwards:
+            raise OffsetResolutionError(
+                "the starting offset is after the ending offset for " + ", ".join(
+                    f"{tp.topic}-{tp.partition} ({start[tp]} > {end[tp]})" for tp in backwards))
+        self.ranges = plan_ranges(start, end, min_partitions=options.min_partitions,
+                                  max_records_per_partition=options.max_records_per_partition)
+
+    def _positions(self):
+        """The starting and ending offset of every partition read, with a client of its own."""
+        options = self.options
         with open_client(options) as client:
             partitions = options.subscription.resolve(client.topics())
             if options.subscription.assigned:
@@ -26,13 +39,7 @@ class KpyBatchReader(DataSourceReader):
             kwargs = {"isolation_level": options.isolation_level, "group_id": options.group_id}
             start = resolve(client, options.starting_for(False), partitions, **kwargs)
             end = resolve(client, options.ending_for(False), partitions, **kwargs)
-        backwards = sorted(tp for tp in partitions if start[tp] > end[tp])
-        if backwards:
-            raise OffsetResolutionError(
-                "the starting offset is after the ending offset for " + ", ".join(
-                    f"{tp.topic}-{tp.partition} ({start[tp]} > {end[tp]})" for tp in backwards))
-        self.ranges = plan_ranges(start, end, min_partitions=options.min_partitions,
-                                  max_records_per_partition=options.max_records_per_partition)
+        return start, end
 
     def partitions(self) -> list[OffsetRange]:
         return list(self.ranges)
@@ -45,7 +52,7 @@ def read_partition(options: SourceOptions, partition: OffsetRange) -> Iterator[p
     """The records of one planned range, read on an executor with a client of its own."""
     if not isinstance(partition, OffsetRange):
         return  # nothing was planned: Spark still runs one task, with a placeholder partition
-    with open_client(options) as client:
+    with open_reading_client(options) as client:
         yield from read_range(client, partition, include_headers=options.include_headers,
                               isolation_level=options.isolation_level,
                               fail_on_data_loss=options.fail_on_data_loss)

@@ -37,7 +37,16 @@ class OffsetRange(InputPartition):
 def plan_ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition, int], *,
                 min_partitions: int | None = None,
                 max_records_per_partition: int | None = None) -> list[OffsetRange]:
-    """The non-empty ranges from ``start`` to ``end`` of every partition in ``end``.
+    """The non-empty ranges from ``start`` to ``end`` of every partition in ``end``, split as
+    Spark 4's ``KafkaOffsetRangeCalculator`` splits them:
+
+    1. with ``maxRecordsPerPartition``, every range into ``ceil(size / max)`` pieces;
+    2. then, while there are fewer pieces than ``minPartitions``, the pieces that would get one
+       part of ``minPartitions`` in proportion to their size stay whole (and so does every piece
+       of their topic partition), and the others share what ``minPartitions`` leaves, each
+       ``max(round(size / their total * parts left), 1)`` parts;
+    3. a piece of ``size`` records in ``parts`` parts: each part takes ``remaining // parts
+       left``, the last one the rest; empty parts are dropped.
 
     >>> tp = TopicPartition("t", 0)
     >>> [(r.start, r.end) for r in plan_ranges({tp: 0}, {tp: 10}, min_partitions=3)]
@@ -47,22 +56,35 @@ def plan_ranges(start: Mapping[TopicPartition, int], end: Mapping[TopicPartition
     """
     ranges = [OffsetRange(tp.topic, tp.partition, start[tp], until)
               for tp, until in sorted(end.items()) if tp in start and until > start[tp]]
+    if max_records_per_partition is not None:
+        ranges = [piece for r in ranges
+                  for piece in _split(r, -(-r.size // max_records_per_partition))]
+    if min_partitions is None or len(ranges) >= min_partitions:
+        return ranges
     total = sum(r.size for r in ranges)
-    result = []
-    for r in ranges:
-        parts = 1
-        if min_partitions is not None and len(ranges) < min_partitions and total > 0:
-            parts = max(round(r.size / total * min_partitions), 1)
-        if max_records_per_partition is not None:
-            parts = max(parts, math.ceil(r.size / max_records_per_partition))
-        result.extend(_split(r, parts))
-    return result
+    small = [r for r in ranges if _part_count(r.size, total, min_partitions) == 1]
+    whole = {r.topic_partition for r in small}
+    split_total = total - sum(r.size for r in small)
+    left = max(min_partitions - len(small), 1)
+    return [piece for r in ranges for piece in _split(
+        r, 1 if r.topic_partition in whole else _part_count(r.size, split_total, left))]
+
+
+def _part_count(size: int, total: int, parts: int) -> int:
+    """``size``'s share of ``parts`` (at least one), rounded as Java's ``Math.round``."""
+    return max(math.floor(size / total * parts + 0.5), 1)
 
 
 def _split(r: OffsetRange, parts: int) -> list[OffsetRange]:
-    parts = min(parts, r.size)
-    bounds = [r.start + (r.size * i) // parts for i in range(parts)] + [r.end]
-    return [OffsetRange(r.topic, r.partition, lo, hi) for lo, hi in zip(bounds, bounds[1:])]
+    """``r`` in ``parts`` adjacent ranges, each ``remaining // parts left`` long, the last
+    taking the rest; empty ones dropped."""
+    pieces, begin, remaining = [], r.start, r.size
+    for part in range(parts):
+        length = remaining // (parts - part)
+        remaining -= length
+        pieces.append(OffsetRange(r.topic, r.partition, begin, min(begin + length, r.end)))
+        begin = pieces[-1].end
+    return [piece for piece in pieces if piece.size > 0]
 
 
 def rate_limit(start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int],

@@ -7,8 +7,12 @@ ranges to read) and, once the batch is done, ``commit(end)``. Offsets are the ne
 per partition (see :mod:`.positions`); a micro-batch reads exactly ``[start, end)`` per
 partition, so a query restarted from its checkpoint re-reads the same records.
 
-Progress goes to the query's consumer group (``kafka.group.id``, else a generated one) with
-OffsetCommit, so lag monitors and Kafka tools see it. Spark calls ``commit(end)`` for a batch
+Progress goes to the query's consumer group, ``kafka.group.id``, with OffsetCommit, so lag
+monitors and Kafka tools see it. A query without ``kafka.group.id`` commits nothing, as Spark's
+Kafka source commits nothing: its generated group id would change at every start (PySpark's
+Python source API gives a source neither the checkpoint location nor the query id, so nothing
+stable could name it), and every start would leave behind a group whose lag only grows. Spark
+calls ``commit(end)`` for a batch
 only when it plans the next one with new data, which would leave the group a batch behind (and
 the last batch of a Trigger.AvailableNow run never committed); but whenever Spark asks for
 ``latestOffset(start, ...)``, every batch up to ``start`` has finished and is in the commit log,
@@ -17,15 +21,20 @@ be planned before earlier ones finish; the group then shows planned progress.)
 
 Read limits: ``maxOffsetsPerTrigger`` caps a micro-batch (shared among partitions in proportion
 to what each has waiting), ``minOffsetsPerTrigger`` holds a trigger back until that many records
-wait or ``maxTriggerDelay`` has passed since the last micro-batch. When Spark asks for
-everything available (``ReadAllAvailable``) the options are ignored, as Spark requires; with
-Trigger.AvailableNow the query stops at the offsets that were latest when it started.
+wait or ``maxTriggerDelay`` has passed since the last micro-batch. As in Spark, the delay is
+counted from the last trigger that ran a batch, and from 0 before the first: a new (or
+restarted) query's first trigger reads whatever waits. When Spark asks for everything available
+(``ReadAllAvailable``) the options are ignored, as Spark requires; with Trigger.AvailableNow the
+query stops at the offsets that were latest when it started.
+
+The driver's offset lookups are retried per ``fetchOffset.numRetries`` and
+``fetchOffset.retryIntervalMs`` (:func:`.connect.with_offset_retries`).
 """
 
 import logging
 import time
-import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader
@@ -44,27 +53,30 @@ from broker_lite.client import (
     KafkaClientError,
     TopicPartition,
 )
-from kspark.options import SourceOptions
+from kspark.options import SOURCE_KAFKA_SETTINGS, SourceOptions, log_unused_kafka_settings
 
 from .batch import read_partition
-from .connect import open_client
+from .connect import open_client, with_offset_retries
 from .partition_reader import report_data_loss
 from .planning import OffsetRange, available, plan_ranges, rate_limit
 from .positions import from_json, resolve, to_json
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 
 class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, options: SourceOptions):
+        # Nothing here may fail: PySpark 4.3 masks an error raised while the reader is made.
         self.options = options
-        options.ending_for(streaming=True)  # refuses ending positions
-        self.group_id = options.group_id or f"{options.group_id_prefix}-{uuid.uuid4()}"
+        self.group_id = options.group_id  # progress is committed to a named group only
         self._client: KafkaClient | None = None
         self._latest: dict[TopicPartition, int] | None = None
         self._available_now: dict[TopicPartition, int] | None = None
-        self._last_trigger = time.monotonic()
+        self._last_trigger: float | None = None  # when a trigger last ran a batch (monotonic s)
         self._committed: dict[TopicPartition, int] | None = None
+        log_unused_kafka_settings(options.client, SOURCE_KAFKA_SETTINGS, "spark.readStream")
 
     def __getstate__(self):  # executors get the options, not the driver's connections
         state = dict(self.__dict__)
@@ -74,8 +86,9 @@ class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # -- driver side -----------------------------------------------------------------------------
     def initialOffset(self) -> dict:
         spec = self.options.starting_for(streaming=True)
-        start = resolve(self.client, spec, self._partitions(),
-                        isolation_level=self.options.isolation_level, group_id=self.group_id)
+        start = self._lookup(lambda client: resolve(
+            client, spec, self._partitions(), isolation_level=self.options.isolation_level,
+            group_id=self.group_id))
         return to_json(start)
 
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -86,7 +99,8 @@ class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
-        self._available_now = self._latest_offsets(self._partitions())
+        self._available_now = self._lookup(
+            lambda client: self._latest_offsets(self._partitions()))
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         begin = from_json(start)
@@ -94,29 +108,32 @@ class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._available_now is not None:
             latest = dict(self._available_now)
         else:
-            latest = self._latest_offsets(self._partitions())
+            latest = self._lookup(lambda client: self._latest_offsets(self._partitions()))
         self._latest = latest
-        new = [tp for tp in latest if tp not in begin]
-        if new:
-            begin.update(self.client.list_offsets({tp: EARLIEST for tp in new},
-                                                  isolation_level=self.options.isolation_level))
-        end = self._admit(begin, latest, limit)
-        if end != {tp: begin[tp] for tp in end}:
-            self._last_trigger = time.monotonic()
+        begin.update(self._earliest_of([tp for tp in latest if tp not in begin]))
         # Partitions that vanished are left out; partitions() reports them per failOnDataLoss.
-        return to_json(end)
+        return to_json(self._admit(begin, latest, limit))
 
     def _admit(self, begin, latest, limit: ReadLimit) -> dict[TopicPartition, int]:
         if isinstance(limit, ReadAllAvailable):
             return latest
-        if isinstance(limit, ReadMinRows) and self._available_now is None:
-            waited_ms = (time.monotonic() - self._last_trigger) * 1000
-            if available(begin, latest) < limit.min_rows and \
-                    waited_ms < self.options.max_trigger_delay_ms:
-                return {tp: begin[tp] for tp in latest}
+        if isinstance(limit, ReadMinRows) and self._available_now is None and \
+                self._delay_batch(limit.min_rows, available(begin, latest)):
+            return {tp: begin[tp] for tp in latest}
         max_rows = (limit.max_rows if isinstance(limit, ReadMaxRows)
                     else self.options.max_offsets_per_trigger)
         return latest if max_rows is None else rate_limit(begin, latest, max_rows)
+
+    def _delay_batch(self, min_rows: int, waiting: int) -> bool:
+        """Whether to hold this trigger back (Spark's ``delayBatch``): never once
+        ``maxTriggerDelay`` has passed since the last trigger that ran a batch (or before the
+        first one), else while fewer than ``min_rows`` records wait."""
+        now = time.monotonic()
+        if self._last_trigger is not None and waiting < min_rows and \
+                (now - self._last_trigger) * 1000 < self.options.max_trigger_delay_ms:
+            return True
+        self._last_trigger = now
+        return False
 
     def reportLatestOffset(self) -> dict | None:
         return None if self._latest is None else to_json(self._latest)
@@ -127,10 +144,8 @@ class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if gone:
             report_data_loss("partitions " + ", ".join(f"{tp.topic}-{tp.partition}" for tp in gone)
                          + " are gone", self.options.fail_on_data_loss)
-        new = [tp for tp in until if tp not in begin]
-        if new:  # discovered since the last batch: read from their beginning
-            begin.update(self.client.list_offsets({tp: EARLIEST for tp in new},
-                                                  isolation_level=self.options.isolation_level))
+        # discovered since the last batch: read from their beginning
+        begin.update(self._earliest_of([tp for tp in until if tp not in begin]))
         for tp in sorted(until):
             if until[tp] < begin[tp]:
                 report_data_loss(f"{tp.topic}-{tp.partition} went back from offset {begin[tp]} to "
@@ -147,8 +162,9 @@ class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         failure here loses nothing (Spark's checkpoint is the source of truth), so it is
         logged rather than failing the query."""
         done = self._committed or {}
-        if not offsets or all(done.get(tp, -1) >= offset for tp, offset in offsets.items()):
-            return  # nothing new: Spark's own commit call comes after ours
+        if self.group_id is None or not offsets or \
+                all(done.get(tp, -1) >= offset for tp, offset in offsets.items()):
+            return  # no group named, or nothing new (Spark's own commit call comes after ours)
         try:
             self.client.commit(self.group_id, offsets)
             self._committed = dict(offsets)
@@ -156,15 +172,28 @@ class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             logger.warning("could not commit offsets of group %s: %s", self.group_id, exc)
 
     def stop(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        self._drop_client()
 
     @property
     def client(self) -> KafkaClient:
         if self._client is None:
             self._client = open_client(self.options)
         return self._client
+
+    def _lookup(self, lookup: Callable[[KafkaClient], T]) -> T:
+        """``lookup(client)``, retried per ``fetchOffset.*`` with a new client each time."""
+        return with_offset_retries(self.options, lambda: lookup(self.client), self._drop_client)
+
+    def _drop_client(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _earliest_of(self, partitions: list[TopicPartition]) -> dict[TopicPartition, int]:
+        if not partitions:
+            return {}
+        return self._lookup(lambda client: client.list_offsets(
+            {tp: EARLIEST for tp in partitions}, isolation_level=self.options.isolation_level))
 
     def _partitions(self) -> list[TopicPartition]:
         return self.options.subscription.resolve(self.client.topics())

@@ -4,11 +4,14 @@ with the option's name."""
 import pytest
 
 from broker_lite.client import TopicPartition
+from broker_lite.client.java_settings import JAVA_CONSUMER_SETTINGS
 from kspark.options import (
     EARLIEST,
     LATEST,
+    SOURCE_KAFKA_SETTINGS,
     OptionError,
     parse_source_options,
+    unused_kafka_settings,
 )
 
 BOOT = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
@@ -159,3 +162,56 @@ def test_batch_and_streaming_rules():
         parse(subscribe="t", endingOffsets="latest").ending_for(streaming=True)
     with pytest.raises(OptionError, match="'endingTimestamp'.*streaming"):
         parse(subscribe="t", endingTimestamp="5").ending_for(streaming=True)
+
+
+def test_every_setting_of_kafkas_java_consumer_is_accepted():
+    # A job moved from format("kafka") keeps its kafka.* settings (Kafka 3.9's ConsumerConfig);
+    # those the source manages itself are refused as Spark refuses them, TLS and SASL as not
+    # supported yet.
+    refused = {"auto.offset.reset", "key.deserializer", "value.deserializer",
+               "enable.auto.commit", "interceptor.classes", "security.protocol"}
+    values = {"isolation.level": "read_committed", "check.crcs": "true",
+              "bootstrap.servers": "h:1", "group.id": "g"}
+    for name in sorted(JAVA_CONSUMER_SETTINGS - refused):
+        options = parse(subscribe="t", **{f"kafka.{name}": values.get(name, "1000")})
+        assert options.client[name] == values.get(name, "1000")
+
+
+@pytest.mark.parametrize("name, message", [
+    ("kafka.max.poll.record", "unknown Kafka client setting (did you mean "
+                              "kafka.max.poll.records?)"),
+    ("kafka.ssl.truststore.location", "TLS and SASL are not supported"),
+    ("kafka.sasl.mechanism", "TLS and SASL are not supported"),
+])
+def test_unknown_names_and_tls_settings_are_refused_by_name(name, message):
+    with pytest.raises(OptionError) as raised:
+        parse(subscribe="t", **{name: "x"})
+    assert raised.value.option == name and message in str(raised.value)
+
+
+def test_only_plaintext_connections():
+    assert parse(subscribe="t", **{"kafka.security.protocol": "PLAINTEXT"}).client
+    with pytest.raises(OptionError, match="'kafka.security.protocol'"):
+        parse(subscribe="t", **{"kafka.security.protocol": "SASL_SSL"})
+
+
+def test_settings_without_effect_are_told_apart():
+    options = parse(subscribe="t", **{"kafka.max.poll.records": "10", "kafka.linger.ms": "5",
+                                      "kafka.request.timeout.ms": "100"})
+    assert unused_kafka_settings(options.client, SOURCE_KAFKA_SETTINGS) == [
+        "kafka.linger.ms", "kafka.max.poll.records"]
+
+
+def test_connection_options_of_sparks_kafka_source():
+    defaults = parse(subscribe="t")
+    assert (defaults.poll_timeout_ms, defaults.fetch_offset_attempts,
+            defaults.fetch_offset_retry_interval_ms) == (None, 3, 1000)
+    options = parse(subscribe="t", **{"kafkaConsumer.pollTimeoutMs": "5000",
+                                      "fetchOffset.numRetries": "5",
+                                      "fetchOffset.retryIntervalMs": "10"})
+    assert (options.poll_timeout_ms, options.fetch_offset_attempts,
+            options.fetch_offset_retry_interval_ms) == (5000, 5, 10)
+    for option in ("kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries"):
+        with pytest.raises(OptionError) as raised:
+            parse(subscribe="t", **{option: "0"})
+        assert raised.value.option == option

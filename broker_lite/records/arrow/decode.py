@@ -390,7 +390,7 @@ def _constant_string(text: str, n: int) -> pa.Array:
 
 def _headers(d: np.ndarray, data: pa.Buffer, pos: np.ndarray, ends: np.ndarray) -> pa.Array:
     """The ``headers`` column: each record's header entries, decoded header index by header
-    index."""
+    index; null for a record without headers, as Spark's Kafka source has it."""
     count, pos = _varints(d, pos, ends, 5, "headerCount")
     if (count < 0).any():
         raise CorruptRecordError("a record has a negative header count")
@@ -436,7 +436,8 @@ def _headers(d: np.ndarray, data: pa.Buffer, pos: np.ndarray, ends: np.ndarray) 
         keys = pa.array([k.decode("utf-8", "replace") for k in keys.to_pylist()], pa.string())
     values = _binary_from_ranges(d, data, value_start, value_length, pa.binary())
     entries = pa.StructArray.from_arrays([keys, values], fields=list(HEADER_TYPE))
-    return pa.ListArray.from_arrays(pa.array(list_offsets), entries, type=HEADERS_TYPE)
+    return pa.ListArray.from_arrays(pa.array(list_offsets), entries, type=HEADERS_TYPE,
+                                    mask=pa.array(count == 0))
 
 
 # -- legacy formats: record by record ---------------------------------------------------------
@@ -457,6 +458,6 @@ def _legacy_to_arrow(records: list[Record], topic: str, partition: int,
         pa.array(timestamps * 1000).cast(TIMESTAMP_TYPE),
         pa.array([int(r.timestamp_type) for r in records], pa.int32()),
     ]
-    if include_headers:
-        columns.append(pa.array([[] for _ in records], HEADERS_TYPE))
+    if include_headers:  # messages before v2 have no headers: null, as in Spark
+        columns.append(pa.nulls(n, HEADERS_TYPE))
     return pa.RecordBatch.from_arrays(columns, schema=record_schema(include_headers))

@@ -3,6 +3,8 @@ unchanged::
 
     key binary, value binary, topic string, partition int, offset long, timestamp timestamp,
     timestampType int[, headers array<struct<key: string, value: binary>>]
+
+As in Spark's, ``headers`` is null (not an empty array) for a record without headers.
 """
 
 import pyarrow as pa

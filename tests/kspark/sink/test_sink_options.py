@@ -10,8 +10,10 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from kspark.options import OptionError
+from broker_lite.client.java_settings import JAVA_PRODUCER_SETTINGS
+from kspark.options import OptionError, unused_kafka_settings
 from kspark.sink import ColumnError, check_columns, parse_sink_options
+from kspark.sink.options import SINK_KAFKA_SETTINGS
 
 BOOT = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 HEADERS = ArrayType(StructType().add("key", StringType()).add("value", BinaryType()))
@@ -72,3 +74,22 @@ def test_column_mistakes_name_the_column(schema, column):
         check_columns(schema, parse_sink_options(BOOT))
     assert raised.value.column == column
     assert f"column '{column}'" in str(raised.value)
+
+
+def test_every_setting_of_kafkas_java_producer_is_accepted():
+    # Kafka 3.9's ProducerConfig; the serializers and transactional.id are the sink's own, as in
+    # Spark's Kafka sink, and TLS is not supported yet.
+    refused = {"key.serializer", "value.serializer", "transactional.id", "interceptor.classes",
+               "security.protocol"}
+    values = {"acks": "all", "compression.type": "lz4", "enable.idempotence": "true",
+              "bootstrap.servers": "h:1"}
+    for name in sorted(JAVA_PRODUCER_SETTINGS - refused):
+        options = parse_sink_options({**BOOT, "topic": "t",
+                                      f"kafka.{name}": values.get(name, "1000")})
+        assert options.client[name] == values.get(name, "1000")
+    options = parse_sink_options({**BOOT, "topic": "t", "kafka.linger.ms": "5",
+                                  "kafka.buffer.memory": "1", "kafka.batch.size": "100"})
+    assert unused_kafka_settings(options.client, SINK_KAFKA_SETTINGS) == [
+        "kafka.buffer.memory", "kafka.linger.ms"]
+    with pytest.raises(OptionError, match="did you mean kafka.linger.ms"):
+        parse_sink_options({**BOOT, "topic": "t", "kafka.linger.msec": "5"})

@@ -21,7 +21,7 @@ COLUMNS = "key binary, value binary, topic string, partition int, offset long, t
 def expected_df(spark, produced: list[Produced]):
     return spark.createDataFrame(
         [(p.key, p.value, p.topic, p.partition, p.offset, p.timestamp_ms, p.timestamp_type,
-          [(k, v) for k, v in p.headers]) for p in produced], COLUMNS)
+          [(k, v) for k, v in p.headers] or None) for p in produced], COLUMNS)
 
 
 def comparable(df):

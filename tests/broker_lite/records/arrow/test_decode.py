@@ -49,7 +49,7 @@ def expected_rows(data, include_headers=True, start=None, end=None):
             "timestampType": int(r.timestamp_type),
         }
         if include_headers:
-            row["headers"] = [{"key": k, "value": v} for k, v in r.headers]
+            row["headers"] = [{"key": k, "value": v} for k, v in r.headers] or None
         rows.append(row)
     return rows
 
@@ -128,6 +128,16 @@ def test_legacy_formats_decode_in_order_with_v2(magic, codec):
             + build_batch([(b"k2", b"new", [("h", b"1")])], timestamp=6, base_offset=2)
             + build_message_set([(None, b"old again")], magic=magic, base_offset=3, timestamp=7))
     assert decode(data).to_pylist() == expected_rows(data)
+
+
+def test_a_record_without_headers_has_null_headers_as_in_spark():
+    # Spark's Kafka source gives null, not [], so that `headers IS NULL` finds such records.
+    data = (build_batch([(b"k", b"a", [("h", b"1")]), (b"k", b"b"), (b"k", b"c", [])],
+                        timestamp=1)
+            + build_message_set([(None, b"old")], magic=1, base_offset=3, timestamp=2))
+    headers = decode(data).column("headers")
+    assert headers.to_pylist() == [[{"key": "h", "value": b"1"}], None, None, None]
+    assert headers.null_count == 3
 
 
 def test_empty_input_gives_an_empty_batch_with_the_schema():
