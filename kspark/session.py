@@ -33,6 +33,7 @@ directory's ``spark-defaults.conf``, the ``config`` argument.
 from __future__ import annotations
 
 import os
+import pkgutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -101,8 +102,8 @@ def spark_defaults(directory: str | os.PathLike | None) -> dict[str, str]:
 def session(app_name: str = "kpy", master: str = "local[*]",
             config: dict[str, str] | None = None, *,
             conf_dir: str | os.PathLike | None = None) -> SparkSession:
-    """A SparkSession (the active one if there is one) with ``format("kpy")`` registered and
-    Python workers running this interpreter.
+    """A SparkSession (the active one if there is one) where ``format("kpy")`` is known (found
+    by Spark, else registered) and Python workers run this interpreter.
 
     Settings come from :data:`LOCAL_DEFAULTS`, then the configuration directory (``conf_dir``,
     else ``$SPARK_CONF_DIR``, else the repository's ``conf/``; see the module docstring), then
@@ -120,7 +121,16 @@ def session(app_name: str = "kpy", master: str = "local[*]",
         builder = builder.config(key, value)
     with _environment("SPARK_CONF_DIR", None if directory is None else str(directory)):
         spark = builder.getOrCreate()  # launches the JVM with spark-submit, if none runs yet
-    return register(spark)
+    if not found_by_spark():
+        register(spark)
+    return spark
+
+
+def found_by_spark() -> bool:
+    """Whether Spark finds ``format("kpy")`` by itself: its Python workers look for modules named
+    ``pyspark_*`` with ``pkgutil.iter_modules``, as this does. Registering once more would only
+    make Spark warn that a statically registered data source was replaced."""
+    return any(module.name == "pyspark_kpy" for module in pkgutil.iter_modules())
 
 
 @contextmanager

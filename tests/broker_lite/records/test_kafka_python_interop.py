@@ -164,7 +164,8 @@ def arrow_rows(records, topic="t", partition=3):
             "key": r.key, "value": r.value, "topic": topic, "partition": partition,
             "offset": r.offset, "timestamp_us": r.timestamp * 1000,
             "timestampType": int(r.timestamp_type),
-            "headers": [{"key": k, "value": v} for k, v in r.headers],
+            # a record without headers has null headers, as in Spark's Kafka source
+            "headers": [{"key": k, "value": v} for k, v in r.headers] or None,
         }
         for r in records
     ]
