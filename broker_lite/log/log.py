@@ -168,6 +168,7 @@ class Log:
                 log_append_time_ms=now if self.config.message_timestamp_type == "LogAppendTime"
                 else None,
                 require_keys=self.config.compact,
+                record_version=self.config.record_version,
             )
             producer_batches = _producer_batches(records, validated)
             producer_update, txn_events = None, []

@@ -149,3 +149,29 @@ def test_the_shipped_server_properties_parse_without_unknown_names():
     assert config["zookeeper.connect"] is None  # embedded ZooKeeper by default
     assert config["listeners"] == "PLAINTEXT://127.0.0.1:9092"
     assert config.log_dirs == ("/tmp/kpy-logs",)
+
+
+@pytest.mark.parametrize(("version", "magic"), [
+    ("0.8.0", 0), ("0.8.2", 0), ("0.9.0", 0), ("0.9.0.1", 0), ("0.10.0-IV0", 1), ("0.10.2", 1),
+    ("0.10.2.2", 1), ("0.11.0", 2), ("1.1", 2), ("2.8-IV1", 2), ("2.8.1", 2), ("3.0-IV1", 2),
+    ("3.9", 2),
+])
+def test_message_format_version_gives_the_logs_record_version(version, magic):
+    log = BrokerConfig().log_config({"message.format.version": version})
+    assert (log.message_format_version, log.record_version) == (version, magic)
+    assert BrokerConfig({"log.message.format.version": version}).log_config().record_version \
+        == magic
+
+
+@pytest.mark.parametrize("version", ["0.12.0", "0.7", "4.0", "3", "2.9", "latest", "3.0-IV"])
+def test_message_format_versions_kafka_does_not_know_are_refused(version):
+    with pytest.raises(ConfigError, match="message.format.version: expected a Kafka version"):
+        BrokerConfig().log_config({"message.format.version": version})
+
+
+def test_down_conversion_is_on_unless_turned_off():
+    assert BrokerConfig().log_config().message_downconversion_enable is True
+    off = BrokerConfig({"log.message.downconversion.enable": "false"})
+    assert off.log_config().message_downconversion_enable is False
+    assert off.log_config({"message.downconversion.enable": "true"}) \
+        .message_downconversion_enable is True
