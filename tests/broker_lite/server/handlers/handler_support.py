@@ -260,6 +260,11 @@ class Harness:
         wait_until(lambda: self.groups.manager.owned_partitions() == {0},
                    message="__consumer_offsets-0 loaded")
 
+    def group_led_here(self) -> str:
+        """A group id whose ``__consumer_offsets`` partition (0) this broker leads."""
+        return next(g for g in (f"group-{i}" for i in range(20))
+                    if self.groups.partition_for(g) == 0)
+
     # -- requests -----------------------------------------------------------------------------
 
     def call(self, api_key: int, version: int, body: dict) -> dict | None:

@@ -17,8 +17,7 @@ def coordinated(harness):
     """The harness with ``__consumer_offsets`` loaded and ``group``, a group it coordinates."""
     harness.offsets_topic()
     harness.topic("events", [BROKER_ID, OTHER_BROKER])
-    harness.group = next(g for g in (f"group-{i}" for i in range(20))
-                         if harness.groups.partition_for(g) == 0)
+    harness.group = harness.group_led_here()
     return harness
 
 
