@@ -8,6 +8,7 @@ from broker_lite.records import (
     BatchReader,
     CompressionType,
     TimestampType,
+    build_batch,
     build_message_set,
     iter_records,
 )
@@ -82,3 +83,20 @@ def test_version_0_and_1_responses_encode_without_the_newer_fields(harness):
         (answer,) = answers(response).values()
         assert answer["error_code"] == 0
     assert harness.log("events").log_end_offset == 2
+
+
+def test_versions_from_3_take_one_record_batch_and_zstd_from_7(harness):
+    harness.topic("events", [BROKER_ID])
+    message_set = build_message_set([(b"k", b"v")], magic=1, timestamp=5)
+    (answer,) = answers(produce(harness, {("events", 0): message_set}, version=3)).values()
+    assert answer["error_code"] == ErrorCode.INVALID_RECORD
+    zstd = build_batch([(b"k", b"v")], timestamp=5, compression=CompressionType.ZSTD)
+    (answer,) = answers(produce(harness, {("events", 0): zstd}, version=6)).values()
+    assert answer["error_code"] == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    two_batches = build_batch([(b"k", b"v")], timestamp=5) * 2
+    (answer,) = answers(produce(harness, {("events", 0): two_batches}, version=3)).values()
+    assert answer["error_code"] == ErrorCode.INVALID_RECORD
+    assert harness.log("events").log_end_offset == 0
+    for version in (2, 7):  # versions 0-2 take any format, as Kafka's do
+        (answer,) = answers(produce(harness, {("events", 0): zstd}, version=version)).values()
+        assert answer["error_code"] == 0
