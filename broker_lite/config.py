@@ -113,6 +113,21 @@ def message_format_version(text: str) -> str:
     return text
 
 
+def ignores_message_format_version(inter_broker_protocol: str) -> bool:
+    """Whether brokers speaking ``inter_broker_protocol`` write message format v2 whatever
+    ``message.format.version`` says: from 3.0 on, as Kafka's
+    ``LogConfig.shouldIgnoreMessageFormatVersion`` (KIP-724).
+
+    >>> ignores_message_format_version("2.8-IV1"), ignores_message_format_version("3.9")
+    (False, True)
+    """
+    return _line_index(inter_broker_protocol) >= _RELEASE_LINES.index("3.0")
+
+
+def _line_index(version: str) -> int:
+    return _RELEASE_LINES.index(_release_line(version))
+
+
 def record_version(message_format: str) -> int:
     """The message format (magic) a log writes for ``message.format.version``: 0 before 0.10.0,
     1 before 0.11.0, else 2, as Kafka's ``MetadataVersion.highestSupportedRecordVersion``.
@@ -120,7 +135,7 @@ def record_version(message_format: str) -> int:
     >>> record_version("0.9.0"), record_version("0.10.2-IV0"), record_version("3.0-IV1")
     (0, 1, 2)
     """
-    line = _RELEASE_LINES.index(_release_line(message_format))
+    line = _line_index(message_format)
     return 0 if line < _RELEASE_LINES.index("0.10.0") else \
         1 if line < _RELEASE_LINES.index("0.11.0") else 2
 
@@ -213,7 +228,10 @@ BROKER_CONFIG = _defs(
     Setting("log.message.timestamp.type", choice("CreateTime", "LogAppendTime"), "CreateTime",
             "which timestamp records keep"),
     Setting("log.message.format.version", message_format_version, "3.0-IV1",
-            "message format written: v0 before 0.10.0, v1 before 0.11.0, else v2"),
+            "message format written: v0 before 0.10.0, v1 before 0.11.0, else v2; ignored from "
+            "inter.broker.protocol.version 3.0"),
+    Setting("inter.broker.protocol.version", message_format_version, "3.9",
+            "protocol version among brokers; before 3.0 message.format.version is honoured"),
     Setting("log.message.downconversion.enable", boolean, True,
             "convert to message format v0/v1 for Fetch v0-v3; false answers UNSUPPORTED_VERSION"),
     Setting("compression.type", choice("producer", "none", "gzip", "snappy", "lz4", "zstd"),
@@ -349,5 +367,18 @@ class BrokerConfig(Mapping):
                                        overrides[topic_name])
             else:
                 values[field] = self._broker_default(broker_name)
+        values["message_format_version"] = self._message_format_version(overrides)
         assert set(values) == {f.name for f in fields(LogConfig)}
         return LogConfig(**values)
+
+    def _message_format_version(self, overrides: Mapping[str, str]) -> str:
+        """The message format version a log writes, as Kafka 3.9's ``KafkaConfig`` and
+        ``TopicConfigHandler.excludedConfigs`` decide it: the default (3.0-IV1) from
+        inter-broker protocol 3.0 on; before, a topic's own unless newer than the protocol."""
+        protocol = self["inter.broker.protocol.version"]
+        if ignores_message_format_version(protocol):
+            return BROKER_CONFIG["log.message.format.version"].default
+        topic = overrides.get("message.format.version")
+        if topic is not None and _line_index(topic) <= _line_index(protocol):
+            return topic
+        return self["log.message.format.version"]

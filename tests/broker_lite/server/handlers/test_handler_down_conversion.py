@@ -119,7 +119,8 @@ def test_turning_down_conversion_off_answers_unsupported_version(harness):
     assert fetch(harness, 4, {("events", 0): 0})[("events", 0)]["error_code"] == 0
 
 
-def test_a_topic_in_the_clients_format_needs_no_conversion(harness):
+def test_a_topic_in_the_clients_format_needs_no_conversion(old_protocol_harness):
+    harness = old_protocol_harness  # message.format.version is honoured
     harness.topic("events", [BROKER_ID], config={"message.format.version": "0.9.0",
                                                  "message.downconversion.enable": "false"})
     message = build_message_set([(b"k", b"v")], magic=0)

@@ -51,7 +51,8 @@ def test_version_2_answers_the_log_append_time(harness):
         (harness.clock(), TimestampType.LOG_APPEND_TIME)
 
 
-def test_a_topic_kept_in_message_format_v1_stores_v1(harness):
+def test_a_topic_kept_in_message_format_v1_stores_v1(old_protocol_harness):
+    harness = old_protocol_harness  # message.format.version is honoured
     harness.topic("events", [BROKER_ID], config={"message.format.version": "0.10.2"})
     produce(harness, {("events", 0): build_message_set([(b"k", b"v")], magic=0)}, version=0)
     produce(harness, {("events", 0): build_message_set([(b"k", b"w")], magic=1, timestamp=7)},
