@@ -86,6 +86,60 @@ def read_properties(path: str | Path) -> dict[str, str]:
     return parse_properties(Path(path).read_text(encoding="utf-8"))
 
 
+# -- message format versions -----------------------------------------------------------------------
+
+# Kafka's release lines, as MetadataVersion names them (message.format.version takes them, with an
+# optional "-IVn" suffix; a longer version such as 2.8.1 stands for its line, 2.8).
+_RELEASE_LINES = ("0.8.0", "0.8.1", "0.8.2", "0.9.0", "0.10.0", "0.10.1", "0.10.2", "0.11.0",
+                  "1.0", "1.1", *(f"2.{minor}" for minor in range(9)),
+                  *(f"3.{minor}" for minor in range(10)))
+_FORMAT_VERSION = re.compile(r"([0-9]+(?:\.[0-9]+)*)(-IV[0-9]+)?")
+
+
+def _release_line(text: str) -> str | None:
+    match = _FORMAT_VERSION.fullmatch(text)
+    if match is None:
+        return None
+    parts = match.group(1).split(".")
+    line = ".".join(parts[:3] if parts[0] == "0" else parts[:2])
+    return line if line in _RELEASE_LINES else None
+
+
+def message_format_version(text: str) -> str:
+    """A ``message.format.version``: a Kafka version from 0.8.0 to 3.9 (``0.10.2``,
+    ``2.8-IV1``, ``3.0``), as Kafka's ``MetadataVersionValidator`` accepts it."""
+    if _release_line(text) is None:
+        raise InvalidValue(f"expected a Kafka version, one of {', '.join(_RELEASE_LINES)}", text)
+    return text
+
+
+def ignores_message_format_version(inter_broker_protocol: str) -> bool:
+    """Whether brokers speaking ``inter_broker_protocol`` write message format v2 whatever
+    ``message.format.version`` says: from 3.0 on, as Kafka's
+    ``LogConfig.shouldIgnoreMessageFormatVersion`` (KIP-724).
+
+    >>> ignores_message_format_version("2.8-IV1"), ignores_message_format_version("3.9")
+    (False, True)
+    """
+    return _line_index(inter_broker_protocol) >= _RELEASE_LINES.index("3.0")
+
+
+def _line_index(version: str) -> int:
+    return _RELEASE_LINES.index(_release_line(version))
+
+
+def record_version(message_format: str) -> int:
+    """The message format (magic) a log writes for ``message.format.version``: 0 before 0.10.0,
+    1 before 0.11.0, else 2, as Kafka's ``MetadataVersion.highestSupportedRecordVersion``.
+
+    >>> record_version("0.9.0"), record_version("0.10.2-IV0"), record_version("3.0-IV1")
+    (0, 1, 2)
+    """
+    line = _line_index(message_format)
+    return 0 if line < _RELEASE_LINES.index("0.10.0") else \
+        1 if line < _RELEASE_LINES.index("0.11.0") else 2
+
+
 # -- typed definitions -----------------------------------------------------------------------------
 # Each property with the type, bounds and choices Kafka's ConfigDef gives it (KafkaConfig,
 # ServerLogConfigs, LogConfig, GroupCoordinatorConfig, TransactionStateManagerConfig, ZkConfigs).
@@ -173,7 +227,13 @@ BROKER_CONFIG = _defs(
     Setting("log.segment.delete.delay.ms", int64(0), 60000, "delay before a .deleted file goes"),
     Setting("log.message.timestamp.type", choice("CreateTime", "LogAppendTime"), "CreateTime",
             "which timestamp records keep"),
-    Setting("log.message.format.version", string, "3.0-IV1", "message format written"),
+    Setting("log.message.format.version", message_format_version, "3.0-IV1",
+            "message format written: v0 before 0.10.0, v1 before 0.11.0, else v2; ignored from "
+            "inter.broker.protocol.version 3.0"),
+    Setting("inter.broker.protocol.version", message_format_version, "3.9",
+            "protocol version among brokers; before 3.0 message.format.version is honoured"),
+    Setting("log.message.downconversion.enable", boolean, True,
+            "convert to message format v0/v1 for Fetch v0-v3; false answers UNSUPPORTED_VERSION"),
     Setting("compression.type", choice("producer", "none", "gzip", "snappy", "lz4", "zstd"),
             "producer", "codec of stored batches; producer keeps the producer's"),
 )
@@ -196,6 +256,7 @@ TOPIC_TO_BROKER = {
     "max.message.bytes": "message.max.bytes",
     "message.timestamp.type": "log.message.timestamp.type",
     "message.format.version": "log.message.format.version",
+    "message.downconversion.enable": "log.message.downconversion.enable",
     "compression.type": "compression.type",
 }
 
@@ -220,7 +281,13 @@ class LogConfig:
     max_message_bytes: int = 1048588
     message_timestamp_type: str = "CreateTime"
     message_format_version: str = "3.0-IV1"
+    message_downconversion_enable: bool = True
     compression_type: str = "producer"
+
+    @property
+    def record_version(self) -> int:
+        """The message format (magic) appended records are written in."""
+        return record_version(self.message_format_version)
 
     @property
     def compact(self) -> bool:
@@ -300,5 +367,18 @@ class BrokerConfig(Mapping):
                                        overrides[topic_name])
             else:
                 values[field] = self._broker_default(broker_name)
+        values["message_format_version"] = self._message_format_version(overrides)
         assert set(values) == {f.name for f in fields(LogConfig)}
         return LogConfig(**values)
+
+    def _message_format_version(self, overrides: Mapping[str, str]) -> str:
+        """The message format version a log writes, as Kafka 3.9's ``KafkaConfig`` and
+        ``TopicConfigHandler.excludedConfigs`` decide it: the default (3.0-IV1) from
+        inter-broker protocol 3.0 on; before, a topic's own unless newer than the protocol."""
+        protocol = self["inter.broker.protocol.version"]
+        if ignores_message_format_version(protocol):
+            return BROKER_CONFIG["log.message.format.version"].default
+        topic = overrides.get("message.format.version")
+        if topic is not None and _line_index(topic) <= _line_index(protocol):
+            return topic
+        return self["log.message.format.version"]

@@ -27,3 +27,8 @@ class InvalidProducerEpochError(LogError):
 class TransactionCoordinatorFencedError(LogError):
     """A transaction marker from a coordinator epoch older than one already seen
     (Kafka's TRANSACTION_COORDINATOR_FENCED)."""
+
+
+class UnsupportedForMessageFormatError(LogError):
+    """A batch the log's message format cannot hold: idempotent, transactional or with headers
+    for a log kept in message format v0 or v1 (Kafka's UNSUPPORTED_FOR_MESSAGE_FORMAT)."""

@@ -168,6 +168,7 @@ class Log:
                 log_append_time_ms=now if self.config.message_timestamp_type == "LogAppendTime"
                 else None,
                 require_keys=self.config.compact,
+                record_version=self.config.record_version,
             )
             producer_batches = _producer_batches(records, validated)
             producer_update, txn_events = None, []
@@ -339,6 +340,28 @@ class Log:
                         (best is None or segment.max_timestamp > best.max_timestamp):
                     best = segment
             return best.record_with_max_timestamp() if best is not None else None
+
+    def offsets_before(self, timestamp: int, max_count: int) -> list[int]:
+        """ListOffsets v0 (Kafka's ``legacyFetchOffsetsBefore``): up to ``max_count`` offsets,
+        largest first, from the segment base offsets (the log start offset for the first) and,
+        when the active segment holds data, the log end offset, each standing for the time its
+        segment file was last written (the log end: now). ``timestamp`` -1 starts from the log
+        end, -2 from the log start (one offset), else from the last segment written at or before
+        ``timestamp``; none when every segment was written later."""
+        with self._lock:
+            points = [(max(s.base_offset, self.log_start_offset), s.last_modified_ms)
+                      for s in self.segments]
+            if self.active_segment.size > 0:
+                points.append((self.log_end_offset, self.clock()))
+        if timestamp == -1:
+            start = len(points) - 1
+        elif timestamp == -2:
+            start = 0
+        else:
+            start = max((i for i, (_, written) in enumerate(points) if written <= timestamp),
+                        default=-1)
+        chosen = [offset for offset, _ in reversed(points[:start + 1])][:max(max_count, 0)]
+        return sorted(chosen, reverse=True)
 
     def epoch_for_offset(self, offset: int) -> int:
         """The leader epoch that wrote ``offset`` (-1 when unknown)."""

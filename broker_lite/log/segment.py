@@ -277,11 +277,16 @@ class LogSegment:
                 yield from batch
 
     @property
+    def last_modified_ms(self) -> int:
+        """When the ``.log`` file was last written (its modification time)."""
+        return int(os.fstat(self._fd).st_mtime * 1000)
+
+    @property
     def largest_timestamp(self) -> int:
         """Largest record timestamp, or the file's modification time when there is none."""
         if self.max_timestamp >= 0:
             return self.max_timestamp
-        return int(os.fstat(self._fd).st_mtime * 1000)
+        return self.last_modified_ms
 
     # -- transactions -------------------------------------------------------------------------
     def update_txn_index(self, completed, last_stable_offset: int) -> None:

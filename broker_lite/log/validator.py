@@ -1,9 +1,13 @@
 """Checking the batches of an append and giving them their offsets, before they reach a segment.
 
-Batches are checked as whole batches (size, magic, CRC, record count against lastOffsetDelta);
-records inside a batch are only decoded where a rule needs them: keys on compacted topics, and
-legacy compressed sets whose inner offsets must be rewritten. Offsets are assigned the cheapest
-way each format allows:
+Batches are checked as whole batches (size, magic, CRC, record count against lastOffsetDelta),
+and every batch of an append must have the magic of the first. Records inside a batch are only
+decoded where a rule needs them: keys on compacted topics, records to convert, and legacy
+compressed sets whose inner offsets must be rewritten.
+
+The log keeps one message format, its record version (``message.format.version``: v2 unless an
+older version is set, see :func:`broker_lite.config.record_version`). Batches in that format are
+kept as they came; offsets are assigned the cheapest way each format allows:
 
 - v2: the new baseOffset and partitionLeaderEpoch are written over the first 16 bytes of the
   header, which the CRC does not cover; the rest of the batch is passed on as it came (no copy).
@@ -12,17 +16,23 @@ way each format allows:
 - v0 compressed (absolute inner offsets), or v1 with irregular inner offsets: the wrapper is
   rebuilt with the same codec, as Kafka recompresses in that case.
 
-Legacy batches are stored in the format they came in; up-conversion is not done, and readers of
-the log handle every format.
+Batches in another format are converted, as Kafka's ``LogValidator`` converts them: their records
+(inner messages CRC-checked) are written again in the log's format, all in one batch of the
+producer's codec (uncompressed v0/v1: one message each). A compressed message set, like a v2
+batch, must then come alone in its append. v0 records have no timestamp and keep none
+(NO_TIMESTAMP, -1) in a v1 or v2 log under CreateTime. A log in v0 or v1 refuses idempotent and
+transactional batches and records with headers (:class:`UnsupportedForMessageFormatError`).
 
 With ``message.timestamp.type=LogAppendTime`` the broker's clock replaces the batch timestamp
 (v2: maxTimestamp and the timestamp-type bit; v1: the message or wrapper timestamp), and the CRC
-is recomputed, since both fields are covered by it.
+is recomputed, since both fields are covered by it; converted records get it the same way.
 """
 
+import dataclasses
+import itertools
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import crc32c
@@ -37,6 +47,7 @@ from broker_lite.records import (
     RecordTooLargeError,
     TimestampType,
 )
+from broker_lite.records.conversion import build_entries
 from broker_lite.records.record_batch import (
     ATTRIBUTES_OFFSET,
     CRC_OFFSET,
@@ -44,6 +55,7 @@ from broker_lite.records.record_batch import (
 )
 from broker_lite.vocabulary import NO_TIMESTAMP
 
+from .errors import UnsupportedForMessageFormatError
 from .segment import BatchSummary
 
 _V2_HEAD = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
@@ -95,28 +107,32 @@ def validate_and_assign_offsets(
     partition_leader_epoch: int = 0,
     log_append_time_ms: int | None = None,
     require_keys: bool = False,
+    record_version: int = 2,
 ) -> ValidatedRecords:
-    """Check ``records`` (the bytes of a Produce request's partition) and assign offsets from
+    """Check ``records`` (the bytes of a Produce request's partition), convert them to the
+    log's ``record_version`` when they are in another format, and assign offsets from
     ``next_offset``. ``log_append_time_ms`` set means the topic uses LogAppendTime;
     ``require_keys`` is set for compacted topics."""
     view = memoryview(records).cast("B") if not isinstance(records, memoryview) else records
     reader = BatchReader(view, validate=True)
-    result = ValidatedRecords()
-    offset = next_offset
-    for batch in reader:
-        if batch.size_in_bytes > max_message_bytes:
-            raise RecordTooLargeError(
-                f"batch of {batch.size_in_bytes} bytes at position {batch.position} exceeds "
-                f"max.message.bytes {max_message_bytes}"
-            )
-        if require_keys and any(record.key is None for record in batch):
-            raise InvalidRecordError("compacted topics accept only records with a key")
-        if batch.magic == 2:
-            offset = _assign_v2(batch, offset, partition_leader_epoch, log_append_time_ms, result)
-        elif batch.compression is CompressionType.NONE:
-            offset = _assign_legacy_message(batch, offset, log_append_time_ms, result)
-        else:
-            offset = _assign_legacy_wrapper(batch, offset, log_append_time_ms, result)
+    batches = _checked(reader, max_message_bytes, require_keys)
+    first = next(batches, None)
+    if first is None:
+        result = ValidatedRecords()
+    elif first.magic != record_version:
+        result = _convert(first, batches, next_offset, record_version, max_message_bytes,
+                          partition_leader_epoch, log_append_time_ms)
+    else:
+        result = ValidatedRecords()
+        offset = next_offset
+        for batch in itertools.chain([first], batches):
+            if batch.magic == 2:
+                offset = _assign_v2(batch, offset, partition_leader_epoch, log_append_time_ms,
+                                    result)
+            elif batch.compression is CompressionType.NONE:
+                offset = _assign_legacy_message(batch, offset, log_append_time_ms, result)
+            else:
+                offset = _assign_legacy_wrapper(batch, offset, log_append_time_ms, result)
     if reader.incomplete:
         raise CorruptRecordError(f"records end with a partial batch at position {reader.position}")
     if not result.batches:
@@ -124,8 +140,31 @@ def validate_and_assign_offsets(
     return result
 
 
-def _assign_v2(batch: RecordBatch, offset: int, epoch: int, log_append_time_ms: int | None,
-               result: ValidatedRecords) -> int:
+def _checked(reader: BatchReader, max_message_bytes: int, require_keys: bool) -> Iterator:
+    """The batches of an append, each checked against the rules of every format."""
+    magic = None
+    for batch in reader:
+        if magic is None:
+            magic = batch.magic
+        elif batch.magic != magic:
+            raise InvalidRecordError(
+                f"batch at position {batch.position} has magic {batch.magic}, not the magic "
+                f"{magic} of the first batch")
+        if batch.size_in_bytes > max_message_bytes:
+            raise RecordTooLargeError(
+                f"batch of {batch.size_in_bytes} bytes at position {batch.position} exceeds "
+                f"max.message.bytes {max_message_bytes}"
+            )
+        if batch.magic == 2:
+            _check_v2_counts(batch)
+        elif batch.compression is not CompressionType.NONE:
+            batch.ensure_valid(deep=True)  # the inner messages' CRCs, as Kafka checks them
+        if require_keys and any(record.key is None for record in batch):
+            raise InvalidRecordError("compacted topics accept only records with a key")
+        yield batch
+
+
+def _check_v2_counts(batch: RecordBatch) -> None:
     if batch.record_count <= 0:
         raise InvalidRecordError(f"batch at position {batch.position} holds no record")
     if batch.last_offset_delta != batch.record_count - 1:
@@ -133,6 +172,60 @@ def _assign_v2(batch: RecordBatch, offset: int, epoch: int, log_append_time_ms: 
             f"batch at position {batch.position} has lastOffsetDelta {batch.last_offset_delta} "
             f"for {batch.record_count} records"
         )
+
+
+def _convert(first, batches: Iterator, next_offset: int, record_version: int,
+             max_message_bytes: int, partition_leader_epoch: int,
+             log_append_time_ms: int | None) -> ValidatedRecords:
+    """The records of every batch, written again in the log's format at the next offsets
+    (Kafka's ``convertAndAssignOffsetsNonCompressed`` / ``buildRecordsAndAssignOffsets``)."""
+    records, codec, count = [], CompressionType.NONE, 0
+    for batch in itertools.chain([first], batches):
+        count += 1
+        if batch.compression is not CompressionType.NONE:
+            codec = batch.compression
+        if record_version < 2 and (batch.producer_id >= 0 or batch.is_transactional
+                                   or batch.is_control_batch):
+            raise UnsupportedForMessageFormatError(
+                f"idempotent and transactional batches cannot be kept in message format "
+                f"v{record_version}")
+        for record in batch:
+            if record.headers and record_version < 2:
+                raise UnsupportedForMessageFormatError(
+                    f"message format v{record_version} has no record headers")
+            records.append(dataclasses.replace(record, offset=next_offset + len(records)))
+    if count > 1 and (codec is not CompressionType.NONE or first.magic == 2):
+        raise InvalidRecordError(
+            "a compressed message set or a record batch must come alone in its append")
+    log_append = log_append_time_ms is not None
+    entries = build_entries(
+        records, magic=record_version, compression=codec,
+        timestamp_type=TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME,
+        log_append_time=log_append_time_ms, partition_leader_epoch=partition_leader_epoch)
+    result = ValidatedRecords()
+    start = 0
+    for entry in entries:
+        if len(entry) > max_message_bytes:
+            raise RecordTooLargeError(
+                f"converted batch of {len(entry)} bytes exceeds max.message.bytes "
+                f"{max_message_bytes}")
+        covered = records[start:] if len(entries) == 1 else records[start:start + 1]
+        start += len(covered)
+        result.add([entry], len(entry), covered[0].offset, covered[-1].offset,
+                   _max_timestamp(covered, record_version, log_append_time_ms), len(covered))
+    return result
+
+
+def _max_timestamp(records, record_version: int, log_append_time_ms: int | None) -> int:
+    if record_version == 0:
+        return NO_TIMESTAMP
+    if log_append_time_ms is not None:
+        return log_append_time_ms
+    return max(record.timestamp for record in records)
+
+
+def _assign_v2(batch: RecordBatch, offset: int, epoch: int, log_append_time_ms: int | None,
+               result: ValidatedRecords) -> int:
     raw = batch.raw()
     head = _V2_HEAD.pack(offset, batch.batch_length, epoch)
     max_timestamp = batch.max_timestamp

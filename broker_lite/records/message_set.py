@@ -16,10 +16,12 @@ A message set is entries back to back, with no count in front. Each entry, big-e
 
 Compression wraps a whole inner message set in one "wrapper" message: its value is the compressed
 inner set, its key is null, its offset is the offset of the last inner message. Inner offsets are
-absolute in v0; in v1 they are relative (0, 1, ...), and the absolute offset of an inner message is
+absolute in v0; in v1 they are relative to the first inner message (0, 1, ...; gaps where a
+compacted log has them), and the absolute offset of an inner message is
 ``wrapper offset - last inner relative offset + inner relative offset`` (a producer that has not
 had offsets assigned may leave the wrapper offset at 0; the relative offsets then stand). A v1
-wrapper with LogAppendTime gives its own timestamp to every inner message.
+wrapper with LogAppendTime gives its own timestamp to every inner message; Kafka's brokers also
+write that timestamp, and the LogAppendTime flag, into each inner message.
 
 Every entry of a message set is treated as a batch: an uncompressed entry is a batch of one record,
 a wrapper is a batch of its inner messages, as Kafka's own readers do.
@@ -174,8 +176,10 @@ class LegacyRecordBatch:
     def is_valid(self) -> bool:
         return self.compute_crc() == self.crc
 
-    def ensure_valid(self) -> None:
-        """Check the CRC-32 and the field layout; raise :class:`CorruptRecordError` on a fault."""
+    def ensure_valid(self, *, deep: bool = False) -> None:
+        """Check the CRC-32 and the field layout; raise :class:`CorruptRecordError` on a fault.
+        ``deep`` checks the inner messages of a wrapper too (decompressing it), as Kafka's broker
+        does on append."""
         actual = self.compute_crc()
         if actual != self.crc:
             raise CorruptRecordError(
@@ -183,7 +187,10 @@ class LegacyRecordBatch:
                 f"CRC-32 {self.crc:#010x}, computed {actual:#010x}"
             )
         self.key_and_value()
-        self.compression  # raises UnsupportedCompressionError for an unknown codec id
+        codec = self.compression  # raises UnsupportedCompressionError for an unknown codec id
+        if deep and codec is not CompressionType.NONE:
+            for entry in self._inner_entries():
+                entry.ensure_valid()
 
     # -- records ------------------------------------------------------------------------------
     def _inner_entries(self) -> Iterator["LegacyRecordBatch"]:
@@ -252,39 +259,54 @@ def encode_message(offset: int, magic: int, attributes: int, timestamp: int, key
 class MessageSetBuilder:
     """Builds a v0 or v1 message set: plain messages, or one compressed wrapper message.
 
+    Offsets run on from ``base_offset``, or each message is given its own (increasing, gaps
+    allowed), as Kafka's ``appendWithOffset``. With LogAppendTime every message takes the
+    ``log_append_time`` given (Kafka's ``MemoryRecordsBuilder``).
+
     >>> builder = MessageSetBuilder(magic=0, compression=CompressionType.SNAPPY, base_offset=10)
-    >>> builder.append(b"a"), builder.append(b"b")
-    (10, 11)
+    >>> builder.append(b"a"), builder.append(b"b"), builder.append(b"c", offset=15)
+    (10, 11, 15)
     >>> [(r.offset, r.value) for r in LegacyRecordBatch(builder.build())]
-    [(10, b'a'), (11, b'b')]
+    [(10, b'a'), (11, b'b'), (15, b'c')]
     """
 
     def __init__(self, *, magic: int, compression: CompressionType = CompressionType.NONE,
                  timestamp_type: TimestampType = TimestampType.CREATE_TIME, base_offset: int = 0,
-                 compression_level: int | None = None):
+                 compression_level: int | None = None, log_append_time: int | None = None):
         if magic not in MESSAGE_OVERHEAD:
             raise ValueError(f"legacy message magic must be 0 or 1, not {magic}")
         self.magic = magic
         self.compression = CompressionType(compression)
         self.compression_level = compression_level
         self.timestamp_type = timestamp_type if magic == 1 else TimestampType.NO_TIMESTAMP_TYPE
+        self.log_append_time = log_append_time \
+            if self.timestamp_type == TimestampType.LOG_APPEND_TIME else None
         self.base_offset = base_offset
-        self._messages: list[tuple[int, bytes | None, bytes | None]] = []
+        # (offset, timestamp, key, value)
+        self._messages: list[tuple[int, int, bytes | None, bytes | None]] = []
 
     def __len__(self) -> int:
         return len(self._messages)
 
-    def append(self, value, *, key=None, timestamp: int | None = None, headers=()) -> int:
-        """Add a message; return its offset. v0 messages carry no timestamp; no version has
-        headers."""
+    def append(self, value, *, key=None, timestamp: int | None = None, headers=(),
+               offset: int | None = None) -> int:
+        """Add a message; return its offset (``offset``, else the one after the last). v0
+        messages carry no timestamp; no version has headers."""
         if headers:
             raise ValueError(f"message format v{self.magic} has no record headers")
         if self.magic == 0:
             timestamp = NO_TIMESTAMP
+        elif self.log_append_time is not None:
+            timestamp = self.log_append_time
         elif timestamp is None:
             timestamp = now_ms()
-        self._messages.append((timestamp, key, value))
-        return self.base_offset + len(self._messages) - 1
+        last = self._messages[-1][0] if self._messages else self.base_offset - 1
+        if offset is None:
+            offset = last + 1
+        elif offset <= last:
+            raise ValueError(f"offset {offset} is not above the last one, {last}")
+        self._messages.append((offset, timestamp, key, value))
+        return offset
 
     def _attributes(self, codec: CompressionType) -> int:
         flag = TIMESTAMP_TYPE_FLAG if self.timestamp_type == TimestampType.LOG_APPEND_TIME else 0
@@ -293,22 +315,24 @@ class MessageSetBuilder:
     def build(self) -> bytes:
         if self.compression is CompressionType.NONE:
             return b"".join(
-                encode_message(self.base_offset + i, self.magic, self._attributes(self.compression),
-                               ts, key, value)
-                for i, (ts, key, value) in enumerate(self._messages)
+                encode_message(offset, self.magic, self._attributes(self.compression), ts, key,
+                               value)
+                for offset, ts, key, value in self._messages
             )
         if not self._messages:
             return b""
-        # Inner offsets: absolute for v0, relative for v1; timestamp type lives on the wrapper.
-        first_inner = self.base_offset if self.magic == 0 else 0
+        # Inner offsets: absolute for v0, relative to the first message for v1. The wrapper
+        # carries the codec; the timestamp type is on the wrapper and each inner message.
+        first = self._messages[0][0] if self.magic == 1 else 0
         inner = b"".join(
-            encode_message(first_inner + i, self.magic, 0, ts, key, value)
-            for i, (ts, key, value) in enumerate(self._messages)
+            encode_message(offset - first, self.magic,
+                           self._attributes(CompressionType.NONE), ts, key, value)
+            for offset, ts, key, value in self._messages
         )
-        wrapper_timestamp = max(ts for ts, _, _ in self._messages)
+        wrapper_timestamp = max(ts for _, ts, _, _ in self._messages)
         compressed = compress(self.compression, inner, magic=self.magic,
                               level=self.compression_level)
-        return encode_message(self.base_offset + len(self._messages) - 1, self.magic,
+        return encode_message(self._messages[-1][0], self.magic,
                               self._attributes(self.compression), wrapper_timestamp, None,
                               compressed)
 

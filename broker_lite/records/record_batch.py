@@ -392,9 +392,12 @@ class RecordBatchBuilder:
         self._next_delta = offset_delta + 1
         return offset_delta
 
-    def build(self, *, last_offset_delta: int | None = None) -> bytes:
+    def build(self, *, last_offset_delta: int | None = None,
+              log_append_time: int | None = None) -> bytes:
         """The batch. ``last_offset_delta`` may keep a larger last offset than the last record's,
-        as compaction does to preserve a batch's offset range."""
+        as compaction does to preserve a batch's offset range. ``log_append_time`` is the
+        maxTimestamp of a LogAppendTime batch (the records keep their own timestamps, as Kafka's
+        builder leaves them)."""
         base_timestamp = -1 if self._base_timestamp is None else self._base_timestamp
         if last_offset_delta is None:
             last_offset_delta = max(self._last_delta, 0)
@@ -403,7 +406,8 @@ class RecordBatchBuilder:
         return assemble_batch(
             b"".join(self._records), record_count=len(self._records),
             last_offset_delta=last_offset_delta, base_timestamp=base_timestamp,
-            max_timestamp=self._max_timestamp, **self._options,
+            max_timestamp=self._max_timestamp if log_append_time is None else log_append_time,
+            **self._options,
         )
 
 

@@ -1,9 +1,11 @@
-"""The APIs this broker serves, with the versions it advertises (Kafka 3.9's unless noted).
+"""The APIs this broker serves, with the versions it serves and advertises: every version a
+Kafka 3.9 broker in ZooKeeper mode serves, from version 0 (the versions Kafka 4 dropped,
+KIP-896, included: Produce v0-v2 and Fetch v0-v3 with message formats v0/v1, ListOffsets v0,
+OffsetCommit v0 and OffsetFetch v0 with offsets in ZooKeeper), up to the newest Kafka 3.9
+serves, except these newer versions, not served:
 
-Produce is advertised from version 0 although only 3 and later (record batches) are accepted on
-the wire: librdkafka stops compressing when a broker's advertised minimum is above 0. OffsetCommit
-starts at version 2 and OffsetFetch at 1, the versions Kafka 4 kept (KIP-896): version 0 of both
-kept offsets in ZooKeeper.
+- ApiVersions v4 and FindCoordinator v5-v6 (share groups, KIP-932);
+- ListOffsets v9 (the last tiered offset, KIP-1005: no tiered storage here).
 """
 
 from broker_lite.protocol import ApiKey
@@ -26,25 +28,18 @@ from .handlers import (
     topics,
     transactions,
 )
-from .network import CloseConnection
-
-
-def _produce(context, body):
-    if context.version < 3:
-        raise CloseConnection("Produce before version 3 (message sets) is not accepted")
-    return produce.handle(context, body)
 
 
 def handlers() -> dict[ApiKey, ApiHandler]:
     return {
-        ApiKey.PRODUCE: ApiHandler(0, 11, _produce),
-        ApiKey.FETCH: ApiHandler(4, 17, fetch.handle),
-        ApiKey.LIST_OFFSETS: ApiHandler(1, 8, list_offsets.handle),
+        ApiKey.PRODUCE: ApiHandler(0, 11, produce.handle),
+        ApiKey.FETCH: ApiHandler(0, 17, fetch.handle),
+        ApiKey.LIST_OFFSETS: ApiHandler(0, 8, list_offsets.handle),
         ApiKey.METADATA: ApiHandler(0, 12, metadata.handle),
         ApiKey.API_VERSIONS: ApiHandler(0, 3, api_versions.handle),
         ApiKey.FIND_COORDINATOR: ApiHandler(0, 4, coordinator.find_coordinator),
-        ApiKey.OFFSET_COMMIT: ApiHandler(2, 9, group_offsets.offset_commit),
-        ApiKey.OFFSET_FETCH: ApiHandler(1, 9, group_offsets.offset_fetch),
+        ApiKey.OFFSET_COMMIT: ApiHandler(0, 9, group_offsets.offset_commit),
+        ApiKey.OFFSET_FETCH: ApiHandler(0, 9, group_offsets.offset_fetch),
         ApiKey.OFFSET_DELETE: ApiHandler(0, 0, group_offsets.offset_delete),
         ApiKey.JOIN_GROUP: ApiHandler(0, 9, groups.join_group),
         ApiKey.HEARTBEAT: ApiHandler(0, 4, groups.heartbeat),
@@ -53,20 +48,20 @@ def handlers() -> dict[ApiKey, ApiHandler]:
         ApiKey.DESCRIBE_GROUPS: ApiHandler(0, 5, groups.describe_groups),
         ApiKey.LIST_GROUPS: ApiHandler(0, 5, groups.list_groups),
         ApiKey.DELETE_GROUPS: ApiHandler(0, 2, groups.delete_groups),
-        ApiKey.CREATE_TOPICS: ApiHandler(2, 7, topics.create_topics),
-        ApiKey.DELETE_TOPICS: ApiHandler(1, 6, topics.delete_topics),
+        ApiKey.CREATE_TOPICS: ApiHandler(0, 7, topics.create_topics),
+        ApiKey.DELETE_TOPICS: ApiHandler(0, 6, topics.delete_topics),
         ApiKey.CREATE_PARTITIONS: ApiHandler(0, 3, topics.create_partitions),
-        ApiKey.DESCRIBE_CONFIGS: ApiHandler(1, 4, configs.describe_configs),
+        ApiKey.DESCRIBE_CONFIGS: ApiHandler(0, 4, configs.describe_configs),
         ApiKey.ALTER_CONFIGS: ApiHandler(0, 2, configs.alter_configs),
         ApiKey.INCREMENTAL_ALTER_CONFIGS: ApiHandler(0, 1, configs.incremental_alter_configs),
         ApiKey.DESCRIBE_CLUSTER: ApiHandler(0, 1, cluster.describe_cluster),
-        ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiHandler(2, 4, leader_epoch.handle),
+        ApiKey.OFFSET_FOR_LEADER_EPOCH: ApiHandler(0, 4, leader_epoch.handle),
         ApiKey.INIT_PRODUCER_ID: ApiHandler(0, 5, producer_ids.init_producer_id),
         ApiKey.DESCRIBE_PRODUCERS: ApiHandler(0, 0, producers.describe_producers),
         ApiKey.ADD_PARTITIONS_TO_TXN: ApiHandler(0, 5, transactions.add_partitions_to_txn),
         ApiKey.ADD_OFFSETS_TO_TXN: ApiHandler(0, 4, transactions.add_offsets_to_txn),
         ApiKey.END_TXN: ApiHandler(0, 4, transactions.end_txn),
-        ApiKey.WRITE_TXN_MARKERS: ApiHandler(1, 1, transactions.write_txn_markers),
+        ApiKey.WRITE_TXN_MARKERS: ApiHandler(0, 1, transactions.write_txn_markers),
         ApiKey.TXN_OFFSET_COMMIT: ApiHandler(0, 4, transactions.txn_offset_commit),
         ApiKey.LIST_TRANSACTIONS: ApiHandler(0, 1, transactions.list_transactions),
         ApiKey.DESCRIBE_TRANSACTIONS: ApiHandler(0, 0, transactions.describe_transactions),

@@ -28,6 +28,7 @@ from broker_lite.partitions import PartitionManager
 from broker_lite.zk import ZkBroker
 from broker_lite.zk.admin import get_topic_config
 from broker_lite.zk.client import ZooKeeperConnection
+from broker_lite.zk.consumer_offsets import ZkConsumerOffsets
 from broker_lite.zk.endpoints import EndPoint, parse_endpoints, parse_protocol_map
 from broker_lite.zk.layout import CONFIG_CHANGES_PATH, BrokerIdZNode
 from broker_lite.zk.producer_ids import ZkProducerIdManager
@@ -98,6 +99,7 @@ class Broker:
             admin=ZkTopicAdmin(client, config, on_config_changed=logs.update_config),
             groups=self.groups, transactions=self.transactions.coordinator,
             markers=self.transactions.markers, producer_ids=producer_ids, purgatory=purgatory,
+            zk_offsets=ZkConsumerOffsets(client),
             api_versions=supported_versions(api_handlers))
         self.server = SocketServer(
             listener.host, listener.port, Dispatcher(api_handlers, services),

@@ -8,6 +8,7 @@ from broker_lite.log.errors import (
     InvalidProducerEpochError,
     OutOfOrderSequenceError,
     TransactionCoordinatorFencedError,
+    UnsupportedForMessageFormatError,
 )
 from broker_lite.protocol import ErrorCode
 from broker_lite.records import (
@@ -38,6 +39,7 @@ _CODES = [
     (InvalidTimestampError, ErrorCode.INVALID_TIMESTAMP),
     (RecordTooLargeError, ErrorCode.MESSAGE_TOO_LARGE),
     (UnsupportedCompressionError, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE),
+    (UnsupportedForMessageFormatError, ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT),
     (CorruptRecordError, ErrorCode.CORRUPT_MESSAGE),
     (OutOfOrderSequenceError, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER),
     (InvalidProducerEpochError, ErrorCode.INVALID_PRODUCER_EPOCH),

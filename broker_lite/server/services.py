@@ -18,6 +18,7 @@ groups          GroupCoordinator           the group coordinator
 transactions    :class:`Transactions`      the transaction coordinator
 markers         :class:`MarkerWriter`      transaction markers appended to local logs
 producer_ids    :class:`ProducerIds`       ``ZkProducerIdManager``: blocks from ZooKeeper
+zk_offsets      :class:`ZkGroupOffsets`    ``ZkConsumerOffsets``: ``/consumers/[group]/offsets``
 purgatory       Purgatory                  long polls; waits that end when the broker stops
 api_versions    list of dict               the APIs and versions served (ApiVersions)
 cluster_id      str or None                known once the broker has registered
@@ -25,7 +26,7 @@ cluster_id      str or None                known once the broker has registered
 """
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -151,6 +152,16 @@ class ProducerIds(Protocol):
         none can be had (retriable), ``ProducerIdsExhaustedError`` when none is left."""
 
 
+class ZkGroupOffsets(Protocol):
+    """The committed offsets of ZooKeeper-based consumer groups
+    (:class:`~broker_lite.zk.consumer_offsets.ZkConsumerOffsets`)."""
+
+    def read(self, group: str, tp: TopicPartition) -> int | None:
+        """The offset ``group`` committed for ``tp``, None when there is none."""
+
+    def write(self, group: str, offsets: Mapping[TopicPartition, int]) -> None: ...
+
+
 @dataclass(eq=False)
 class HandlerServices:
     """The broker as its request handlers see it (the table in the module docstring)."""
@@ -164,6 +175,7 @@ class HandlerServices:
     transactions: Transactions
     markers: MarkerWriter
     producer_ids: ProducerIds
+    zk_offsets: ZkGroupOffsets
     purgatory: Purgatory
     api_versions: list[dict]
     cluster_id: str | None = None

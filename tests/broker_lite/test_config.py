@@ -149,3 +149,47 @@ def test_the_shipped_server_properties_parse_without_unknown_names():
     assert config["zookeeper.connect"] is None  # embedded ZooKeeper by default
     assert config["listeners"] == "PLAINTEXT://127.0.0.1:9092"
     assert config["log.dirs"] is None  # broker-lite start keeps the data in its state directory
+
+
+BEFORE_3_0 = {"inter.broker.protocol.version": "2.8"}
+
+
+@pytest.mark.parametrize(("version", "magic"), [
+    ("0.8.0", 0), ("0.8.2", 0), ("0.9.0", 0), ("0.9.0.1", 0), ("0.10.0-IV0", 1), ("0.10.2", 1),
+    ("0.10.2.2", 1), ("0.11.0", 2), ("1.1", 2), ("2.8-IV1", 2), ("2.8.1", 2),
+])
+def test_message_format_version_gives_the_logs_record_version(version, magic):
+    log = BrokerConfig(BEFORE_3_0).log_config({"message.format.version": version})
+    assert (log.message_format_version, log.record_version) == (version, magic)
+    broker = BrokerConfig({**BEFORE_3_0, "log.message.format.version": version})
+    assert broker.log_config().record_version == magic
+
+
+def test_message_format_version_is_ignored_from_inter_broker_protocol_3_0():
+    for protocol in (None, "3.0", "3.9-IV0"):
+        config = BrokerConfig({"log.message.format.version": "0.9.0"} | (
+            {"inter.broker.protocol.version": protocol} if protocol else {}))
+        for log in (config.log_config(), config.log_config({"message.format.version": "0.9.0"})):
+            assert (log.message_format_version, log.record_version) == ("3.0-IV1", 2)
+
+
+def test_a_topics_message_format_newer_than_the_protocol_is_ignored():
+    config = BrokerConfig({"inter.broker.protocol.version": "0.10.2",
+                           "log.message.format.version": "0.9.0"})
+    assert config.log_config({"message.format.version": "0.10.1"}).record_version == 1
+    assert config.log_config({"message.format.version": "0.11.0"}).message_format_version == \
+        "0.9.0"
+
+
+@pytest.mark.parametrize("version", ["0.12.0", "0.7", "4.0", "3", "2.9", "latest", "3.0-IV"])
+def test_message_format_versions_kafka_does_not_know_are_refused(version):
+    with pytest.raises(ConfigError, match="message.format.version: expected a Kafka version"):
+        BrokerConfig().log_config({"message.format.version": version})
+
+
+def test_down_conversion_is_on_unless_turned_off():
+    assert BrokerConfig().log_config().message_downconversion_enable is True
+    off = BrokerConfig({"log.message.downconversion.enable": "false"})
+    assert off.log_config().message_downconversion_enable is False
+    assert off.log_config({"message.downconversion.enable": "true"}) \
+        .message_downconversion_enable is True

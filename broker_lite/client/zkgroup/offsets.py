@@ -29,11 +29,10 @@ import logging
 from collections.abc import Iterable, Mapping
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
 
 from broker_lite.vocabulary import TopicPartition
+from broker_lite.zk.consumer_offsets import ZkConsumerOffsets
 from broker_lite.zk.errors import MalformedZnodeError
-from broker_lite.zk.layout import ConsumerOffsetZNode
 
 from ..client import KafkaClient
 from ..errors import InvalidArgumentError
@@ -44,46 +43,33 @@ log = logging.getLogger(__name__)
 
 
 class ZooKeeperOffsets:
-    """The offsets of ``group`` under ``/consumers/[group]/offsets``."""
+    """The offsets of ``group`` under ``/consumers/[group]/offsets``
+    (:class:`~broker_lite.zk.consumer_offsets.ZkConsumerOffsets`, as brokers serve them to
+    OffsetCommit and OffsetFetch v0)."""
 
     def __init__(self, zk: KazooClient, group: str):
         self.zk = zk
         self.group = group
+        self._offsets = ZkConsumerOffsets(zk)
 
     def path(self, tp: TopicPartition) -> str:
-        return ConsumerOffsetZNode.path(self.group, tp.topic, tp.partition)
+        return self._offsets.path(self.group, tp)
 
     def read(self, tp: TopicPartition) -> int | None:
         """The committed offset of ``tp``, None when there is none;
         :class:`InvalidOffsetZNodeError` when the znode holds anything but a non-negative
         decimal number."""
-        path = self.path(tp)
         try:
-            data, _ = self.zk.get(path)
-        except NoNodeError:
-            return None
-        try:
-            offset = ConsumerOffsetZNode.decode(data, path)
+            offset = self._offsets.read(self.group, tp)
         except MalformedZnodeError as exc:
-            raise InvalidOffsetZNodeError(path, exc.reason) from None
-        if offset < 0:
-            raise InvalidOffsetZNodeError(path, f"a negative offset: {offset}")
+            raise InvalidOffsetZNodeError(exc.path, exc.reason) from None
+        if offset is not None and offset < 0:
+            raise InvalidOffsetZNodeError(self.path(tp), f"a negative offset: {offset}")
         return offset
 
     def write(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Set each partition's znode, creating it (and its parents) the first time."""
-        for tp, offset in sorted(offsets.items()):
-            path, data = self.path(tp), ConsumerOffsetZNode.encode(offset)
-            while True:
-                try:
-                    self.zk.set(path, data)
-                    break
-                except NoNodeError:
-                    try:
-                        self.zk.create(path, data, makepath=True)
-                        break
-                    except NodeExistsError:
-                        continue  # created meanwhile: set it
+        self._offsets.write(self.group, offsets)
 
 
 class OffsetStorage:

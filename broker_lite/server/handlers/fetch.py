@@ -17,7 +17,8 @@ The isolation level decides how far a consumer reads (KIP-98):
   records at that producer's ABORT marker).
 
 Every response carries the partition's last stable offset, whatever the isolation level, as
-Kafka's does.
+Kafka's does. Fetch v0-v3 reads message formats v0/v1: what is read is down-converted for it
+(:mod:`.down_conversion`).
 """
 
 import time
@@ -29,6 +30,7 @@ from broker_lite.vocabulary import INT32_MAX
 from ..dispatcher import RequestContext
 from ..errors import not_served_error
 from ..services import HandlerServices
+from . import down_conversion
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 
@@ -60,7 +62,7 @@ def _read(services: HandlerServices, body: dict, version: int) -> tuple[list, in
                 response, size = _unknown_topic_id(request), 0
             else:
                 response, size = _read_partition(services, name, request, budget - total,
-                                                 total == 0, body["isolation_level"])
+                                                 total == 0, body["isolation_level"], version)
             failed |= response["error_code"] != 0
             total += size
             partitions.append(response)
@@ -76,7 +78,7 @@ def _unknown_topic_id(request: dict) -> dict:
 
 
 def _read_partition(services: HandlerServices, topic: str, request: dict, budget: int,
-                    first: bool, isolation_level: int) -> tuple[dict, int]:
+                    first: bool, isolation_level: int, version: int) -> tuple[dict, int]:
     index = request["partition"]
     response = {"partition_index": index, "error_code": 0, "high_watermark": -1,
                 "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": None,
@@ -84,6 +86,9 @@ def _read_partition(services: HandlerServices, topic: str, request: dict, budget
     log = services.partitions.leader_log(topic, index)
     if log is None:
         response["error_code"] = not_served_error(services.cluster, topic, index)
+        return response, 0
+    response["error_code"] = down_conversion.partition_error(log.config, version)
+    if response["error_code"]:
         return response, 0
     high_watermark = log.high_watermark
     committed = isolation_level == READ_COMMITTED
@@ -109,6 +114,9 @@ def _read_partition(services: HandlerServices, topic: str, request: dict, budget
         return response, 0
     if region is None:
         return response, 0
+    if down_conversion.client_magic(version) is not None:
+        return down_conversion.answer_down_converted(response, region, request["fetch_offset"],
+                                                     version)
     response["records"] = region
     return response, region.size
 

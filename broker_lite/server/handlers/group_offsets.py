@@ -1,15 +1,25 @@
-"""Committed offsets: OffsetCommit (versions 2-9), OffsetFetch (1-9) and OffsetDelete (0),
-served by the group coordinator (:mod:`broker_lite.coordinator`).
+"""Committed offsets: OffsetCommit (versions 0-9), OffsetFetch (0-9) and OffsetDelete (0).
 
-OffsetCommit answers once the commit records are in ``__consumer_offsets``. Partitions of topics
-that do not exist (or past a topic's partition count) are refused UNKNOWN_TOPIC_OR_PARTITION and
-the others committed. v2-v4 may give a retention time, which sets the commit's own expiry; the
-commit time is the broker's clock. OffsetFetch answers from the coordinator's cache: -1 and empty
+Version 0 of OffsetCommit and OffsetFetch keeps offsets in ZooKeeper, as Kafka 0.8.1 did and a
+Kafka 3.9 broker in ZooKeeper mode still does: ``/consumers/[group]/offsets/[topic]/[p]``
+(``services.zk_offsets``), with no group membership, generation or metadata kept. A commit
+writes each partition's znode (OFFSET_METADATA_TOO_LARGE when its metadata is longer than
+``offset.metadata.max.bytes``); a fetch answers -1 for a partition without one.
+
+Later versions are served by the group coordinator (:mod:`broker_lite.coordinator`).
+OffsetCommit answers once the commit records are in ``__consumer_offsets``. v1 may give each
+partition's commit time (else the broker's clock); v2-v4 may give a retention time, which sets
+the commit's own expiry. OffsetFetch answers from the coordinator's cache: -1 and empty
 metadata for a partition without a commit, every committed partition when no topics are named
 (v2+), several groups in one request (v8+); with RequireStable (v7+), UNSTABLE_OFFSET_COMMIT
 for a partition whose offset an open transaction commits. Group-level errors travel per
 partition in v1, in the response in v2-v7, per group in v8+.
+
+In every version, partitions of topics that do not exist (or past a topic's partition count)
+are refused UNKNOWN_TOPIC_OR_PARTITION by OffsetCommit, and answered -1 by OffsetFetch v0.
 """
+
+import logging
 
 from broker_lite.coordinator import GroupCoordinator
 from broker_lite.coordinator.offsets import OffsetAndMetadata
@@ -19,10 +29,14 @@ from broker_lite.vocabulary import TopicPartition
 from ..dispatcher import RequestContext
 from ..services import ClusterView
 
+logger = logging.getLogger(__name__)
+
 NO_OFFSET = -1
 NO_LEADER_EPOCH = -1
 NO_METADATA = ""
 NO_RETENTION_TIME = -1
+NO_COMMIT_TIMESTAMP = -1
+ZOOKEEPER_VERSION = 0  # the version of OffsetCommit and OffsetFetch that ZooKeeper serves
 
 
 class _TopicSizes:
@@ -44,6 +58,8 @@ class _TopicSizes:
 
 def offset_commit(context: RequestContext, body: dict) -> dict:
     version = context.version
+    if version == ZOOKEEPER_VERSION:
+        return _commit_to_zookeeper(context, body)
     coordinator = context.services.groups
     now = coordinator.clock_ms()
     retention = body.get("retention_time_ms", NO_RETENTION_TIME) if version <= 4 \
@@ -57,11 +73,14 @@ def offset_commit(context: RequestContext, body: dict) -> dict:
             if not sizes.contains(tp):
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
+            commit_timestamp = partition["commit_timestamp"] if version == 1 else \
+                NO_COMMIT_TIMESTAMP
             offsets[tp] = OffsetAndMetadata(
                 partition["committed_offset"],
                 partition.get("committed_leader_epoch", NO_LEADER_EPOCH) if version >= 6
                 else NO_LEADER_EPOCH,
-                partition["committed_metadata"] or NO_METADATA, now,
+                partition["committed_metadata"] or NO_METADATA,
+                now if commit_timestamp == NO_COMMIT_TIMESTAMP else commit_timestamp,
                 None if retention == NO_RETENTION_TIME else now + retention)
     if offsets:
         errors.update(coordinator.handle_commit_offsets(
@@ -76,11 +95,47 @@ def offset_commit(context: RequestContext, body: dict) -> dict:
         for topic in body["topics"]]}
 
 
+def _commit_to_zookeeper(context: RequestContext, body: dict) -> dict:
+    services = context.services
+    sizes = _TopicSizes(services.cluster)
+    max_metadata = services.config["offset.metadata.max.bytes"]
+    group = body["group_id"]
+    topics = []
+    for topic in body["topics"]:
+        partitions = []
+        for partition in topic["partitions"]:
+            tp = TopicPartition(topic["name"], partition["partition_index"])
+            metadata = partition["committed_metadata"]
+            if not sizes.contains(tp):
+                error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif metadata is not None and len(metadata) > max_metadata:
+                error = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            else:
+                _, error = _in_zookeeper(
+                    lambda: services.zk_offsets.write(group, {tp: partition["committed_offset"]}),
+                    f"committing the offset of {tp} for group {group}")
+            partitions.append({"partition_index": tp.partition, "error_code": error})
+        topics.append({"name": topic["name"], "partitions": partitions})
+    return {"throttle_time_ms": 0, "topics": topics}
+
+
+def _in_zookeeper(call, what: str) -> tuple[object, ErrorCode]:
+    """``call()`` and NONE; a failure of ZooKeeper (or a malformed znode) is logged and
+    answered UNKNOWN_SERVER_ERROR for this partition only, as Kafka answers it."""
+    try:
+        return call(), ErrorCode.NONE
+    except Exception:  # noqa: BLE001 (answered as UNKNOWN_SERVER_ERROR, as Kafka does)
+        logger.exception("%s in ZooKeeper failed", what)
+        return None, ErrorCode.UNKNOWN_SERVER_ERROR
+
+
 # -- OffsetFetch -----------------------------------------------------------------------------
 
 
 def offset_fetch(context: RequestContext, body: dict) -> dict:
     version = context.version
+    if version == ZOOKEEPER_VERSION:
+        return _fetch_from_zookeeper(context, body)
     coordinator = context.services.groups
     if version >= 8:
         return {"throttle_time_ms": 0, "groups": [
@@ -93,6 +148,26 @@ def offset_fetch(context: RequestContext, body: dict) -> dict:
             _partition(index, None, error) for index in t["partition_indexes"]]}
             for t in body["topics"] or []]
     return {"throttle_time_ms": 0, "error_code": error, "topics": topics}
+
+
+def _fetch_from_zookeeper(context: RequestContext, body: dict) -> dict:
+    services = context.services
+    sizes = _TopicSizes(services.cluster)
+    group = body["group_id"]
+    topics = []
+    for topic in body["topics"]:
+        partitions = []
+        for index in topic["partition_indexes"]:
+            tp = TopicPartition(topic["name"], index)
+            offset, error = _in_zookeeper(
+                lambda: services.zk_offsets.read(group, tp),
+                f"reading the offset of {tp} for group {group}") \
+                if sizes.contains(tp) else (None, ErrorCode.NONE)
+            partitions.append({"partition_index": index,
+                               "committed_offset": NO_OFFSET if offset is None else offset,
+                               "metadata": NO_METADATA, "error_code": error})
+        topics.append({"name": topic["name"], "partitions": partitions})
+    return {"throttle_time_ms": 0, "topics": topics}
 
 
 def _fetch_group(coordinator: GroupCoordinator, group_id: str, requested,

@@ -10,7 +10,15 @@
 As in Kafka, lookups by time (``t >= 0`` and max timestamp) only answer offsets a consumer of the
 request's isolation level can fetch: below the high watermark, or below the last stable offset
 under READ_COMMITTED (isolation level 1, from version 2); beyond it the answer is offset -1.
+
+Version 0 answers the old way, a list of offsets (``old_style_offsets``), up to
+``max_num_offsets``, largest first, taken from segment boundaries by the time their files were
+written (:meth:`~broker_lite.log.Log.offsets_before`): -1 gives the log end offset first, -2
+the log start offset; other negative times are UNSUPPORTED_VERSION. For a consumer (replica id
+-1) offsets past the high watermark are replaced by the high watermark, as Kafka 3.9 does.
 """
+
+from itertools import dropwhile
 
 from broker_lite.protocol import ErrorCode
 
@@ -20,10 +28,18 @@ from ..services import HandlerServices
 
 EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -2, -1, -3, -4
 READ_COMMITTED = 1
+CONSUMER_REPLICA_ID = -1
 
 
 def handle(context: RequestContext, body: dict) -> dict:
     services = context.services
+    if context.version == 0:
+        from_consumer = body["replica_id"] == CONSUMER_REPLICA_ID
+        return {"topics": [
+            {"name": topic["name"],
+             "partitions": [_old_style_offsets(services, topic["name"], p, from_consumer)
+                            for p in topic["partitions"]]}
+            for topic in body["topics"]]}
     committed = body.get("isolation_level", 0) == READ_COMMITTED
     return {"throttle_time_ms": 0, "topics": [
         {"name": topic["name"],
@@ -62,4 +78,23 @@ def _offset(services: HandlerServices, topic: str, request: dict, committed: boo
         epoch = log.leader_epochs.latest_epoch if target == LATEST else \
             log.epoch_for_offset(offset)
         response.update(timestamp=timestamp, offset=offset, leader_epoch=epoch)
+    return response
+
+
+def _old_style_offsets(services: HandlerServices, topic: str, request: dict,
+                       from_consumer: bool) -> dict:
+    index = request["partition_index"]
+    response = {"partition_index": index, "error_code": 0, "old_style_offsets": []}
+    if request["timestamp"] < EARLIEST:
+        response["error_code"] = ErrorCode.UNSUPPORTED_VERSION
+        return response
+    log = services.partitions.leader_log(topic, index)
+    if log is None:
+        response["error_code"] = not_served_error(services.cluster, topic, index)
+        return response
+    offsets = log.offsets_before(request["timestamp"], request["max_num_offsets"])
+    high_watermark = log.high_watermark
+    if from_consumer and any(offset > high_watermark for offset in offsets):
+        offsets = [high_watermark, *dropwhile(lambda offset: offset > high_watermark, offsets)]
+    response["old_style_offsets"] = offsets
     return response

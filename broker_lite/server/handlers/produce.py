@@ -15,14 +15,28 @@ the partition does not know may start at any sequence, so UNKNOWN_PRODUCER_ID is
 A transactional batch for a partition its transaction does not hold is INVALID_TXN_STATE when
 this broker coordinates the transactional id (see
 :meth:`~broker_lite.coordinator.transactions.TransactionCoordinator.verify_produce`).
+
+Versions 0-2 carry message sets (formats v0/v1), which the log converts to its own format
+(:mod:`broker_lite.log.validator`). From version 3 the records must be exactly one record batch
+(magic 2), else INVALID_RECORD, and zstd needs version 7 (UNSUPPORTED_COMPRESSION_TYPE before), as
+Kafka's ``ProduceRequest.validateRecords`` rules.
 """
 
 import logging
+import struct
 
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.log import LogError
 from broker_lite.protocol import ErrorCode
-from broker_lite.records import RecordsError
+from broker_lite.records import CompressionType, RecordsError
+from broker_lite.records.record_batch import (
+    ATTRIBUTES_OFFSET,
+    BATCH_LENGTH_OFFSET,
+    COMPRESSION_MASK,
+    LOG_OVERHEAD,
+    MAGIC,
+    MAGIC_OFFSET,
+)
 
 from ..dispatcher import RequestContext
 from ..errors import error_code_for, not_served_error
@@ -32,6 +46,8 @@ from ..services import HandlerServices
 logger = logging.getLogger(__name__)
 
 VALID_ACKS = (-1, 0, 1)
+FIRST_BATCH_VERSION = 3  # record batches only (KIP-98)
+FIRST_ZSTD_VERSION = 7  # KIP-110
 
 
 def handle(context: RequestContext, body: dict) -> dict | None:
@@ -42,7 +58,8 @@ def handle(context: RequestContext, body: dict) -> dict | None:
                    for t in body["topic_data"]]
     else:
         results = [_topic(t, lambda p, name=t["name"]: _append(services, name, p,
-                                                               body.get("transactional_id")))
+                                                               body.get("transactional_id"),
+                                                               context.version))
                    for t in body["topic_data"]]
         services.purgatory.notify_appended()
     if acks == 0:
@@ -65,7 +82,7 @@ def _error(partition: dict, code: ErrorCode, message: str | None = None) -> dict
 
 
 def _append(services: HandlerServices, topic: str, partition: dict,
-            transactional_id: str | None = None) -> dict:
+            transactional_id: str | None, version: int) -> dict:
     index = partition["index"]
     if topic in INTERNAL_TOPICS:  # only the coordinators write there
         return _error(partition, ErrorCode.INVALID_TOPIC_EXCEPTION,
@@ -79,6 +96,9 @@ def _append(services: HandlerServices, topic: str, partition: dict,
     records = partition["records"]
     if records is None or len(records) == 0:
         return _error(partition, ErrorCode.CORRUPT_MESSAGE, "no records")
+    refused = _version_refusal(records, version)
+    if refused is not None:
+        return _error(partition, *refused)
     if transactional_id is not None:  # added to the transaction?
         error = services.transactions.verify_produce(transactional_id, topic, index, records)
         if error != ErrorCode.NONE:
@@ -94,3 +114,35 @@ def _append(services: HandlerServices, topic: str, partition: dict,
         if log.config.message_timestamp_type == "LogAppendTime" else -1
     return {"index": index, "error_code": 0, "base_offset": appended.first_offset,
             "log_append_time_ms": log_append_time, "log_start_offset": log.log_start_offset}
+
+
+def _version_refusal(records, version: int) -> tuple[ErrorCode, str] | None:
+    """What Kafka answers records a Produce of ``version`` may not carry: from version 3 a
+    message set or more than one batch, zstd before version 7. Records too short to tell are
+    left to the log's checks."""
+    if version < FIRST_BATCH_VERSION or len(records) <= ATTRIBUTES_OFFSET + 1:
+        return None
+    if records[MAGIC_OFFSET] != MAGIC:
+        return ErrorCode.INVALID_RECORD, (
+            f"Produce requests with version {version} are only allowed to contain record "
+            f"batches with magic version 2")
+    if version < FIRST_ZSTD_VERSION and \
+            records[ATTRIBUTES_OFFSET + 1] & COMPRESSION_MASK == CompressionType.ZSTD:
+        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, (
+            f"Produce requests with version {version} are not allowed to use ZStandard "
+            f"compression")
+    if _complete_batch_after_first(records):
+        return ErrorCode.INVALID_RECORD, (
+            f"Produce requests with version {version} are only allowed to contain exactly one "
+            f"record batch")
+    return None
+
+
+def _complete_batch_after_first(records) -> bool:
+    """Whether a whole second batch follows the first, as Kafka's batch iterator sees it (a
+    partial one at the end is not a batch)."""
+    second = LOG_OVERHEAD + struct.unpack_from(">i", records, BATCH_LENGTH_OFFSET)[0]
+    if second < LOG_OVERHEAD or len(records) < second + LOG_OVERHEAD:
+        return False
+    (second_length,) = struct.unpack_from(">i", records, second + BATCH_LENGTH_OFFSET)
+    return len(records) >= second + LOG_OVERHEAD + second_length

@@ -220,9 +220,26 @@ def test_compacted_topics_refuse_records_without_keys(open_log):
         log.append(build_batch([(None, b"v")], timestamp=1))
 
 
+@pytest.mark.parametrize(("magic", "format_version"), [(0, "0.9.0"), (1, "0.10.2")])
+@pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.GZIP])
+def test_legacy_formats_are_stored_as_sent_in_a_log_of_their_format(open_log, magic,
+                                                                     format_version, codec):
+    log = open_log(small_config(message_format_version=format_version))
+    for key in (b"a", b"c"):
+        log.append(build_message_set([(key, b"1"), (key + b"'", b"2")], magic=magic,
+                                     compression=codec, timestamp=5))
+    records = read_all(log)
+    assert [(r.offset, r.key) for r in records] == [
+        (0, b"a"), (1, b"a'"), (2, b"c"), (3, b"c'")]
+    stored = list(BatchReader(log.read(0, 1 << 20).read(), validate=True))
+    assert {b.magic for b in stored} == {magic}
+    assert len(stored) == (4 if codec is CompressionType.NONE else 2)
+
+
 @pytest.mark.parametrize("magic", [0, 1])
 @pytest.mark.parametrize("codec", [CompressionType.NONE, CompressionType.GZIP])
-def test_legacy_formats_are_stored_as_sent_with_assigned_offsets(open_log, magic, codec):
+def test_legacy_formats_are_converted_to_the_logs_v2_with_assigned_offsets(open_log, magic,
+                                                                          codec):
     log = open_log()
     log.append(batch(0, n=2))
     log.append(build_message_set([(b"a", b"1"), (b"b", b"2")], magic=magic, compression=codec,
@@ -232,7 +249,9 @@ def test_legacy_formats_are_stored_as_sent_with_assigned_offsets(open_log, magic
     assert [(r.offset, r.key) for r in records] == [
         (0, b"key-0"), (1, b"key-1"), (2, b"a"), (3, b"b"), (4, b"key-1")]
     stored = list(BatchReader(log.read(0, 1 << 20).read(), validate=True))
-    assert [b.magic for b in stored][1] == magic
+    assert [b.magic for b in stored] == [2, 2, 2]
+    assert (stored[1].compression, stored[1].base_offset, stored[1].record_count) == \
+        (codec, 2, 2)
 
 
 def test_log_append_time_replaces_timestamps(open_log, clock):

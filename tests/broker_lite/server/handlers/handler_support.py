@@ -1,7 +1,8 @@
 """Request handlers without sockets or ZooKeeper: a broker's services built from real local
 pieces (the logs in a temporary directory, the partition manager, the group coordinator on a
 manual timer, the purgatory, the local marker writer) and small fakes of what reaches ZooKeeper
-(the cluster view, the topic admin, the transaction coordinator, the producer ids).
+(the cluster view, the topic admin, the transaction coordinator, the producer ids, the
+offsets of ZooKeeper-based groups).
 
 Requests go through the protocol codec both ways, as the dispatcher passes them: a body is
 encoded at the version given and decoded again (so it has every field of that version, with
@@ -33,6 +34,7 @@ from broker_lite.server.dispatcher import RequestContext, supported_versions
 from broker_lite.server.metadata import BrokerInfo, PartitionInfo, TopicInfo
 from broker_lite.server.purgatory import Purgatory
 from broker_lite.server.services import HandlerServices
+from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.admin import TopicPlan, TopicSpec
 from broker_lite.zk.layout import PartitionState
 from broker_lite.zk.testing import wait_until
@@ -170,6 +172,25 @@ class FakeProducerIds:
         return self.next_id - 1
 
 
+class FakeZkOffsets:
+    """The committed offsets of ZooKeeper-based groups, {(group, topic partition): offset};
+    ``failure`` raised when set, as a lost ZooKeeper session raises."""
+
+    def __init__(self):
+        self.offsets: dict[tuple[str, TopicPartition], int] = {}
+        self.failure: Exception | None = None
+
+    def read(self, group: str, tp: TopicPartition) -> int | None:
+        if self.failure is not None:
+            raise self.failure
+        return self.offsets.get((group, tp))
+
+    def write(self, group: str, offsets) -> None:
+        if self.failure is not None:
+            raise self.failure
+        self.offsets.update({(group, tp): offset for tp, offset in offsets.items()})
+
+
 class Harness:
     """The services of broker 1, and requests to its handlers."""
 
@@ -199,7 +220,7 @@ class Harness:
             admin=FakeAdmin(self.cluster), groups=self.groups, transactions=FakeTransactions(),
             markers=LocalMarkers(self.partitions, self.groups, self.clock,
                                  self.purgatory.notify_appended),
-            producer_ids=FakeProducerIds(), purgatory=self.purgatory,
+            producer_ids=FakeProducerIds(), zk_offsets=FakeZkOffsets(), purgatory=self.purgatory,
             api_versions=supported_versions(handlers()), cluster_id=CLUSTER_ID)
         self.handlers = handlers()
 
@@ -238,6 +259,11 @@ class Harness:
                    config={"cleanup.policy": "compact"})
         wait_until(lambda: self.groups.manager.owned_partitions() == {0},
                    message="__consumer_offsets-0 loaded")
+
+    def group_led_here(self) -> str:
+        """A group id whose ``__consumer_offsets`` partition (0) this broker leads."""
+        return next(g for g in (f"group-{i}" for i in range(20))
+                    if self.groups.partition_for(g) == 0)
 
     # -- requests -----------------------------------------------------------------------------
 
