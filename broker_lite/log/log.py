@@ -414,12 +414,25 @@ class Log:
             bisect.insort(self._bases, new.base_offset)
             self.remove_deleted_files()
 
-    def increment_log_start_offset(self, offset: int) -> None:
-        """DeleteRecords: records below ``offset`` are no longer readable."""
+    def increment_log_start_offset(self, offset: int) -> bool:
+        """DeleteRecords: records below ``offset`` are no longer readable (Kafka's
+        ``maybeIncrementLogStartOffset``). The log start never moves back, nor past the high
+        watermark (:class:`OffsetOutOfRangeError`). Leader epochs that ended below it are
+        forgotten; the segments wholly below it go with the next retention pass. True when
+        it moved."""
         with self._lock:
             if offset > self.high_watermark:
-                raise OffsetOutOfRangeError(f"offset {offset} is above the high watermark")
-            self.log_start_offset = max(self.log_start_offset, offset)
+                raise OffsetOutOfRangeError(
+                    f"Cannot increment the log start offset to {offset} of partition "
+                    f"{self.directory.name} since it is larger than the high watermark "
+                    f"{self.high_watermark}")
+            if offset <= self.log_start_offset:
+                return False
+            self.log_start_offset = offset
+            self.leader_epochs.truncate_from_start(offset)
+            logger.info("%s: incremented the log start offset to %d (records deleted)",
+                        self.directory.name, offset)
+            return True
 
     # -- closing ------------------------------------------------------------------------------
     def close(self) -> None:

@@ -136,12 +136,23 @@ class LogManager:
     def checkpoint(self) -> None:
         """Write every log dir's recovery points and log start offsets."""
         with self._lock:
-            for log_dir in self.log_dirs:
-                mine = {tp: log for tp, log in self._logs.items() if self._dir_of[tp] == log_dir}
+            for log_dir, mine in self._logs_by_dir().items():
                 OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).write(
                     {tp: log.recovery_point for tp, log in mine.items()})
+            self.checkpoint_log_start_offsets()
+
+    def checkpoint_log_start_offsets(self) -> None:
+        """Write every log dir's log start offsets (at once after DeleteRecords, so records
+        deleted stay deleted whatever happens next)."""
+        with self._lock:
+            for log_dir, mine in self._logs_by_dir().items():
                 OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).write(
                     {tp: log.log_start_offset for tp, log in mine.items()})
+
+    def _logs_by_dir(self) -> dict[Path, dict[TopicPartition, Log]]:
+        return {log_dir: {tp: log for tp, log in self._logs.items()
+                          if self._dir_of[tp] == log_dir}
+                for log_dir in self.log_dirs}
 
     def _each_log(self, task: Callable[[Log], object], what: str) -> None:
         for tp, log in list(self._logs.items()):

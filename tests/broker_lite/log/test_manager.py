@@ -9,7 +9,11 @@ from broker_lite.log.checkpoints import (
     LeaderEpochCheckpointFile,
     OffsetCheckpointFile,
 )
-from broker_lite.log.files import CLEAN_SHUTDOWN_MARKER, RECOVERY_POINT_CHECKPOINT
+from broker_lite.log.files import (
+    CLEAN_SHUTDOWN_MARKER,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+)
 from broker_lite.log.manager import LogManager
 from broker_lite.records import build_batch, iter_records
 
@@ -99,6 +103,23 @@ def test_topic_config_overrides_apply_to_every_partition(dirs):
     assert all(manager.get("events", p).config.retention_ms == 1000 for p in range(2))
     assert manager.get_or_create("other", 0, {"segment.bytes": "5000"}).config.segment_bytes == 5000
     manager.shutdown()
+
+
+def test_log_start_offsets_are_checkpointed_at_once_and_survive_a_crash(dirs):
+    manager = manager_for(dirs)
+    fill(manager, partitions=2)
+    log = manager.get("events", 1)
+    log.increment_log_start_offset(12)
+    manager.checkpoint_log_start_offsets()
+    log_dir = log.directory.parent
+    assert OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).read() == {
+        ("events", 1): 12}
+    for other in manager.partitions():  # a crash: no shutdown, no clean-shutdown marker
+        manager.get(*other).flush()
+    reopened = manager_for(dirs)
+    assert reopened.get("events", 1).log_start_offset == 12
+    assert reopened.get("events", 0).log_start_offset == 0
+    reopened.shutdown()
 
 
 def test_background_retention_runs(dirs):

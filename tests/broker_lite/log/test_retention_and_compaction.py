@@ -6,6 +6,7 @@ import pytest
 from broker_lite.config import LogConfig
 from broker_lite.log import Log
 from broker_lite.log.cleaner import clean
+from broker_lite.log.errors import OffsetOutOfRangeError
 from broker_lite.log.files import parse_segment_file
 from broker_lite.log.retention import enforce_retention
 from broker_lite.records import (
@@ -99,14 +100,38 @@ def test_retention_never_deletes_the_active_segment(log_dir, clock):
     log.close()
 
 
-def test_segments_below_the_log_start_offset_go(log_dir, clock):
-    log = Log(log_dir, config(retention_ms=-1), clock=clock)
+@pytest.mark.parametrize("policy", [("delete",), ("compact",)])
+def test_segments_wholly_below_the_log_start_offset_go(log_dir, clock, policy):
+    log = Log(log_dir, config(retention_ms=-1, cleanup_policy=policy), clock=clock)
     for i in range(40):
-        log.append(build_batch([(b"k", b"x" * 50)], timestamp=clock.now))
-    second = log.segments[1]
-    log.increment_log_start_offset(second.next_offset)
-    enforce_retention(log)
-    assert log.segments[0].base_offset == log.segments[0].base_offset >= second.next_offset
+        log.append(build_batch([(b"k%d" % i, b"x" * 50)], timestamp=clock.now))
+    second, third = log.segments[1], log.segments[2]
+    start = third.base_offset + 1  # inside the third segment: it stays
+    assert log.increment_log_start_offset(start)
+    assert enforce_retention(log) == 2
+    assert log.segments[0] is third
+    assert log.log_start_offset == start  # not moved back to the segment's base offset
+    assert second.base_offset not in [s.base_offset for s in log.segments]
+    log.close()
+
+
+def test_the_log_start_offset_only_moves_forward_up_to_the_high_watermark(log_dir, clock):
+    log = Log(log_dir, config(), clock=clock)
+    for i in range(10):
+        log.append(build_batch([(b"k", b"v")], timestamp=clock.now), partition_leader_epoch=i // 4)
+    assert log.leader_epochs.entries == [(0, 0), (1, 4), (2, 8)]
+    assert log.increment_log_start_offset(5)
+    assert not log.increment_log_start_offset(3)  # never back
+    assert not log.increment_log_start_offset(5)
+    assert log.log_start_offset == 5
+    assert log.leader_epochs.entries == [(1, 5), (2, 8)]  # epochs that ended below it are gone
+    with pytest.raises(OffsetOutOfRangeError, match="larger than the high watermark 10"):
+        log.increment_log_start_offset(11)
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(4, 1 << 20)
+    assert next(iter_records(log.read(5, 1 << 20).read())).offset == 5
+    assert log.increment_log_start_offset(10)  # everything: the log is empty, its end stays
+    assert log.read(10, 1 << 20) is None and log.log_end_offset == 10
     log.close()
 
 
