@@ -1,5 +1,7 @@
 """Errors of the log, each matching the Kafka error a broker answers with."""
 
+from broker_lite.records import CorruptRecordError
+
 
 class LogError(Exception):
     """Base class for errors of :mod:`broker_lite.log`."""
@@ -27,3 +29,7 @@ class InvalidProducerEpochError(LogError):
 class TransactionCoordinatorFencedError(LogError):
     """A transaction marker from a coordinator epoch older than one already seen
     (Kafka's TRANSACTION_COORDINATOR_FENCED)."""
+
+
+class InvalidRecordError(CorruptRecordError):
+    """A well-formed batch that breaks a rule of the log (Kafka's INVALID_RECORD)."""

@@ -46,6 +46,7 @@ from .producer_state import (
     ProducerBatch,
     ProducerStateManager,
 )
+from .record_checks import RecordRules
 from .segment import FileRegion, LogSegment
 from .transactions import OngoingTransactions
 from .txn_index import AbortedTxn
@@ -167,7 +168,7 @@ class Log:
                 partition_leader_epoch=partition_leader_epoch,
                 log_append_time_ms=now if self.config.message_timestamp_type == "LogAppendTime"
                 else None,
-                require_keys=self.config.compact,
+                record_rules=self._record_rules(now),
             )
             producer_batches = _producer_batches(records, validated)
             producer_update, txn_events = None, []
@@ -208,6 +209,11 @@ class Log:
             else:
                 self.maybe_flush_by_time(now)
             return validated
+
+    def _record_rules(self, now: int) -> RecordRules:
+        config = self.config
+        return RecordRules(partition=self.directory.name, compacted=config.compact,
+                           timestamp_type=config.message_timestamp_type, now_ms=now)
 
     def _maybe_roll(self, incoming: ValidatedRecords, now: int) -> LogSegment:
         segment = self.active_segment

@@ -1,9 +1,10 @@
 """Checking the batches of an append and giving them their offsets, before they reach a segment.
 
 Batches are checked as whole batches (size, magic, CRC, record count against lastOffsetDelta);
-records inside a batch are only decoded where a rule needs them: keys on compacted topics, and
-legacy compressed sets whose inner offsets must be rewritten. Offsets are assigned the cheapest
-way each format allows:
+records inside a batch are only decoded where a rule needs them: the record-level rules of
+:mod:`.record_checks` (keys on compacted topics, timestamp bounds), whose errors name each bad
+record, and legacy compressed sets whose inner offsets must be rewritten. Offsets are assigned
+the cheapest way each format allows:
 
 - v2: the new baseOffset and partitionLeaderEpoch are written over the first 16 bytes of the
   header, which the CRC does not cover; the rest of the batch is passed on as it came (no copy).
@@ -44,6 +45,8 @@ from broker_lite.records.record_batch import (
 )
 from broker_lite.vocabulary import NO_TIMESTAMP
 
+from .errors import InvalidRecordError
+from .record_checks import RecordRules, check_records
 from .segment import BatchSummary
 
 _V2_HEAD = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
@@ -53,10 +56,6 @@ _V1_ATTRIBUTES_OFFSET = 17
 _V1_TIMESTAMP_OFFSET = 18
 _V1_CRC_OFFSET = 12
 _V1_MAGIC_OFFSET = 16
-
-
-class InvalidRecordError(CorruptRecordError):
-    """A well-formed batch that breaks a rule of the log (Kafka's INVALID_RECORD)."""
 
 
 @dataclass
@@ -94,11 +93,11 @@ def validate_and_assign_offsets(
     max_message_bytes: int,
     partition_leader_epoch: int = 0,
     log_append_time_ms: int | None = None,
-    require_keys: bool = False,
+    record_rules: RecordRules | None = None,
 ) -> ValidatedRecords:
     """Check ``records`` (the bytes of a Produce request's partition) and assign offsets from
     ``next_offset``. ``log_append_time_ms`` set means the topic uses LogAppendTime;
-    ``require_keys`` is set for compacted topics."""
+    ``record_rules`` are the record-level rules of the topic (:mod:`.record_checks`)."""
     view = memoryview(records).cast("B") if not isinstance(records, memoryview) else records
     reader = BatchReader(view, validate=True)
     result = ValidatedRecords()
@@ -109,8 +108,8 @@ def validate_and_assign_offsets(
                 f"batch of {batch.size_in_bytes} bytes at position {batch.position} exceeds "
                 f"max.message.bytes {max_message_bytes}"
             )
-        if require_keys and any(record.key is None for record in batch):
-            raise InvalidRecordError("compacted topics accept only records with a key")
+        if record_rules is not None:
+            check_records(batch, record_rules)
         if batch.magic == 2:
             offset = _assign_v2(batch, offset, partition_leader_epoch, log_append_time_ms, result)
         elif batch.compression is CompressionType.NONE:
