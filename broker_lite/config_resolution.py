@@ -1,7 +1,7 @@
 """Which value a config has and where it comes from, as Kafka's DescribeConfigs tells it, and the
 checks and edits of topic overrides (AlterConfigs, IncrementalAlterConfigs).
 
-A topic config (a name of :data:`~broker_lite.config.TOPIC_TO_BROKER`) takes the first of its
+A topic config (a name of :data:`~broker_lite.config.TOPIC_CONFIG_NAMES`) takes the first of its
 synonyms, in Kafka's order (``configSynonyms``)::
 
     DYNAMIC_TOPIC_CONFIG   the topic's override (``/config/topics/[topic]``)
@@ -36,7 +36,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 
-from .config import BROKER_CONFIG, TOPIC_TO_BROKER, BrokerConfig, ConfigError, LogConfig
+from .config import (
+    BROKER_CONFIG,
+    TOPIC_CONFIG_NAMES,
+    TOPIC_TO_BROKER,
+    UNIT_SYNONYMS,
+    BrokerConfig,
+    ConfigError,
+    LogConfig,
+    topic_config_definition,
+)
+from .settings import Setting
 
 
 class ConfigSource(IntEnum):
@@ -70,7 +80,12 @@ class AlterOp(IntEnum):
     SUBTRACT = 3
 
 
-class UnknownTopicConfigError(ConfigError):
+class InvalidTopicConfigError(ConfigError):
+    """Overrides Kafka refuses as a whole (its ``InvalidConfigurationException``): the message
+    goes to the client as it is."""
+
+
+class UnknownTopicConfigError(InvalidTopicConfigError):
     """An override names no topic config."""
 
 
@@ -108,18 +123,25 @@ _STRING_CONFIGS = frozenset({"log.dirs"})
 
 # Broker configs Kafka derives from one another (DynamicBrokerConfig.brokerConfigSynonyms). The
 # names before a config's own are dropped from its synonyms, so each group serves every member.
-_SYNONYM_GROUPS = (
-    ("log.roll.ms", "log.roll.hours"),
-    ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
-    ("log.flush.interval.ms", "log.flush.scheduler.interval.ms"),
-)
+_SYNONYM_GROUPS = tuple(tuple(name for name, _ in group) for group in UNIT_SYNONYMS.values())
 
 
 def config_type(broker_name: str) -> ConfigType:
     """The type Kafka declares for a broker config (and the topic configs named after it)."""
     if broker_name in _STRING_CONFIGS:
         return ConfigType.STRING
-    return ConfigType[BROKER_CONFIG[broker_name].type]
+    return _type_of(BROKER_CONFIG[broker_name])
+
+
+def _type_of(definition: Setting) -> ConfigType:
+    return ConfigType[definition.type]
+
+
+def topic_config_type(name: str) -> ConfigType:
+    """The type Kafka declares for topic config ``name``."""
+    if name in TOPIC_TO_BROKER:
+        return config_type(TOPIC_TO_BROKER[name])
+    return _type_of(topic_config_definition(name))
 
 
 def format_value(value) -> str | None:
@@ -150,17 +172,17 @@ def _broker_synonyms(config: BrokerConfig, name: str) -> list[ConfigSynonym]:
     return found
 
 
-def _entry(name: str, value: str | None, synonyms: list[ConfigSynonym], broker_name: str, *,
-           read_only: bool) -> ConfigEntry:
+def _entry(name: str, value: str | None, synonyms: list[ConfigSynonym], config_type: ConfigType,
+           documentation: str, *, read_only: bool) -> ConfigEntry:
     source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
-    return ConfigEntry(name, value, source, read_only, tuple(synonyms), config_type(broker_name),
-                       BROKER_CONFIG[broker_name].doc)
+    return ConfigEntry(name, value, source, read_only, tuple(synonyms), config_type,
+                       documentation)
 
 
 def resolve_topic_config(config: BrokerConfig, overrides: Mapping[str, str]) -> LogConfig:
     """The log config of a topic; overrides broker_lite cannot use (names of other Kafka topic
     configs, malformed values written by other tools) are left out."""
-    usable = {k: v for k, v in overrides.items() if k in TOPIC_TO_BROKER}
+    usable = {k: v for k, v in overrides.items() if k in TOPIC_CONFIG_NAMES}
     try:
         return config.log_config(usable)
     except ConfigError:
@@ -178,35 +200,51 @@ def topic_config_entries(config: BrokerConfig, overrides: Mapping[str, str]) -> 
     """Every topic config, by name (Kafka's ``createTopicConfigEntry``)."""
     resolved = resolve_topic_config(config, overrides)
     entries = []
-    for name, broker_name in sorted(TOPIC_TO_BROKER.items()):
+    for name in TOPIC_CONFIG_NAMES:
         value = format_value(getattr(resolved, name.replace(".", "_")))
-        synonyms = _broker_synonyms(config, broker_name)
+        broker_name = TOPIC_TO_BROKER.get(name)
+        synonyms = _broker_synonyms(config, broker_name) if broker_name else []
         if name in overrides:
             synonyms.insert(0, ConfigSynonym(name, value, ConfigSource.DYNAMIC_TOPIC_CONFIG))
-        entries.append(_entry(name, value, synonyms, broker_name, read_only=False))
+        entries.append(_entry(name, value, synonyms, topic_config_type(name),
+                              topic_config_definition(name).doc, read_only=False))
     return entries
 
 
 def broker_config_entries(config: BrokerConfig) -> list[ConfigEntry]:
     """This broker's configs, by name (Kafka's ``createBrokerConfigEntry`` with
     ``perBrokerConfig``); all read-only."""
-    return [_entry(name, format_value(config[name]), _broker_synonyms(config, name), name,
-                   read_only=True)
+    return [_entry(name, format_value(config[name]), _broker_synonyms(config, name),
+                   config_type(name), BROKER_CONFIG[name].doc, read_only=True)
             for name in sorted(BROKER_CONFIG)]
 
 
 def validate_topic_overrides(config: BrokerConfig, overrides: Mapping[str, str]) -> None:
-    """Raise :class:`UnknownTopicConfigError` for a name that is no topic config, or
-    ``ConfigError`` for a value the broker's parser refuses (the message names the config)."""
+    """Kafka's ``LogConfig.validate`` of a ZooKeeper-mode broker without tiered storage: raise
+    :class:`UnknownTopicConfigError` for a name that is no topic config, ``ConfigError`` for a
+    value the broker's parser refuses or tiered storage asked for (the message names the
+    config), :class:`InvalidTopicConfigError` for settings that conflict."""
     for name in overrides:
-        if name not in TOPIC_TO_BROKER:
+        if name not in TOPIC_CONFIG_NAMES:
             raise UnknownTopicConfigError(f"Unknown topic config name: {name}")
-    config.log_config(overrides)
+    resolved = config.log_config(overrides)
+    if resolved.min_compaction_lag_ms > resolved.max_compaction_lag_ms:
+        raise InvalidTopicConfigError(
+            f"conflict topic config setting min.compaction.lag.ms "
+            f"({resolved.min_compaction_lag_ms}) > max.compaction.lag.ms "
+            f"({resolved.max_compaction_lag_ms})")
+    if resolved.remote_log_delete_on_disable or resolved.remote_log_copy_disable:
+        raise InvalidTopicConfigError(
+            "It is invalid to set `remote.log.delete.on.disable` or `remote.log.copy.disable` "
+            "under Zookeeper's mode.")
+    if resolved.remote_storage_enable:
+        raise ConfigError("Tiered Storage functionality is disabled in the broker. Topic cannot "
+                          "be configured with remote log storage.")
 
 
 def _list_default(name: str) -> list[str]:
-    return [v for v in (format_value(BROKER_CONFIG[TOPIC_TO_BROKER[name]].default) or "")
-            .split(",") if v]
+    return [v for v in (format_value(topic_config_definition(name).default) or "").split(",")
+            if v]
 
 
 def apply_incremental_operations(overrides: Mapping[str, str],
@@ -222,9 +260,9 @@ def apply_incremental_operations(overrides: Mapping[str, str],
         elif op == AlterOp.DELETE:
             result.pop(name, None)
         else:
-            if name not in TOPIC_TO_BROKER:
+            if name not in TOPIC_CONFIG_NAMES:
                 raise UnknownTopicConfigError(f"Unknown topic config name: {name}")
-            if config_type(TOPIC_TO_BROKER[name]) != ConfigType.LIST:
+            if topic_config_type(name) != ConfigType.LIST:
                 verb = "append" if op == AlterOp.APPEND else "subtract"
                 raise ConfigOperationError(
                     f"Config value {verb} is not allowed for config key: {name}")

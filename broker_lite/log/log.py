@@ -7,7 +7,8 @@ Offsets only grow. Three positions matter to readers::
     log end offset     the offset the next appended record gets
 
 Appends go to the last (active) segment, which rolls into a new one on ``segment.bytes``,
-``segment.ms`` or full indexes. Data reaches the disk (fsync) every ``flush.messages`` records or
+``segment.ms`` (or ``max.compaction.lag.ms`` when smaller, on a compacted topic) or full
+indexes. Data reaches the disk (fsync) every ``flush.messages`` records or
 ``flush.ms`` milliseconds, as the seeds describe; the recovery point is the offset below which all
 data is known to be on disk, so recovery after a crash scans only what lies past it.
 
@@ -213,12 +214,14 @@ class Log:
     def _record_rules(self, now: int) -> RecordRules:
         config = self.config
         return RecordRules(partition=self.directory.name, compacted=config.compact,
-                           timestamp_type=config.message_timestamp_type, now_ms=now)
+                           timestamp_type=config.message_timestamp_type,
+                           timestamp_before_max_ms=config.timestamp_before_max_ms,
+                           timestamp_after_max_ms=config.timestamp_after_max_ms, now_ms=now)
 
     def _maybe_roll(self, incoming: ValidatedRecords, now: int) -> LogSegment:
         segment = self.active_segment
         if segment.should_roll(incoming.size, incoming.last_offset, incoming.max_timestamp, now,
-                               self.config.segment_bytes, self.config.segment_ms):
+                               self.config.segment_bytes, self.config.max_segment_ms):
             return self.roll(now)
         return segment
 

@@ -1,11 +1,11 @@
 """The logs of one broker, spread over its ``log.dirs``.
 
-Per log dir it keeps Kafka's checkpoint files (the recovery point and log start offset of every
-partition in that dir) and the clean-shutdown marker: present on start, the logs load without
-recovery; absent, every log recovers from its recovery point. The marker is removed once the logs
-are loaded, so a crash afterwards is seen as one. New partitions go to the dir holding the fewest,
-as Kafka places them. Background tasks flush by time, enforce retention, compact and write the
-checkpoints, each on its own interval.
+Per log dir it keeps Kafka's checkpoint files (the recovery point, log start offset and clean
+point of every partition in that dir) and the clean-shutdown marker: present on start, the logs
+load without recovery; absent, every log recovers from its recovery point. The marker is removed
+once the logs are loaded, so a crash afterwards is seen as one. New partitions go to the dir
+holding the fewest, as Kafka places them. Background tasks flush by time, enforce retention,
+compact and write the checkpoints, each on its own interval.
 """
 
 import logging
@@ -19,9 +19,10 @@ from broker_lite.config import BrokerConfig, LogConfig
 from broker_lite.vocabulary import TopicPartition, now_ms
 
 from .checkpoints import OffsetCheckpointFile
-from .cleaner import clean
+from .cleaner import clean, cleaning_due
 from .files import (
     CLEAN_SHUTDOWN_MARKER,
+    CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     parse_partition_dir,
@@ -51,6 +52,7 @@ class LogManager:
         self.log_dirs = [Path(d) for d in config.log_dirs]
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
+        self._cleaned_to: dict[TopicPartition, int] = {}  # the clean point of compacted logs
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -64,6 +66,7 @@ class LogManager:
         clean_shutdown = marker.exists()
         recovery_points = OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).read()
         start_offsets = OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).read()
+        self._cleaned_to.update(OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT).read())
         for child in sorted(log_dir.iterdir()):
             if not child.is_dir():
                 continue
@@ -120,6 +123,7 @@ class LogManager:
             key = TopicPartition(topic, partition)
             log = self._logs.pop(key, None)
             self._dir_of.pop(key, None)
+            self._cleaned_to.pop(key, None)
             if log is None:
                 return
             for segment in log.segments:
@@ -168,8 +172,26 @@ class LogManager:
         self._each_log(enforce_retention, "retention")
 
     def compact(self) -> None:
-        if self.config["log.cleaner.enable"]:
-            self._each_log(clean, "compaction")
+        """Clean the compacted logs that are due (:func:`.cleaner.cleaning_due`), then write
+        the clean points of the log dirs."""
+        if not self.config["log.cleaner.enable"]:
+            return
+        cleaned = False
+        for tp, log in list(self._logs.items()):
+            try:
+                if cleaning_due(log, self._cleaned_to.get(tp, 0)):
+                    result = clean(log)
+                    if result.end_offset >= 0:
+                        self._cleaned_to[tp] = result.end_offset
+                        cleaned = True
+            except Exception:  # one bad partition must not stop the others' upkeep
+                logger.exception("compaction failed for %s-%d", *tp)
+        if cleaned:
+            with self._lock:
+                for log_dir in self.log_dirs:
+                    OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT).write(
+                        {tp: offset for tp, offset in self._cleaned_to.items()
+                         if self._dir_of.get(tp) == log_dir})
 
     def start_background_tasks(self, *, cleaner_interval_ms: int = 15_000,
                                checkpoint_interval_ms: int = 60_000) -> None:

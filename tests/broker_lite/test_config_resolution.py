@@ -10,6 +10,7 @@ from broker_lite.config_resolution import (
     ConfigSource,
     ConfigSynonym,
     ConfigType,
+    InvalidTopicConfigError,
     UnknownTopicConfigError,
     apply_incremental_operations,
     broker_config_entries,
@@ -87,11 +88,48 @@ def test_overrides_broker_lite_cannot_use_are_left_out_of_the_resolved_config():
 
 
 def test_validating_overrides():
-    validate_topic_overrides(BrokerConfig(), {"cleanup.policy": "compact", "retention.ms": "1"})
+    validate_topic_overrides(BrokerConfig(), {"cleanup.policy": "compact", "retention.ms": "1",
+                                              "max.compaction.lag.ms": "3600000"})
     with pytest.raises(UnknownTopicConfigError, match="Unknown topic config name: retention.hours"):
         validate_topic_overrides(BrokerConfig(), {"retention.hours": "1"})
     with pytest.raises(ConfigError, match="cleanup.policy"):
         validate_topic_overrides(BrokerConfig(), {"cleanup.policy": "forever"})
+
+
+@pytest.mark.parametrize("broker,overrides,error,message", [
+    ({}, {"min.compaction.lag.ms": "200", "max.compaction.lag.ms": "100"},
+     InvalidTopicConfigError,
+     "conflict topic config setting min.compaction.lag.ms (200) > max.compaction.lag.ms (100)"),
+    # the broker's default takes part
+    ({"log.cleaner.min.compaction.lag.ms": "500"}, {"max.compaction.lag.ms": "100"},
+     InvalidTopicConfigError, "min.compaction.lag.ms (500) >"),
+    ({}, {"remote.log.copy.disable": "true"}, InvalidTopicConfigError,
+     "It is invalid to set `remote.log.delete.on.disable` or `remote.log.copy.disable` under "
+     "Zookeeper's mode."),
+    ({}, {"remote.storage.enable": "true"}, ConfigError,
+     "Tiered Storage functionality is disabled in the broker."),
+])
+def test_settings_kafka_refuses_together(broker, overrides, error, message):
+    with pytest.raises(error) as raised:
+        validate_topic_overrides(BrokerConfig(broker), overrides)
+    assert message in str(raised.value)
+
+
+def test_topic_configs_without_a_broker_default_are_described_with_their_own():
+    entries = topic_config_entries(BrokerConfig(), {"leader.replication.throttled.replicas": "*"})
+    remote = entry(entries, "remote.storage.enable")
+    assert (remote.value, remote.source, remote.synonyms, remote.config_type) == \
+        ("false", DEFAULT, (), ConfigType.BOOLEAN)
+    throttled = entry(entries, "leader.replication.throttled.replicas")
+    assert (throttled.value, throttled.source, throttled.config_type) == \
+        ("*", TOPIC, ConfigType.LIST)
+    lag = entry(entries, "max.compaction.lag.ms")
+    assert (lag.value, lag.config_type, lag.synonyms) == (
+        str(2**63 - 1), ConfigType.LONG,
+        (ConfigSynonym("log.cleaner.max.compaction.lag.ms", str(2**63 - 1), DEFAULT),))
+    assert apply_incremental_operations(
+        {}, [("follower.replication.throttled.replicas", AlterOp.APPEND, "0:1")]) == \
+        {"follower.replication.throttled.replicas": "0:1"}
 
 
 @pytest.mark.parametrize("overrides,operations,expected", [

@@ -18,6 +18,7 @@ from broker_lite.config_resolution import (
     AlterOp,
     ConfigEntry,
     ConfigOperationError,
+    InvalidTopicConfigError,
     UnknownTopicConfigError,
     apply_incremental_operations,
     broker_config_entries,
@@ -147,7 +148,7 @@ def _alter_topic(services: HandlerServices, topic: str, overrides: dict[str, str
     _check_topic_exists(services, topic)
     try:
         validate_topic_overrides(services.config, overrides)
-    except UnknownTopicConfigError as exc:
+    except InvalidTopicConfigError as exc:
         raise ApiError(ErrorCode.INVALID_CONFIG, str(exc)) from None
     except ConfigError as exc:
         raise ApiError(ErrorCode.INVALID_CONFIG,

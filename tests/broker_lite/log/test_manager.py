@@ -11,6 +11,7 @@ from broker_lite.log.checkpoints import (
 )
 from broker_lite.log.files import (
     CLEAN_SHUTDOWN_MARKER,
+    CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
 )
@@ -119,6 +120,29 @@ def test_log_start_offsets_are_checkpointed_at_once_and_survive_a_crash(dirs):
     reopened = manager_for(dirs)
     assert reopened.get("events", 1).log_start_offset == 12
     assert reopened.get("events", 0).log_start_offset == 0
+    reopened.shutdown()
+
+
+def test_compaction_picks_dirty_logs_and_checkpoints_their_clean_points(dirs):
+    manager = manager_for(dirs)
+    compacted = manager.get_or_create("compacted", 0, {"cleanup.policy": "compact",
+                                                       "segment.bytes": "600"})
+    for i in range(60):
+        compacted.append(build_batch([(b"k%d" % (i % 3), b"v" * 40)], timestamp=1000 + i))
+    plain = manager.get_or_create("events", 0)
+    plain.append(build_batch([(None, b"v")], timestamp=1000))
+    manager.compact()
+    end = compacted.segments[-1].base_offset
+    cleaned = [r.key for r in iter_records(compacted.read(0, 1 << 20).read()) if r.offset < end]
+    assert sorted(cleaned) == [b"k0", b"k1", b"k2"]  # the latest record of each key is left
+    checkpoint = compacted.directory.parent / CLEANER_OFFSET_CHECKPOINT
+    assert OffsetCheckpointFile(checkpoint).read() == {("compacted", 0): end}
+    segments = list(compacted.segments)
+    manager.compact()  # nothing dirty: the log is left alone
+    assert compacted.segments == segments
+    manager.shutdown()
+    reopened = manager_for(dirs)
+    assert reopened._cleaned_to == {("compacted", 0): end}
     reopened.shutdown()
 
 

@@ -18,7 +18,7 @@ from confluent_kafka.admin import (
     NewTopic,
 )
 
-from broker_lite.config import TOPIC_TO_BROKER, BrokerConfig
+from broker_lite.config import TOPIC_CONFIG_NAMES, BrokerConfig
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.server.broker import Broker
 from broker_lite.server.testing import call
@@ -146,7 +146,7 @@ def test_confluent_describe_and_alter_topic_configs(broker, admin):
     described = wait_all(admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC,
                                                                 "cfg")]))
     entries = next(iter(described.values()))
-    assert set(entries) == set(TOPIC_TO_BROKER)
+    assert set(entries) == set(TOPIC_CONFIG_NAMES)
     assert entries["retention.ms"].value == "60000"
     assert entries["retention.ms"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
     assert not entries["retention.ms"].is_default
@@ -282,7 +282,7 @@ def test_kafka_python_admin(broker):
         assert set(configs["topic"]["kp-b"]) == {"retention.ms"}  # only the modified ones
         every = client.describe_configs([KConfigResource(ConfigResourceType.TOPIC, "kp-b")],
                                         config_filter="all")
-        assert set(every["topic"]["kp-b"]) == set(TOPIC_TO_BROKER)
+        assert set(every["topic"]["kp-b"]) == set(TOPIC_CONFIG_NAMES)
         brokers = client.describe_configs(
             [KConfigResource(ConfigResourceType.BROKER, str(broker.broker_id))],
             config_filter="all")

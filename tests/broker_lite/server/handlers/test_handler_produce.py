@@ -166,3 +166,13 @@ def test_records_refused_by_a_rule_are_named_in_record_errors(harness, version):
         assert refused["log_start_offset"] == 0
     assert harness.log("compacted", 0).log_end_offset == 0
 
+
+
+def test_timestamps_out_of_the_topic_bounds_are_invalid_timestamp(harness):
+    harness.topic("bounded", [BROKER_ID], config={"message.timestamp.before.max.ms": "3600000"})
+    response = answers(produce(harness, {("bounded", 0): batch(b"ancient")}))  # timestamp 1000
+    refused = response[("bounded", 0)]
+    assert refused["error_code"] == ErrorCode.INVALID_TIMESTAMP
+    assert [e["batch_index"] for e in refused["record_errors"]] == [0]
+    assert refused["error_message"] == \
+        "One or more records have been rejected due to invalid timestamp"
