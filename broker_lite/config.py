@@ -61,6 +61,7 @@ from pathlib import Path
 
 from broker_lite.vocabulary import INT32_MAX, INT64_MAX
 
+from .kafka_broker_configs import KAFKA_ONLY_BROKER_CONFIG
 from .settings import (
     InvalidValue,
     Setting,
@@ -278,6 +279,10 @@ BROKER_CONFIG = _defs(
             "local retention by size of tiered topics; -2: retention.bytes"),
 )
 
+#: Every broker config parsed here: broker_lite's own, and Kafka's dynamic ones it has no use
+#: for (:mod:`broker_lite.kafka_broker_configs`), accepted and stored all the same.
+ALL_BROKER_CONFIG = {**KAFKA_ONLY_BROKER_CONFIG, **BROKER_CONFIG}
+
 # Broker configs that stand for one value in different units, first the one that wins when
 # several are set (KafkaConfig's precedence), each with its factor to milliseconds.
 UNIT_SYNONYMS = {
@@ -435,18 +440,72 @@ def _parse(name: str, definition: Setting, value: str):
         raise ConfigError(f"invalid value {value!r} for {name}: {exc.reason}") from None
 
 
+def _resolve(properties: Mapping[str, str]) -> dict:
+    """Every broker config's typed value: its default, or the value ``properties`` give it."""
+    values = {name: d.default for name, d in ALL_BROKER_CONFIG.items()}
+    for name, value in properties.items():
+        if name in ALL_BROKER_CONFIG:
+            values[name] = _parse(name, ALL_BROKER_CONFIG[name], value)
+    return values
+
+
+def _override(properties: dict[str, str], overrides: Mapping[str, str]) -> None:
+    """Kafka's ``overrideProps``: each override replaces the config and its unit synonyms, so a
+    dynamic ``log.retention.hours`` wins over a static ``log.retention.ms``."""
+    for name, value in overrides.items():
+        group = next((g for g in UNIT_SYNONYMS.values() if name in (n for n, _ in g)),
+                     ((name, 1),))
+        for synonym, _ in group:
+            properties.pop(synonym, None)
+        properties[name] = value
+
+
 class BrokerConfig(Mapping):
     """Typed broker settings. Unknown names are kept (plugins, client settings) with a warning,
-    as Kafka does; malformed values of known names raise :class:`ConfigError`."""
+    as Kafka does; malformed values of known names raise :class:`ConfigError`.
+
+    ``originals`` are the static settings (server.properties and command-line overrides).
+    Dynamic broker configs, set at run time and kept in ZooKeeper, override them once
+    :meth:`update_dynamic` is told of them: the broker's own (``dynamic_broker``) over the
+    cluster-wide defaults (``dynamic_default``) over the static settings, as Kafka's
+    ``DynamicBrokerConfig`` orders them. The object is updated in place, so every part of the
+    broker holding it reads the new values.
+
+    >>> config = BrokerConfig({"log.retention.ms": "1000"})
+    >>> config.update_dynamic({"log.retention.hours": "2"}, {})
+    >>> config["log.retention.hours"], config["log.retention.ms"]
+    (2, None)
+    """
 
     def __init__(self, properties: Mapping[str, str] | None = None):
         self.originals = dict(properties or {})
-        self._values = {name: d.default for name, d in BROKER_CONFIG.items()}
-        for name, value in self.originals.items():
-            if name in BROKER_CONFIG:
-                self._values[name] = _parse(name, BROKER_CONFIG[name], value)
-            else:
+        self.dynamic_default: dict[str, str] = {}
+        self.dynamic_broker: dict[str, str] = {}
+        self._values = _resolve(self.originals)
+        for name in self.originals:
+            if name not in ALL_BROKER_CONFIG:
                 warnings.warn(f"unknown broker config {name!r} is ignored", stacklevel=2)
+
+    def with_dynamic(self, default: Mapping[str, str], broker: Mapping[str, str]) -> dict:
+        """The settings in force with these dynamic layers: the static ones overridden by the
+        cluster-wide defaults, then by the broker's own (Kafka's ``updateCurrentConfig``)."""
+        merged = dict(self.originals)
+        _override(merged, default)
+        _override(merged, broker)
+        return merged
+
+    def update_dynamic(self, default: Mapping[str, str], broker: Mapping[str, str]) -> None:
+        """Put new dynamic layers in force, all values at once. Raises :class:`ConfigError`
+        for a malformed value (the layers are checked before they are stored, so this
+        means a bug)."""
+        values = _resolve(self.with_dynamic(default, broker))
+        self.dynamic_default, self.dynamic_broker = dict(default), dict(broker)
+        self._values = values
+
+    @property
+    def effective(self) -> dict[str, str]:
+        """The settings in force, as text (custom names included)."""
+        return self.with_dynamic(self.dynamic_default, self.dynamic_broker)
 
     @classmethod
     def from_file(cls, path: str | Path, overrides: Mapping[str, str] | None = None):

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from broker_lite.config import BrokerConfig, LogConfig
+from broker_lite.config import BrokerConfig, ConfigError, LogConfig
 from broker_lite.vocabulary import TopicPartition, now_ms
 
 from .checkpoints import OffsetCheckpointFile
@@ -53,6 +53,7 @@ class LogManager:
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
         self._cleaned_to: dict[TopicPartition, int] = {}  # the clean point of compacted logs
+        self._overrides: dict[str, dict[str, str]] = {}  # topic -> its config overrides
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -101,6 +102,8 @@ class LogManager:
                 return self._logs[key]
             log_dir = min(self.log_dirs, key=lambda d: sum(1 for v in self._dir_of.values()
                                                          if v == d))
+            if topic_config is not None:
+                self._overrides[topic] = dict(topic_config)
             log = Log(log_dir / partition_dir_name(topic, partition),
                       self.config.log_config(topic_config), clock=self.clock)
             self._logs[key] = log
@@ -111,10 +114,22 @@ class LogManager:
         """Apply new topic-level overrides to every partition of ``topic``."""
         config = self.config.log_config(topic_config)
         with self._lock:
+            self._overrides[topic] = dict(topic_config)
             for (t, _), log in self._logs.items():
                 if t == topic:
                     log.config = config
         return config
+
+    def reconfigure(self) -> None:
+        """The broker defaults changed (dynamic broker configs): every log's config again,
+        from its topic's overrides and the new defaults, as Kafka's ``DynamicLogConfig``."""
+        with self._lock:
+            topics = {t for t, _ in self._logs}
+            for topic in topics:
+                try:
+                    self.update_config(topic, self._overrides.get(topic, {}))
+                except ConfigError:  # overrides the new defaults conflict with: keep the old
+                    logger.exception("could not reconfigure the logs of topic %s", topic)
 
     def delete(self, topic: str, partition: int) -> None:
         """Remove a partition's log from disk (topic deletion): renamed out of the way first, so
@@ -193,22 +208,31 @@ class LogManager:
                         {tp: offset for tp, offset in self._cleaned_to.items()
                          if self._dir_of.get(tp) == log_dir})
 
-    def start_background_tasks(self, *, cleaner_interval_ms: int = 15_000,
+    def start_background_tasks(self, *, cleaner_interval_ms: int | None = None,
                                checkpoint_interval_ms: int = 60_000) -> None:
+        """Start the upkeep threads. The cleaner pauses ``log.cleaner.backoff.ms`` between
+        passes, read before each pause (a dynamic config), unless ``cleaner_interval_ms``
+        fixes it."""
+        config = self.config
+
+        def cleaner_backoff() -> int:
+            return config["log.cleaner.backoff.ms"] if cleaner_interval_ms is None \
+                else cleaner_interval_ms
+
         schedule = [
-            (self.flush_by_time, min(self.config["log.flush.scheduler.interval.ms"], 2**31)),
-            (self.enforce_retention, self.config["log.retention.check.interval.ms"]),
-            (self.compact, cleaner_interval_ms),
-            (self.checkpoint, checkpoint_interval_ms),
+            (self.flush_by_time, lambda: min(config["log.flush.scheduler.interval.ms"], 2**31)),
+            (self.enforce_retention, lambda: config["log.retention.check.interval.ms"]),
+            (self.compact, cleaner_backoff),
+            (self.checkpoint, lambda: checkpoint_interval_ms),
         ]
         for task, interval_ms in schedule:
-            thread = threading.Thread(target=self._repeat, args=(task, interval_ms / 1000),
+            thread = threading.Thread(target=self._repeat, args=(task, interval_ms),
                                       name=f"log-{task.__name__}", daemon=True)
             thread.start()
             self._threads.append(thread)
 
-    def _repeat(self, task: Callable[[], None], interval_s: float) -> None:
-        while not self._stop.wait(interval_s):
+    def _repeat(self, task: Callable[[], None], interval_ms: Callable[[], int]) -> None:
+        while not self._stop.wait(interval_ms() / 1000):
             task()
 
     # -- shutdown -----------------------------------------------------------------------------
