@@ -49,16 +49,22 @@ def describe_broker(services: HandlerServices, name: str) -> list[ConfigEntry]:
     ``name``)."""
     if not name:
         return default_broker_config_entries(services.config)
+    _own_id(services, name, "Broker id", f"{services.broker_id} or empty string")
+    return broker_config_entries(services.config)
+
+
+def _own_id(services: HandlerServices, name: str, what: str, expected: str) -> int:
+    """``name`` as this broker's id; INVALID_REQUEST with Kafka's messages (which differ a
+    little between describing and changing) when it is not a number, or another broker's."""
     try:
         broker_id = int(name)
     except ValueError:
         raise ApiError(ErrorCode.INVALID_REQUEST,
-                       f"Broker id must be an integer, but it is: {name}") from None
+                       f"{what} must be an integer, but it is: {name}") from None
     if broker_id != services.broker_id:
         raise ApiError(ErrorCode.INVALID_REQUEST,
-                       f"Unexpected broker id, expected {services.broker_id} or empty string, "
-                       f"but received {name}")
-    return broker_config_entries(services.config)
+                       f"Unexpected broker id, expected {expected}, but received {name}")
+    return broker_id
 
 
 def _entity(services: HandlerServices, name: str) -> str:
@@ -66,15 +72,7 @@ def _entity(services: HandlerServices, name: str) -> str:
     ``<default>``."""
     if not name:
         return DEFAULT_ENTITY
-    try:
-        node_id = int(name)
-    except ValueError:
-        raise ApiError(ErrorCode.INVALID_REQUEST,
-                       f"Node id must be an integer, but it is: {name}") from None
-    if node_id != services.broker_id:
-        raise ApiError(ErrorCode.INVALID_REQUEST,
-                       f"Unexpected broker id, expected {services.broker_id}, but received {name}")
-    return str(node_id)
+    return str(_own_id(services, name, "Node id", str(services.broker_id)))
 
 
 def _check(services: HandlerServices, props: dict[str, str], per_broker: bool) -> None:
