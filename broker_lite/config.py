@@ -4,6 +4,49 @@ Broker settings come from a ``server.properties`` file (Java properties syntax);
 (``/config/topics/[topic]`` overrides) use Kafka's topic config names, each falling back to the
 broker default it is named after (``segment.bytes`` to ``log.segment.bytes``, ...).
 
+Every topic config of Kafka 3.9 (``TopicConfig``, ``LogConfig``) is accepted with Kafka's type,
+bounds and default, falling back to the broker config :data:`TOPIC_TO_BROKER` names (the few
+without one have their own default, :data:`TOPIC_ONLY_CONFIG`); those without an effect in
+broker_lite are stored and described all the same:
+
+=======================================  ===========================================================
+topic config                             effect here
+=======================================  ===========================================================
+cleanup.policy                           retention (delete) and compaction (compact)
+compression.type                         none: batches are stored as the producer compressed them
+compression.gzip.level, .lz4.level,      none (no recompression)
+compression.zstd.level
+delete.retention.ms                      how long compaction keeps tombstones
+file.delete.delay.ms                     delay before the files of a deleted segment go
+flush.messages, flush.ms                 fsync every so many records, milliseconds
+follower.replication.throttled.replicas  none: no replication quotas
+index.interval.bytes                     bytes between offset index entries
+leader.replication.throttled.replicas    none: no replication quotas
+local.retention.bytes, .ms               none: no tiered storage
+max.compaction.lag.ms                    dirty records older than this are compacted whatever the
+                                         dirty ratio; the active segment of a compacted topic rolls
+                                         by then
+max.message.bytes                        largest batch accepted
+message.downconversion.enable            none
+message.format.version                   none (Kafka 3 ignores it too)
+message.timestamp.after.max.ms,          CreateTime timestamps outside the bounds are refused
+message.timestamp.before.max.ms          (INVALID_TIMESTAMP, naming each record)
+message.timestamp.difference.max.ms      both bounds, while they are unset (deprecated)
+message.timestamp.type                   CreateTime or LogAppendTime
+min.cleanable.dirty.ratio                share of dirty bytes that makes the cleaner pick a log
+min.compaction.lag.ms                    records younger than this stay uncompacted
+min.insync.replicas                      none: the leader acknowledges appends alone
+preallocate                              none
+remote.storage.enable                    true is refused: tiered storage is off
+remote.log.copy.disable,                 true is refused, as in ZooKeeper mode
+remote.log.delete.on.disable
+retention.bytes, retention.ms            retention by size and by time
+segment.bytes, segment.ms                segments roll by size and by age
+segment.index.bytes                      index size that rolls a segment
+segment.jitter.ms                        none: segments roll at segment.ms exactly
+unclean.leader.election.enable           none
+=======================================  ===========================================================
+
 >>> config = BrokerConfig({"log.segment.bytes": "1048576", "log.retention.hours": "1"})
 >>> log = config.log_config({"cleanup.policy": "compact"})
 >>> log.segment_bytes, log.retention_ms, log.cleanup_policy
@@ -18,6 +61,7 @@ from pathlib import Path
 
 from broker_lite.vocabulary import INT32_MAX, INT64_MAX
 
+from .kafka_broker_configs import KAFKA_ONLY_BROKER_CONFIG
 from .settings import (
     InvalidValue,
     Setting,
@@ -149,6 +193,38 @@ def _defs(*defs: Setting) -> dict[str, Setting]:
     return {d.name: d for d in defs}
 
 
+def _int_level(low: int, high: int, default: int):
+    """Kafka's compression level validators: an INT in [``low``, ``high``], or ``default``."""
+    within = int32(low, high)
+
+    def parse(text: str) -> int:
+        if text.strip() == str(default):
+            return default
+        try:
+            return within(text)
+        except InvalidValue:
+            raise InvalidValue(f"expected an integer in [{low}, {high}] or {default}",
+                               text) from None
+
+    parse.config_type = "INT"
+    return parse
+
+
+_REPLICA_PAIR = re.compile(r"([0-9]+:[0-9]+)?")
+
+
+def _throttled_replicas(text: str) -> tuple[str, ...]:
+    """Kafka's ``ThrottledReplicaListValidator``: ``*`` or ``partition:broker`` pairs."""
+    items = list_of()(text)
+    if items != ("*",) and not all(_REPLICA_PAIR.fullmatch(i) for i in items):
+        raise InvalidValue("expected the literal '*' or a list of replicas in the following "
+                           "format: [partitionId]:[brokerId],[partitionId]:[brokerId],...", text)
+    return items
+
+
+_throttled_replicas.config_type = "LIST"
+
+
 BROKER_CONFIG = _defs(
     Setting("broker.id", int32(-1), -1, "this broker's id; -1 takes one from /brokers/seqid"),
     Setting("listeners", string, "PLAINTEXT://127.0.0.1:9092", "where the broker listens"),
@@ -236,12 +312,54 @@ BROKER_CONFIG = _defs(
             "convert to message format v0/v1 for Fetch v0-v3; false answers UNSUPPORTED_VERSION"),
     Setting("compression.type", choice("producer", "none", "gzip", "snappy", "lz4", "zstd"),
             "producer", "codec of stored batches; producer keeps the producer's"),
+    # The broker defaults of the other topic configs of Kafka 3.9 (ServerLogConfigs,
+    # CleanerConfig, ReplicationConfigs, RemoteLogManagerConfig): see the topic config table.
+    Setting("log.roll.jitter.ms", int64(), None, "largest random jitter taken off segment.ms"),
+    Setting("log.roll.jitter.hours", int32(0), 0, "log.roll.jitter.ms, in hours"),
+    Setting("log.cleaner.max.compaction.lag.ms", int64(1), LONG_MAX,
+            "longest time a record stays uncompacted"),
+    Setting("unclean.leader.election.enable", boolean, False,
+            "elect a replica outside the ISR as a last resort"),
+    Setting("min.insync.replicas", int32(1), 1, "in-sync replicas an acks=all produce needs"),
+    Setting("compression.gzip.level", _int_level(1, 9, -1), -1, "gzip level of stored batches"),
+    Setting("compression.lz4.level", int32(1, 17), 9, "lz4 level of stored batches"),
+    Setting("compression.zstd.level", int32(-131072, 22), 3, "zstd level of stored batches"),
+    Setting("log.preallocate", boolean, False, "preallocate segment files"),
+    Setting("log.message.timestamp.difference.max.ms", int64(0), LONG_MAX,
+            "deprecated: both message.timestamp bounds at once"),
+    Setting("log.message.timestamp.before.max.ms", int64(0), LONG_MAX,
+            "how far in the past a CreateTime timestamp may be"),
+    Setting("log.message.timestamp.after.max.ms", int64(0), LONG_MAX,
+            "how far in the future a CreateTime timestamp may be"),
+    Setting("log.message.downconversion.enable", boolean, True,
+            "convert to older message formats for old consumers"),
+    Setting("log.local.retention.ms", int64(-2), -2,
+            "local retention by time of tiered topics; -2: retention.ms"),
+    Setting("log.local.retention.bytes", int64(-2), -2,
+            "local retention by size of tiered topics; -2: retention.bytes"),
 )
 
-# Topic config name -> the broker config that provides its default.
+#: Every broker config parsed here: broker_lite's own, and Kafka's dynamic ones it has no use
+#: for (:mod:`broker_lite.kafka_broker_configs`), accepted and stored all the same.
+ALL_BROKER_CONFIG = {**KAFKA_ONLY_BROKER_CONFIG, **BROKER_CONFIG}
+
+# Broker configs that stand for one value in different units, first the one that wins when
+# several are set (KafkaConfig's precedence), each with its factor to milliseconds.
+UNIT_SYNONYMS = {
+    "log.roll.ms": (("log.roll.ms", 1), ("log.roll.hours", 3_600_000)),
+    "log.roll.jitter.ms": (("log.roll.jitter.ms", 1), ("log.roll.jitter.hours", 3_600_000)),
+    "log.retention.ms": (("log.retention.ms", 1), ("log.retention.minutes", 60_000),
+                         ("log.retention.hours", 3_600_000)),
+    "log.flush.interval.ms": (("log.flush.interval.ms", 1),
+                              ("log.flush.scheduler.interval.ms", 1)),
+}
+
+# Topic config name -> the broker config that provides its default (Kafka's
+# ServerTopicConfigSynonyms).
 TOPIC_TO_BROKER = {
     "segment.bytes": "log.segment.bytes",
     "segment.ms": "log.roll.ms",
+    "segment.jitter.ms": "log.roll.jitter.ms",
     "segment.index.bytes": "log.index.size.max.bytes",
     "index.interval.bytes": "log.index.interval.bytes",
     "flush.messages": "log.flush.interval.messages",
@@ -251,22 +369,60 @@ TOPIC_TO_BROKER = {
     "cleanup.policy": "log.cleanup.policy",
     "delete.retention.ms": "log.cleaner.delete.retention.ms",
     "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
+    "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms",
     "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
     "file.delete.delay.ms": "log.segment.delete.delay.ms",
     "max.message.bytes": "message.max.bytes",
     "message.timestamp.type": "log.message.timestamp.type",
+    "message.timestamp.difference.max.ms": "log.message.timestamp.difference.max.ms",
+    "message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
+    "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
     "message.format.version": "log.message.format.version",
     "message.downconversion.enable": "log.message.downconversion.enable",
     "compression.type": "compression.type",
+    "compression.gzip.level": "compression.gzip.level",
+    "compression.lz4.level": "compression.lz4.level",
+    "compression.zstd.level": "compression.zstd.level",
+    "preallocate": "log.preallocate",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
+    "min.insync.replicas": "min.insync.replicas",
+    "local.retention.ms": "log.local.retention.ms",
+    "local.retention.bytes": "log.local.retention.bytes",
 }
+
+# Topic configs without a broker default (Kafka's LogConfig defines them alone).
+TOPIC_ONLY_CONFIG = _defs(
+    Setting("remote.storage.enable", boolean, False, "tiered storage for this topic"),
+    Setting("remote.log.copy.disable", boolean, False,
+            "stop copying segments to tiered storage"),
+    Setting("remote.log.delete.on.disable", boolean, False,
+            "delete tiered data when tiered storage is turned off"),
+    Setting("leader.replication.throttled.replicas", _throttled_replicas, (),
+            "replicas whose leader-side replication is throttled"),
+    Setting("follower.replication.throttled.replicas", _throttled_replicas, (),
+            "replicas whose follower-side replication is throttled"),
+)
+
+#: Every topic config name of Kafka 3.9, sorted.
+TOPIC_CONFIG_NAMES = tuple(sorted({*TOPIC_TO_BROKER, *TOPIC_ONLY_CONFIG}))
+
+
+def topic_config_definition(name: str) -> Setting:
+    """The parser, default and doc of topic config ``name`` (KeyError for an unknown name): its
+    broker default's, or its own when it has none."""
+    if name in TOPIC_TO_BROKER:
+        return BROKER_CONFIG[TOPIC_TO_BROKER[name]]
+    return TOPIC_ONLY_CONFIG[name]
 
 
 @dataclass(frozen=True)
 class LogConfig:
-    """The settings of one partition's log, resolved from topic overrides and broker defaults."""
+    """The settings of one partition's log, resolved from topic overrides and broker defaults:
+    one field per topic config (its name with dots as underscores)."""
 
     segment_bytes: int = 1073741824
     segment_ms: int = 168 * 3600 * 1000
+    segment_jitter_ms: int = 0
     segment_index_bytes: int = 10485760
     index_interval_bytes: int = 4096
     flush_messages: int = LONG_MAX
@@ -276,13 +432,30 @@ class LogConfig:
     cleanup_policy: tuple[str, ...] = ("delete",)
     delete_retention_ms: int = 86400000
     min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
     min_cleanable_dirty_ratio: float = 0.5
     file_delete_delay_ms: int = 60000
     max_message_bytes: int = 1048588
     message_timestamp_type: str = "CreateTime"
+    message_timestamp_difference_max_ms: int = LONG_MAX
+    message_timestamp_before_max_ms: int = LONG_MAX
+    message_timestamp_after_max_ms: int = LONG_MAX
     message_format_version: str = "3.0-IV1"
     message_downconversion_enable: bool = True
     compression_type: str = "producer"
+    compression_gzip_level: int = -1
+    compression_lz4_level: int = 9
+    compression_zstd_level: int = 3
+    preallocate: bool = False
+    unclean_leader_election_enable: bool = False
+    min_insync_replicas: int = 1
+    local_retention_ms: int = -2
+    local_retention_bytes: int = -2
+    remote_storage_enable: bool = False
+    remote_log_copy_disable: bool = False
+    remote_log_delete_on_disable: bool = False
+    leader_replication_throttled_replicas: tuple[str, ...] = ()
+    follower_replication_throttled_replicas: tuple[str, ...] = ()
 
     @property
     def record_version(self) -> int:
@@ -297,6 +470,31 @@ class LogConfig:
     def delete(self) -> bool:
         return "delete" in self.cleanup_policy
 
+    @property
+    def max_segment_ms(self) -> int:
+        """The age at which a segment rolls: ``segment.ms``, or ``max.compaction.lag.ms`` when
+        smaller on a compacted topic, so the active segment's records become cleanable in time
+        (Kafka's ``maxSegmentMs``)."""
+        if self.compact and self.max_compaction_lag_ms > 0:
+            return min(self.max_compaction_lag_ms, self.segment_ms)
+        return self.segment_ms
+
+    @property
+    def timestamp_before_max_ms(self) -> int:
+        """``message.timestamp.before.max.ms``, or the deprecated difference setting while it
+        is unset (Kafka's ``getMessageTimestampBeforeMaxMs``)."""
+        if self.message_timestamp_before_max_ms != LONG_MAX:
+            return self.message_timestamp_before_max_ms
+        return self.message_timestamp_difference_max_ms
+
+    @property
+    def timestamp_after_max_ms(self) -> int:
+        """``message.timestamp.after.max.ms``, or the deprecated difference setting while it is
+        unset."""
+        if self.message_timestamp_after_max_ms != LONG_MAX:
+            return self.message_timestamp_after_max_ms
+        return self.message_timestamp_difference_max_ms
+
 
 def _parse(name: str, definition: Setting, value: str):
     """``value`` of property ``name`` (a broker config, or a topic config parsed as the broker
@@ -307,18 +505,72 @@ def _parse(name: str, definition: Setting, value: str):
         raise ConfigError(f"invalid value {value!r} for {name}: {exc.reason}") from None
 
 
+def _resolve(properties: Mapping[str, str]) -> dict:
+    """Every broker config's typed value: its default, or the value ``properties`` give it."""
+    values = {name: d.default for name, d in ALL_BROKER_CONFIG.items()}
+    for name, value in properties.items():
+        if name in ALL_BROKER_CONFIG:
+            values[name] = _parse(name, ALL_BROKER_CONFIG[name], value)
+    return values
+
+
+def _override(properties: dict[str, str], overrides: Mapping[str, str]) -> None:
+    """Kafka's ``overrideProps``: each override replaces the config and its unit synonyms, so a
+    dynamic ``log.retention.hours`` wins over a static ``log.retention.ms``."""
+    for name, value in overrides.items():
+        group = next((g for g in UNIT_SYNONYMS.values() if name in (n for n, _ in g)),
+                     ((name, 1),))
+        for synonym, _ in group:
+            properties.pop(synonym, None)
+        properties[name] = value
+
+
 class BrokerConfig(Mapping):
     """Typed broker settings. Unknown names are kept (plugins, client settings) with a warning,
-    as Kafka does; malformed values of known names raise :class:`ConfigError`."""
+    as Kafka does; malformed values of known names raise :class:`ConfigError`.
+
+    ``originals`` are the static settings (server.properties and command-line overrides).
+    Dynamic broker configs, set at run time and kept in ZooKeeper, override them once
+    :meth:`update_dynamic` is told of them: the broker's own (``dynamic_broker``) over the
+    cluster-wide defaults (``dynamic_default``) over the static settings, as Kafka's
+    ``DynamicBrokerConfig`` orders them. The object is updated in place, so every part of the
+    broker holding it reads the new values.
+
+    >>> config = BrokerConfig({"log.retention.ms": "1000"})
+    >>> config.update_dynamic({"log.retention.hours": "2"}, {})
+    >>> config["log.retention.hours"], config["log.retention.ms"]
+    (2, None)
+    """
 
     def __init__(self, properties: Mapping[str, str] | None = None):
         self.originals = dict(properties or {})
-        self._values = {name: d.default for name, d in BROKER_CONFIG.items()}
-        for name, value in self.originals.items():
-            if name in BROKER_CONFIG:
-                self._values[name] = _parse(name, BROKER_CONFIG[name], value)
-            else:
+        self.dynamic_default: dict[str, str] = {}
+        self.dynamic_broker: dict[str, str] = {}
+        self._values = _resolve(self.originals)
+        for name in self.originals:
+            if name not in ALL_BROKER_CONFIG:
                 warnings.warn(f"unknown broker config {name!r} is ignored", stacklevel=2)
+
+    def with_dynamic(self, default: Mapping[str, str], broker: Mapping[str, str]) -> dict:
+        """The settings in force with these dynamic layers: the static ones overridden by the
+        cluster-wide defaults, then by the broker's own (Kafka's ``updateCurrentConfig``)."""
+        merged = dict(self.originals)
+        _override(merged, default)
+        _override(merged, broker)
+        return merged
+
+    def update_dynamic(self, default: Mapping[str, str], broker: Mapping[str, str]) -> None:
+        """Put new dynamic layers in force, all values at once. Raises :class:`ConfigError`
+        for a malformed value (the layers are checked before they are stored, so this
+        means a bug)."""
+        values = _resolve(self.with_dynamic(default, broker))
+        self.dynamic_default, self.dynamic_broker = dict(default), dict(broker)
+        self._values = values
+
+    @property
+    def effective(self) -> dict[str, str]:
+        """The settings in force, as text (custom names included)."""
+        return self.with_dynamic(self.dynamic_default, self.dynamic_broker)
 
     @classmethod
     def from_file(cls, path: str | Path, overrides: Mapping[str, str] | None = None):
@@ -337,36 +589,33 @@ class BrokerConfig(Mapping):
     def log_dirs(self) -> tuple[str, ...]:
         return self["log.dirs"] or (self["log.dir"],)
 
-    def _broker_default(self, broker_name: str):
-        """Broker defaults with Kafka's precedence among their unit variants."""
-        if broker_name == "log.roll.ms":
-            ms = self["log.roll.ms"]
-            return ms if ms is not None else self["log.roll.hours"] * 3600 * 1000
-        if broker_name == "log.retention.ms":
-            for name, factor in (("log.retention.ms", 1), ("log.retention.minutes", 60_000),
-                                 ("log.retention.hours", 3_600_000)):
-                if self[name] is not None:
-                    return self[name] if self[name] < 0 else self[name] * factor
-        if broker_name == "log.flush.interval.ms":
-            ms = self["log.flush.interval.ms"]
-            return ms if ms is not None else self["log.flush.scheduler.interval.ms"]
-        return self[broker_name]
+    def broker_default(self, broker_name: str):
+        """A broker config's value, with Kafka's precedence among its unit variants
+        (:data:`UNIT_SYNONYMS`): ``log.retention.ms`` set wins over ``log.retention.minutes``,
+        which wins over ``log.retention.hours``; a negative value means "none" in any unit."""
+        for name, factor in UNIT_SYNONYMS.get(broker_name, ((broker_name, 1),)):
+            value = self[name]
+            if value is not None:
+                return value if factor == 1 or value < 0 else value * factor
+        return None
 
     def log_config(self, topic_overrides: Mapping[str, str] | None = None) -> LogConfig:
         """A partition's :class:`LogConfig`: topic overrides first, then the broker defaults."""
         values = {}
         overrides = dict(topic_overrides or {})
-        unknown = set(overrides) - set(TOPIC_TO_BROKER)
+        unknown = set(overrides) - set(TOPIC_CONFIG_NAMES)
         if unknown:
             raise ConfigError(f"unknown topic config {sorted(unknown)[0]!r}; known: "
-                              f"{', '.join(sorted(TOPIC_TO_BROKER))}")
-        for topic_name, broker_name in TOPIC_TO_BROKER.items():
+                              f"{', '.join(TOPIC_CONFIG_NAMES)}")
+        for topic_name in TOPIC_CONFIG_NAMES:
             field = topic_name.replace(".", "_")
             if topic_name in overrides:
-                values[field] = _parse(topic_name, BROKER_CONFIG[broker_name],
+                values[field] = _parse(topic_name, topic_config_definition(topic_name),
                                        overrides[topic_name])
+            elif topic_name in TOPIC_TO_BROKER:
+                values[field] = self.broker_default(TOPIC_TO_BROKER[topic_name])
             else:
-                values[field] = self._broker_default(broker_name)
+                values[field] = TOPIC_ONLY_CONFIG[topic_name].default
         values["message_format_version"] = self._message_format_version(overrides)
         assert set(values) == {f.name for f in fields(LogConfig)}
         return LogConfig(**values)

@@ -3,9 +3,11 @@ IncrementalAlterConfigs.
 
 A resource is a topic or a broker (:class:`ConfigResource`). Topic resources can go to any broker;
 a broker's own configuration only to that broker, which is where Kafka's admin client sends it
-too. Each config comes back as a :class:`ConfigEntry`: its value, where the value comes from
-(``source``: a topic override, a broker setting, a default; Kafka's ``ConfigSource`` names) and,
-when asked for, its synonyms (the settings it falls back to, in order).
+too; the cluster-wide dynamic broker defaults (:meth:`ConfigResource.broker_default`, the broker
+resource named "") to any broker. Each config comes back as a :class:`ConfigEntry`: its value,
+where the value comes from (``source``: a topic override, a broker setting, a default; Kafka's
+``ConfigSource`` names) and, when asked for, its synonyms (the settings it falls back to, in
+order).
 
 IncrementalAlterConfigs changes overrides one at a time (:class:`AlterConfigOp`: SET, DELETE,
 APPEND, SUBTRACT), leaving the others as they are (AlterConfigs, which replaces them all, is
@@ -79,7 +81,14 @@ class ConfigResource:
     def broker(cls, broker_id: int | str) -> ConfigResource:
         return cls(BROKER, str(broker_id))
 
+    @classmethod
+    def broker_default(cls) -> ConfigResource:
+        """The dynamic configs every broker shares (kafka-configs' ``--entity-default``)."""
+        return cls(BROKER, "")
+
     def __str__(self) -> str:
+        if self.type == BROKER and not self.name:
+            return "the brokers' default"
         return f"{'topic' if self.type == TOPIC else 'broker'} {self.name}"
 
 
@@ -242,11 +251,12 @@ class ConfigsAdmin:
     def _send(self, what: str, resource: ConfigResource, api_key: ApiKey, body: dict,
               parse: Callable[[int, dict], T]) -> T:
         """``parse(version, response)`` of ``body`` sent for ``resource``: a broker's to that
-        broker, a topic's to any broker; retriable errors retried until the deadline."""
+        broker, a topic's or the brokers' default to any broker; retriable errors retried until
+        the deadline."""
         deadline = self.cluster.deadline()
 
         def attempt() -> T:
-            if resource.type != BROKER:
+            if resource.type != BROKER or not resource.name:
                 return parse(*self.cluster.request_any(api_key, body, deadline))
             return parse(*self._broker(resource, deadline).request(api_key, body, deadline))
 

@@ -39,6 +39,7 @@ CLIENT_VERSIONS: dict[ApiKey, tuple[int, int]] = {
         ApiKey.CREATE_TOPICS: (0, 7),
         ApiKey.DELETE_TOPICS: (0, 6),
         ApiKey.CREATE_PARTITIONS: (0, 3),
+        ApiKey.DELETE_RECORDS: (0, 2),
         ApiKey.DESCRIBE_CONFIGS: (0, 4),
         ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
         ApiKey.LIST_GROUPS: (0, 5),  # v4+: states filter; v5+: types filter

@@ -1,5 +1,11 @@
 """Log compaction (``cleanup.policy=compact``): keep the latest record of every key.
 
+Which logs are cleaned (Kafka's ``LogCleanerManager``): each log remembers how far it was cleaned
+(its clean point, kept per log dir in ``cleaner-offset-checkpoint``); the inactive segments past
+it, within the section below, are dirty. A log is cleaned when its dirty bytes are more than
+``min.cleanable.dirty.ratio`` of the clean and dirty bytes together, or when a dirty segment's
+first batch is older than ``max.compaction.lag.ms`` (:func:`cleaning_due`).
+
 One cleaning pass over a log:
 
 1. The inactive segments old enough to clean (``min.compaction.lag.ms``) and wholly below the
@@ -60,6 +66,7 @@ class CleaningResult:
     bytes_before: int
     bytes_after: int
     records_removed: int
+    end_offset: int = -1  # the new clean point: the end of the section cleaned (-1: none)
 
 
 def cleanable_segments(log: Log, now_ms: int) -> list[LogSegment]:
@@ -74,6 +81,29 @@ def cleanable_segments(log: Log, now_ms: int) -> list[LogSegment]:
             break
         section.append(segment)
     return section
+
+
+def cleaning_due(log: Log, clean_point: int, now_ms: int | None = None) -> bool:
+    """Whether the cleaner should pick ``log``, cleaned up to ``clean_point`` so far: its
+    dirty share of the cleanable bytes exceeds ``min.cleanable.dirty.ratio``, or it has dirty
+    bytes and a dirty inactive segment whose first batch is older than ``max.compaction.lag.ms``
+    (Kafka's ``grabFilthiestCompactedLog`` and ``maxCompactionDelay``)."""
+    now_ms = log.clock() if now_ms is None else now_ms
+    config = log.config
+    if not config.compact:
+        return False
+    clean_point = max(clean_point, log.log_start_offset)
+    section = cleanable_segments(log, now_ms)
+    dirty = sum(s.size for s in section if s.next_offset > clean_point)
+    if dirty == 0:
+        return False
+    inactive = log.segments[:-1]
+    clean_bytes = sum(s.size for s in inactive if s.next_offset <= clean_point)
+    if dirty / (clean_bytes + dirty) > config.min_cleanable_dirty_ratio:
+        return True
+    first_times = [s.first_batch_timestamp for s in inactive if s.next_offset > clean_point
+                   and s.first_batch_timestamp is not None and s.first_batch_timestamp > 0]
+    return bool(first_times) and min(first_times) < now_ms - max(config.max_compaction_lag_ms, 0)
 
 
 def clean(log: Log, now_ms: int | None = None,
@@ -98,7 +128,7 @@ def clean(log: Log, now_ms: int | None = None,
         removed += dropped
     logger.info("%s: cleaned %d segments, %d -> %d bytes, %d records removed",
                 log.directory.name, len(section), before, after, removed)
-    return CleaningResult(len(section), before, after, removed)
+    return CleaningResult(len(section), before, after, removed, section[-1].next_offset)
 
 
 def _batches(segment: LogSegment):

@@ -1,5 +1,7 @@
 """Errors of the log, each matching the Kafka error a broker answers with."""
 
+from broker_lite.records import CorruptRecordError
+
 
 class LogError(Exception):
     """Base class for errors of :mod:`broker_lite.log`."""
@@ -32,3 +34,7 @@ class TransactionCoordinatorFencedError(LogError):
 class UnsupportedForMessageFormatError(LogError):
     """A batch the log's message format cannot hold: idempotent, transactional or with headers
     for a log kept in message format v0 or v1 (Kafka's UNSUPPORTED_FOR_MESSAGE_FORMAT)."""
+
+
+class InvalidRecordError(CorruptRecordError):
+    """A well-formed batch that breaks a rule of the log (Kafka's INVALID_RECORD)."""

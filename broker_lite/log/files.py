@@ -9,6 +9,7 @@
         leader-epoch-checkpoint
     <log.dir>/recovery-point-offset-checkpoint           per log dir, all its partitions
     <log.dir>/log-start-offset-checkpoint
+    <log.dir>/cleaner-offset-checkpoint                  how far each compacted log was cleaned
     <log.dir>/.kafka_cleanshutdown                       written on clean shutdown
 
 Base offsets are zero-padded to 20 digits so names sort in offset order. A segment file being

@@ -45,6 +45,19 @@ class LeaderEpochCache:
         floor = [entry for entry in self.entries if entry[0] <= epoch]
         return (floor[-1][0] if floor else epoch), higher[1]
 
+    def truncate_from_start(self, start_offset: int) -> None:
+        """The log no longer holds offsets below ``start_offset``: epochs that started at or
+        before it collapse into the latest of them, now starting at ``start_offset`` (Kafka's
+        ``truncateFromStart``)."""
+        before = [(e, o) for e, o in self.entries if o <= start_offset]
+        if not before:
+            return
+        kept = [(before[-1][0], start_offset)] + [(e, o) for e, o in self.entries
+                                                  if o > start_offset]
+        if kept != self.entries:
+            self.entries = kept
+            self._file.write(kept)
+
     def truncate_from_end(self, end_offset: int) -> None:
         """The log lost every offset >= ``end_offset``: drop epochs that started there or later."""
         kept = [(e, o) for e, o in self.entries if o < end_offset]

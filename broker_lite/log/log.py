@@ -7,7 +7,8 @@ Offsets only grow. Three positions matter to readers::
     log end offset     the offset the next appended record gets
 
 Appends go to the last (active) segment, which rolls into a new one on ``segment.bytes``,
-``segment.ms`` or full indexes. Data reaches the disk (fsync) every ``flush.messages`` records or
+``segment.ms`` (or ``max.compaction.lag.ms`` when smaller, on a compacted topic) or full
+indexes. Data reaches the disk (fsync) every ``flush.messages`` records or
 ``flush.ms`` milliseconds, as the seeds describe; the recovery point is the offset below which all
 data is known to be on disk, so recovery after a crash scans only what lies past it.
 
@@ -46,6 +47,7 @@ from .producer_state import (
     ProducerBatch,
     ProducerStateManager,
 )
+from .record_checks import RecordRules
 from .segment import FileRegion, LogSegment
 from .transactions import OngoingTransactions
 from .txn_index import AbortedTxn
@@ -167,7 +169,7 @@ class Log:
                 partition_leader_epoch=partition_leader_epoch,
                 log_append_time_ms=now if self.config.message_timestamp_type == "LogAppendTime"
                 else None,
-                require_keys=self.config.compact,
+                record_rules=self._record_rules(now),
                 record_version=self.config.record_version,
             )
             producer_batches = _producer_batches(records, validated)
@@ -210,10 +212,17 @@ class Log:
                 self.maybe_flush_by_time(now)
             return validated
 
+    def _record_rules(self, now: int) -> RecordRules:
+        config = self.config
+        return RecordRules(partition=self.directory.name, compacted=config.compact,
+                           timestamp_type=config.message_timestamp_type,
+                           timestamp_before_max_ms=config.timestamp_before_max_ms,
+                           timestamp_after_max_ms=config.timestamp_after_max_ms, now_ms=now)
+
     def _maybe_roll(self, incoming: ValidatedRecords, now: int) -> LogSegment:
         segment = self.active_segment
         if segment.should_roll(incoming.size, incoming.last_offset, incoming.max_timestamp, now,
-                               self.config.segment_bytes, self.config.segment_ms):
+                               self.config.segment_bytes, self.config.max_segment_ms):
             return self.roll(now)
         return segment
 
@@ -437,12 +446,25 @@ class Log:
             bisect.insort(self._bases, new.base_offset)
             self.remove_deleted_files()
 
-    def increment_log_start_offset(self, offset: int) -> None:
-        """DeleteRecords: records below ``offset`` are no longer readable."""
+    def increment_log_start_offset(self, offset: int) -> bool:
+        """DeleteRecords: records below ``offset`` are no longer readable (Kafka's
+        ``maybeIncrementLogStartOffset``). The log start never moves back, nor past the high
+        watermark (:class:`OffsetOutOfRangeError`). Leader epochs that ended below it are
+        forgotten; the segments wholly below it go with the next retention pass. True when
+        it moved."""
         with self._lock:
             if offset > self.high_watermark:
-                raise OffsetOutOfRangeError(f"offset {offset} is above the high watermark")
-            self.log_start_offset = max(self.log_start_offset, offset)
+                raise OffsetOutOfRangeError(
+                    f"Cannot increment the log start offset to {offset} of partition "
+                    f"{self.directory.name} since it is larger than the high watermark "
+                    f"{self.high_watermark}")
+            if offset <= self.log_start_offset:
+                return False
+            self.log_start_offset = offset
+            self.leader_epochs.truncate_from_start(offset)
+            logger.info("%s: incremented the log start offset to %d (records deleted)",
+                        self.directory.name, offset)
+            return True
 
     # -- closing ------------------------------------------------------------------------------
     def close(self) -> None:

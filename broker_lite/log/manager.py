@@ -1,11 +1,11 @@
 """The logs of one broker, spread over its ``log.dirs``.
 
-Per log dir it keeps Kafka's checkpoint files (the recovery point and log start offset of every
-partition in that dir) and the clean-shutdown marker: present on start, the logs load without
-recovery; absent, every log recovers from its recovery point. The marker is removed once the logs
-are loaded, so a crash afterwards is seen as one. New partitions go to the dir holding the fewest,
-as Kafka places them. Background tasks flush by time, enforce retention, compact and write the
-checkpoints, each on its own interval.
+Per log dir it keeps Kafka's checkpoint files (the recovery point, log start offset and clean
+point of every partition in that dir) and the clean-shutdown marker: present on start, the logs
+load without recovery; absent, every log recovers from its recovery point. The marker is removed
+once the logs are loaded, so a crash afterwards is seen as one. New partitions go to the dir
+holding the fewest, as Kafka places them. Background tasks flush by time, enforce retention,
+compact and write the checkpoints, each on its own interval.
 """
 
 import logging
@@ -15,13 +15,14 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from broker_lite.config import BrokerConfig, LogConfig
+from broker_lite.config import BrokerConfig, ConfigError, LogConfig
 from broker_lite.vocabulary import TopicPartition, now_ms
 
 from .checkpoints import OffsetCheckpointFile
-from .cleaner import clean
+from .cleaner import clean, cleaning_due
 from .files import (
     CLEAN_SHUTDOWN_MARKER,
+    CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     parse_partition_dir,
@@ -51,6 +52,8 @@ class LogManager:
         self.log_dirs = [Path(d) for d in config.log_dirs]
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, Path] = {}
+        self._cleaned_to: dict[TopicPartition, int] = {}  # the clean point of compacted logs
+        self._overrides: dict[str, dict[str, str]] = {}  # topic -> its config overrides
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -64,6 +67,7 @@ class LogManager:
         clean_shutdown = marker.exists()
         recovery_points = OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).read()
         start_offsets = OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).read()
+        self._cleaned_to.update(OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT).read())
         for child in sorted(log_dir.iterdir()):
             if not child.is_dir():
                 continue
@@ -98,6 +102,8 @@ class LogManager:
                 return self._logs[key]
             log_dir = min(self.log_dirs, key=lambda d: sum(1 for v in self._dir_of.values()
                                                          if v == d))
+            if topic_config is not None:
+                self._overrides[topic] = dict(topic_config)
             log = Log(log_dir / partition_dir_name(topic, partition),
                       self.config.log_config(topic_config), clock=self.clock)
             self._logs[key] = log
@@ -108,10 +114,22 @@ class LogManager:
         """Apply new topic-level overrides to every partition of ``topic``."""
         config = self.config.log_config(topic_config)
         with self._lock:
+            self._overrides[topic] = dict(topic_config)
             for (t, _), log in self._logs.items():
                 if t == topic:
                     log.config = config
         return config
+
+    def reconfigure(self) -> None:
+        """The broker defaults changed (dynamic broker configs): every log's config again,
+        from its topic's overrides and the new defaults, as Kafka's ``DynamicLogConfig``."""
+        with self._lock:
+            topics = {t for t, _ in self._logs}
+            for topic in topics:
+                try:
+                    self.update_config(topic, self._overrides.get(topic, {}))
+                except ConfigError:  # overrides the new defaults conflict with: keep the old
+                    logger.exception("could not reconfigure the logs of topic %s", topic)
 
     def delete(self, topic: str, partition: int) -> None:
         """Remove a partition's log from disk (topic deletion): renamed out of the way first, so
@@ -120,6 +138,7 @@ class LogManager:
             key = TopicPartition(topic, partition)
             log = self._logs.pop(key, None)
             self._dir_of.pop(key, None)
+            self._cleaned_to.pop(key, None)
             if log is None:
                 return
             for segment in log.segments:
@@ -136,12 +155,23 @@ class LogManager:
     def checkpoint(self) -> None:
         """Write every log dir's recovery points and log start offsets."""
         with self._lock:
-            for log_dir in self.log_dirs:
-                mine = {tp: log for tp, log in self._logs.items() if self._dir_of[tp] == log_dir}
+            for log_dir, mine in self._logs_by_dir().items():
                 OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).write(
                     {tp: log.recovery_point for tp, log in mine.items()})
+            self.checkpoint_log_start_offsets()
+
+    def checkpoint_log_start_offsets(self) -> None:
+        """Write every log dir's log start offsets (at once after DeleteRecords, so records
+        deleted stay deleted whatever happens next)."""
+        with self._lock:
+            for log_dir, mine in self._logs_by_dir().items():
                 OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).write(
                     {tp: log.log_start_offset for tp, log in mine.items()})
+
+    def _logs_by_dir(self) -> dict[Path, dict[TopicPartition, Log]]:
+        return {log_dir: {tp: log for tp, log in self._logs.items()
+                          if self._dir_of[tp] == log_dir}
+                for log_dir in self.log_dirs}
 
     def _each_log(self, task: Callable[[Log], object], what: str) -> None:
         for tp, log in list(self._logs.items()):
@@ -157,25 +187,52 @@ class LogManager:
         self._each_log(enforce_retention, "retention")
 
     def compact(self) -> None:
-        if self.config["log.cleaner.enable"]:
-            self._each_log(clean, "compaction")
+        """Clean the compacted logs that are due (:func:`.cleaner.cleaning_due`), then write
+        the clean points of the log dirs."""
+        if not self.config["log.cleaner.enable"]:
+            return
+        cleaned = False
+        for tp, log in list(self._logs.items()):
+            try:
+                if cleaning_due(log, self._cleaned_to.get(tp, 0)):
+                    result = clean(log)
+                    if result.end_offset >= 0:
+                        self._cleaned_to[tp] = result.end_offset
+                        cleaned = True
+            except Exception:  # one bad partition must not stop the others' upkeep
+                logger.exception("compaction failed for %s-%d", *tp)
+        if cleaned:
+            with self._lock:
+                for log_dir in self.log_dirs:
+                    OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT).write(
+                        {tp: offset for tp, offset in self._cleaned_to.items()
+                         if self._dir_of.get(tp) == log_dir})
 
-    def start_background_tasks(self, *, cleaner_interval_ms: int = 15_000,
+    def start_background_tasks(self, *, cleaner_interval_ms: int | None = None,
                                checkpoint_interval_ms: int = 60_000) -> None:
+        """Start the upkeep threads. The cleaner pauses ``log.cleaner.backoff.ms`` between
+        passes, read before each pause (a dynamic config), unless ``cleaner_interval_ms``
+        fixes it."""
+        config = self.config
+
+        def cleaner_backoff() -> int:
+            return config["log.cleaner.backoff.ms"] if cleaner_interval_ms is None \
+                else cleaner_interval_ms
+
         schedule = [
-            (self.flush_by_time, min(self.config["log.flush.scheduler.interval.ms"], 2**31)),
-            (self.enforce_retention, self.config["log.retention.check.interval.ms"]),
-            (self.compact, cleaner_interval_ms),
-            (self.checkpoint, checkpoint_interval_ms),
+            (self.flush_by_time, lambda: min(config["log.flush.scheduler.interval.ms"], 2**31)),
+            (self.enforce_retention, lambda: config["log.retention.check.interval.ms"]),
+            (self.compact, cleaner_backoff),
+            (self.checkpoint, lambda: checkpoint_interval_ms),
         ]
         for task, interval_ms in schedule:
-            thread = threading.Thread(target=self._repeat, args=(task, interval_ms / 1000),
+            thread = threading.Thread(target=self._repeat, args=(task, interval_ms),
                                       name=f"log-{task.__name__}", daemon=True)
             thread.start()
             self._threads.append(thread)
 
-    def _repeat(self, task: Callable[[], None], interval_s: float) -> None:
-        while not self._stop.wait(interval_s):
+    def _repeat(self, task: Callable[[], None], interval_ms: Callable[[], int]) -> None:
+        while not self._stop.wait(interval_ms() / 1000):
             task()
 
     # -- shutdown -----------------------------------------------------------------------------

@@ -1,12 +1,16 @@
-"""Retention (``cleanup.policy`` with ``delete``): which old segments a log drops.
+"""Retention: which old segments a log drops.
 
-Three rules, applied in Kafka's order, each to the oldest segments first and stopping at the first
-segment it keeps (a log only ever loses a prefix):
+Three rules, each applied to the oldest segments first and stopping at the first segment it keeps
+(a log only ever loses a prefix):
 
-- time: a segment goes once its largest record timestamp is more than ``retention.ms`` old
-  (the file's modification time stands in when it has no timestamps);
-- size: the oldest segments go while the log stays at or above ``retention.bytes`` without them;
-- log start: segments wholly below the log start offset (moved by DeleteRecords) go.
+- time (``cleanup.policy`` with ``delete``): a segment goes once its largest record timestamp is
+  more than ``retention.ms`` old (the file's modification time stands in when it has no
+  timestamps);
+- size (``delete`` too): the oldest segments go while the log stays at or above
+  ``retention.bytes`` without them;
+- log start (every policy, compacted logs included, as Kafka's
+  ``deleteLogStartOffsetBreachedSegments``): segments wholly below the log start offset (moved
+  by DeleteRecords) go.
 
 The active segment is never deleted.
 """
@@ -18,16 +22,14 @@ from .segment import LogSegment
 def segments_to_delete(log: Log, now_ms: int) -> list[tuple[LogSegment, str]]:
     """The segments retention removes now, each with the rule that removes it."""
     config = log.config
-    if not config.delete:
-        return []
     inactive = log.segments[:-1]
     chosen: dict[int, tuple[LogSegment, str]] = {}
-    if config.retention_ms >= 0:
+    if config.delete and config.retention_ms >= 0:
         for segment in inactive:
             if now_ms - segment.largest_timestamp <= config.retention_ms:
                 break
             chosen.setdefault(segment.base_offset, (segment, f"retention.ms {config.retention_ms}"))
-    if config.retention_bytes >= 0:
+    if config.delete and config.retention_bytes >= 0:
         excess = log.size - config.retention_bytes
         for segment in inactive:
             if excess - segment.size < 0:

@@ -2,8 +2,9 @@
 
 Batches are checked as whole batches (size, magic, CRC, record count against lastOffsetDelta),
 and every batch of an append must have the magic of the first. Records inside a batch are only
-decoded where a rule needs them: keys on compacted topics, records to convert, and legacy
-compressed sets whose inner offsets must be rewritten.
+decoded where a rule needs them: the record-level rules of :mod:`.record_checks` (keys on
+compacted topics, timestamp bounds), whose errors name each bad record, records to convert, and
+legacy compressed sets whose inner offsets must be rewritten.
 
 The log keeps one message format, its record version (``message.format.version``: v2 unless an
 older version is set, see :func:`broker_lite.config.record_version`). Batches in that format are
@@ -55,7 +56,8 @@ from broker_lite.records.record_batch import (
 )
 from broker_lite.vocabulary import NO_TIMESTAMP
 
-from .errors import UnsupportedForMessageFormatError
+from .errors import InvalidRecordError, UnsupportedForMessageFormatError
+from .record_checks import RecordRules, check_records
 from .segment import BatchSummary
 
 _V2_HEAD = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
@@ -65,10 +67,6 @@ _V1_ATTRIBUTES_OFFSET = 17
 _V1_TIMESTAMP_OFFSET = 18
 _V1_CRC_OFFSET = 12
 _V1_MAGIC_OFFSET = 16
-
-
-class InvalidRecordError(CorruptRecordError):
-    """A well-formed batch that breaks a rule of the log (Kafka's INVALID_RECORD)."""
 
 
 @dataclass
@@ -106,16 +104,16 @@ def validate_and_assign_offsets(
     max_message_bytes: int,
     partition_leader_epoch: int = 0,
     log_append_time_ms: int | None = None,
-    require_keys: bool = False,
+    record_rules: RecordRules | None = None,
     record_version: int = 2,
 ) -> ValidatedRecords:
     """Check ``records`` (the bytes of a Produce request's partition), convert them to the
     log's ``record_version`` when they are in another format, and assign offsets from
     ``next_offset``. ``log_append_time_ms`` set means the topic uses LogAppendTime;
-    ``require_keys`` is set for compacted topics."""
+    ``record_rules`` are the record-level rules of the topic (:mod:`.record_checks`)."""
     view = memoryview(records).cast("B") if not isinstance(records, memoryview) else records
     reader = BatchReader(view, validate=True)
-    batches = _checked(reader, max_message_bytes, require_keys)
+    batches = _checked(reader, max_message_bytes, record_rules)
     first = next(batches, None)
     if first is None:
         result = ValidatedRecords()
@@ -140,7 +138,8 @@ def validate_and_assign_offsets(
     return result
 
 
-def _checked(reader: BatchReader, max_message_bytes: int, require_keys: bool) -> Iterator:
+def _checked(reader: BatchReader, max_message_bytes: int,
+             record_rules: RecordRules | None) -> Iterator:
     """The batches of an append, each checked against the rules of every format."""
     magic = None
     for batch in reader:
@@ -159,8 +158,8 @@ def _checked(reader: BatchReader, max_message_bytes: int, require_keys: bool) ->
             _check_v2_counts(batch)
         elif batch.compression is not CompressionType.NONE:
             batch.ensure_valid(deep=True)  # the inner messages' CRCs, as Kafka checks them
-        if require_keys and any(record.key is None for record in batch):
-            raise InvalidRecordError("compacted topics accept only records with a key")
+        if record_rules is not None:
+            check_records(batch, record_rules)
         yield batch
 
 

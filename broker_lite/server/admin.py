@@ -1,7 +1,8 @@
 """Topic administration for the request handlers, through ZooKeeper (the handlers'
 :class:`~.services.TopicAdmin`): the checks and znode writes of :mod:`broker_lite.zk.admin`, with
-this broker's defaults for new topics, and changed overrides applied to this broker's logs at once
-(other brokers apply them when the ``/config/changes`` notification reaches them).
+this broker's defaults for new topics, and changed overrides and dynamic broker configs applied
+by this broker at once (other brokers apply them when the ``/config/changes`` notification
+reaches them).
 """
 
 from collections.abc import Callable, Mapping, Sequence
@@ -21,13 +22,17 @@ class ZkTopicAdmin:
         ``num.partitions`` and ``default.replication.factor`` for topics created without them.
     on_config_changed : callable
         ``on_config_changed(topic, overrides)`` after the overrides were written.
+    on_broker_config_changed : callable
+        ``on_broker_config_changed()`` after dynamic broker configs were written.
     """
 
     def __init__(self, client: KazooClient, config: BrokerConfig,
-                 on_config_changed: Callable[[str, Mapping[str, str]], object] = lambda t, o: None):
+                 on_config_changed: Callable[[str, Mapping[str, str]], object] = lambda t, o: None,
+                 on_broker_config_changed: Callable[[], object] = lambda: None):
         self.client = client
         self.config = config
         self.on_config_changed = on_config_changed
+        self.on_broker_config_changed = on_broker_config_changed
 
     def create_topic(self, spec: TopicSpec, *, validate_only: bool = False) -> TopicPlan:
         config = self.config
@@ -59,3 +64,10 @@ class ZkTopicAdmin:
     def alter_topic_config(self, name: str, overrides: dict[str, str]) -> None:
         admin.set_topic_config(self.client, name, overrides)
         self.on_config_changed(name, overrides)
+
+    def broker_config(self, entity: str) -> dict[str, str]:
+        return admin.get_broker_config(self.client, entity)
+
+    def alter_broker_config(self, entity: str, configs: dict[str, str]) -> None:
+        admin.set_broker_config(self.client, entity, configs)
+        self.on_broker_config_changed()

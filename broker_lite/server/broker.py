@@ -1,13 +1,14 @@
 """One broker_lite broker: its logs, its place in the ZooKeeper cluster, and its listener.
 
 Start-up order, as a Kafka broker's: ZooKeeper (an embedded server when ``zookeeper.connect`` is
-unset), the logs (recovered if the last shutdown was not clean), the listener bound (so the port is
-known when registering), registration and the controller election in ZooKeeper, and last, once
-ZooKeeper shows this broker and a controller, request processing (Kafka's
-``SocketServer.enableRequestProcessing``). So the first answer any client gets already names the
-cluster id, this broker and the controller; a client that connects earlier waits for it.
-``start()`` returns only then. Shutdown reverses it and leaves the clean-shutdown marker, so the
-next start skips recovery.
+unset), the dynamic broker configs stored there, the logs (recovered if the last shutdown was not
+clean), the listener bound (so the port is known when registering), registration and the
+controller election in ZooKeeper, and last, once ZooKeeper shows this broker and a controller,
+request processing (Kafka's ``SocketServer.enableRequestProcessing``). So the first answer any
+client gets already names the cluster id, this broker and the controller; a client that connects
+earlier waits for it. ``start()`` returns only then. Shutdown reverses it and leaves the
+clean-shutdown marker, so the next start skips recovery. Config changes made anywhere in the
+cluster reach the broker through ``/config/changes`` (:mod:`.config_changes`).
 """
 
 import logging
@@ -26,16 +27,17 @@ from broker_lite.coordinator.transactions.service import (
 from broker_lite.log.manager import LogManager
 from broker_lite.partitions import PartitionManager
 from broker_lite.zk import ZkBroker
-from broker_lite.zk.admin import get_topic_config
+from broker_lite.zk.admin import get_broker_config, get_topic_config
 from broker_lite.zk.client import ZooKeeperConnection
 from broker_lite.zk.consumer_offsets import ZkConsumerOffsets
 from broker_lite.zk.endpoints import EndPoint, parse_endpoints, parse_protocol_map
-from broker_lite.zk.layout import CONFIG_CHANGES_PATH, BrokerIdZNode
+from broker_lite.zk.layout import BrokerIdZNode
 from broker_lite.zk.producer_ids import ZkProducerIdManager
 
 from . import meta_properties
 from .admin import ZkTopicAdmin
 from .apis import handlers
+from .config_changes import ConfigChangeListener, DynamicBrokerConfigs
 from .dispatcher import Dispatcher, supported_versions
 from .metadata import BrokerInfo, ClusterMetadata
 from .network import SocketServer
@@ -63,6 +65,8 @@ class Broker:
         self.purgatory: Purgatory | None = None
         self.groups: GroupCoordinator | None = None
         self.transactions: TransactionService | None = None
+        self.config_changes: ConfigChangeListener | None = None
+        self.dynamic_configs: DynamicBrokerConfigs | None = None
 
     def start(self) -> "Broker":
         try:
@@ -81,7 +85,14 @@ class Broker:
         config = self.config
         self.zookeeper = ZooKeeperConnection(config).open()
         client = self.zookeeper.client
-        self.logs = logs = LogManager(config)
+        # Dynamic broker configs are in force before the logs load, as in Kafka.
+        self.config_changes = ConfigChangeListener(client, {})
+        self.config_changes.mark_existing()
+        self.dynamic_configs = dynamic = DynamicBrokerConfigs(
+            config, lambda entity: get_broker_config(client, entity),
+            broker_id=lambda: self.config["broker.id"])
+        dynamic.reload()
+        self.logs = logs = dynamic.logs = LogManager(config)
         partitions = PartitionManager(logs, lambda topic: get_topic_config(client, topic))
         listener = self._listener()
         self.purgatory = purgatory = Purgatory()
@@ -96,7 +107,8 @@ class Broker:
         api_handlers = handlers()
         self.services = services = HandlerServices(
             config=config, logs=logs, partitions=partitions, cluster=cluster,
-            admin=ZkTopicAdmin(client, config, on_config_changed=logs.update_config),
+            admin=ZkTopicAdmin(client, config, on_config_changed=logs.update_config,
+                               on_broker_config_changed=dynamic.reload),
             groups=self.groups, transactions=self.transactions.coordinator,
             markers=self.transactions.markers, producer_ids=producer_ids, purgatory=purgatory,
             zk_offsets=ZkConsumerOffsets(client),
@@ -111,31 +123,31 @@ class Broker:
         self.zk_broker = ZkBroker(client, config, partitions, endpoints=(advertised,))
         self.zk_broker.start()
         partitions.broker_id = self.zk_broker.broker_id
+        dynamic.broker_id = lambda: partitions.broker_id  # a generated id is known now
         services.cluster_id = self.zk_broker.cluster_id
         cluster.local_broker = BrokerInfo(services.broker_id, advertised.host, advertised.port,
                                           config["broker.rack"])
         meta_properties.check_cluster(recorded, services.cluster_id)
         meta_properties.write(log_dirs, meta_properties.BrokerMetadata(services.broker_id,
                                                                        services.cluster_id))
-        client.ChildrenWatch(CONFIG_CHANGES_PATH, self._on_config_changes)
-        self.logs.start_background_tasks(cleaner_interval_ms=config["log.cleaner.backoff.ms"])
+        dynamic.reload()
+        self.config_changes.handlers.update(topics=self._on_topic_config_change,
+                                            brokers=dynamic.reload)
+        self.config_changes.start()
+        self.logs.start_background_tasks()
         self._wait_until_shown(cluster)
         self.server.enable_request_processing()
         logger.info("broker %d listening on %s:%d (ZooKeeper %s)", services.broker_id,
                     advertised.host, advertised.port, self.zookeeper.connect_string)
 
-    def _on_config_changes(self, _children: list[str]) -> bool:
-        """A topic config changed somewhere in the cluster (AlterConfigs on any broker writes a
-        ``/config/changes`` notification): reapply the overrides of every topic held here."""
+    def _on_topic_config_change(self, topic: str) -> None:
+        """A topic's overrides changed somewhere in the cluster: apply them to the partitions
+        of it held here."""
         logs, zookeeper = self.logs, self.zookeeper
         if logs is None or zookeeper is None or zookeeper.client is None:
-            return False  # stopped: end the watch
-        for topic in {t for t, _ in logs.partitions()}:
-            try:
-                logs.update_config(topic, get_topic_config(zookeeper.client, topic))
-            except Exception:  # a topic deleted meanwhile, a bad override: keep watching
-                logger.exception("could not reload the config of topic %s", topic)
-        return True
+            return
+        if any(t == topic for t, _ in logs.partitions()):
+            logs.update_config(topic, get_topic_config(zookeeper.client, topic))
 
     def _wait_until_shown(self, cluster: ClusterMetadata) -> None:
         """Wait until ZooKeeper lists this broker and names a controller (normally a few
@@ -204,6 +216,8 @@ class Broker:
 
     def stop(self) -> None:
         """Stop serving, leave the cluster, close the logs cleanly."""
+        if self.config_changes is not None:
+            self.config_changes.stop()
         if self.purgatory is not None:
             self.purgatory.stop()
         if self.server is not None:

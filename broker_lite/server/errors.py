@@ -2,7 +2,6 @@
 Kafka error codes clients expect."""
 
 from broker_lite.config import ConfigError
-from broker_lite.config_resolution import ConfigOperationError
 from broker_lite.log import InvalidRecordError, KafkaStorageError, OffsetOutOfRangeError
 from broker_lite.log.errors import (
     InvalidProducerEpochError,
@@ -56,7 +55,6 @@ _CODES = [
     (InvalidReplicaAssignmentError, ErrorCode.INVALID_REPLICA_ASSIGNMENT),
     (ConflictingTopicSettingsError, ErrorCode.INVALID_REQUEST),
     (ReassignmentInProgressError, ErrorCode.REASSIGNMENT_IN_PROGRESS),
-    (ConfigOperationError, ErrorCode.INVALID_REQUEST),
     (ConfigError, ErrorCode.INVALID_CONFIG),
     # producer ids
     (ProducerIdsUnavailableError, ErrorCode.COORDINATOR_NOT_AVAILABLE),
@@ -77,3 +75,12 @@ def not_served_error(cluster: ClusterView, topic: str, partition: int) -> ErrorC
     if count is None or partition >= count:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     return ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+class ApiError(Exception):
+    """An error code and message for one resource of a request (Kafka's ``ApiError``)."""
+
+    def __init__(self, code: ErrorCode, message: str | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message

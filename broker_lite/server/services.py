@@ -76,7 +76,8 @@ class ClusterView(Protocol):
 
 
 class TopicAdmin(Protocol):
-    """Creating, deleting and growing topics, and their config overrides. Each method raises
+    """Creating, deleting and growing topics, their config overrides, and the dynamic broker
+    configs. Each method raises
     the specific errors of :mod:`broker_lite.zk.errors` (or ``ConfigError``) for what it
     refuses, with Kafka's messages; the controller acts on what is written."""
 
@@ -98,6 +99,13 @@ class TopicAdmin(Protocol):
 
     def alter_topic_config(self, name: str, overrides: dict[str, str]) -> None:
         """Replace the topic's overrides; every broker applies them."""
+
+    def broker_config(self, entity: str) -> dict[str, str]:
+        """The dynamic configs stored for a broker (``entity``: its id) or for every broker
+        (``<default>``), as stored (empty when there are none)."""
+
+    def alter_broker_config(self, entity: str, configs: dict[str, str]) -> None:
+        """Replace them; every broker concerned applies them, this one at once."""
 
 
 class CoordinatorTopic(Protocol):

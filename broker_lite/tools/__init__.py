@@ -14,6 +14,7 @@ from . import (
     console_producer,
     consumer_groups,
     consumer_perf_test,
+    delete_records,
     dump_log,
     producer_perf_test,
     topics,
@@ -23,6 +24,7 @@ from . import (
 TOOLS = (
     topics,
     configs,
+    delete_records,
     consumer_groups,
     zookeeper_shell,
     console_producer,

@@ -1,4 +1,4 @@
-"""``broker-lite configs``: describe and change topic configs (and describe broker configs), as
+"""``broker-lite configs``: describe and change topic configs and dynamic broker configs, as
 ``kafka-configs.sh``.
 
     broker-lite configs --bootstrap-server 127.0.0.1:9092 --entity-type topics \\
@@ -8,13 +8,17 @@
     broker-lite configs --bootstrap-server 127.0.0.1:9092 --topic events --describe [--all]
     broker-lite configs --bootstrap-server 127.0.0.1:9092 --entity-type brokers \\
         --entity-name 1 --describe --all
+    broker-lite configs --bootstrap-server 127.0.0.1:9092 --entity-type brokers \\
+        --entity-default --alter --add-config log.retention.ms=3600000
 
 ``--entity-type topics|brokers --entity-name NAME`` names what to work on; ``--topic NAME`` and
-``--broker ID`` are short for them. ``--describe`` without a name describes every topic (or
-broker). ``--add-config`` takes ``k=v`` pairs separated by commas, a list value in brackets
-(``cleanup.policy=[compact,delete]``); ``--delete-config`` takes names separated by commas (both
-may be repeated). Changes go through IncrementalAlterConfigs, so other overrides stay as they
-are. broker_lite's broker configs are read-only: altering one fails with the broker's reason.
+``--broker ID`` are short for them; ``--entity-default`` (with ``--entity-type brokers``) names
+the cluster-wide dynamic broker defaults. ``--describe`` without a name describes every topic
+(or every broker, then the cluster-wide defaults). ``--add-config`` takes ``k=v`` pairs
+separated by commas, a list value in brackets (``cleanup.policy=[compact,delete]``);
+``--delete-config`` takes names separated by commas (both may be repeated). Changes go through
+IncrementalAlterConfigs, so other overrides stay as they are. A broker config that Kafka cannot
+change at run time (``log.dirs``, ``broker.id``, ...) is refused with the broker's reason.
 
 Output (stdout), stable for scripts:
 
@@ -25,14 +29,17 @@ Output (stdout), stable for scripts:
           retention.ms=60000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=60000}
 
     Without ``--all`` only the entity's own overrides are listed (topic overrides; a broker's
-    dynamic configs, which broker_lite does not have); with ``--all`` every config, with the
-    header ``All configs for topic events are:``. Synonyms are the settings the value comes
-    from, most specific first (``SOURCE:name=value``); sensitive values print as ``null``.
+    per-broker dynamic configs; the cluster-wide defaults' own); with ``--all`` every config,
+    with the header ``All configs for topic events are:``. The cluster-wide defaults' header is
+    ``Default configs for brokers in the cluster are:``. Synonyms are the settings the value
+    comes from, most specific first (``SOURCE:name=value``); sensitive values print as ``null``.
 ``--alter``
-    ``Completed updating config for topic events.``
+    ``Completed updating config for topic events.`` (``broker 1``), or ``Completed updating
+    default config for brokers in the cluster.``
 
 Errors (stderr, exit status 1): an unknown topic or broker, a config name or value the broker
-rejects (its reason), deleting a config that is not overridden (``Invalid config(s): name``),
+rejects (its reason), deleting a config that is not set on the entity itself
+(``Invalid config(s): name``),
 a broker that cannot be reached within ``--timeout-ms``. Bad option combinations and malformed
 ``--add-config`` values are usage errors (exit status 2).
 """
@@ -56,8 +63,10 @@ HELP = "describe and change topic and broker configs (kafka-configs)"
 
 ENTITY_TYPES = {"topics": "topic", "brokers": "broker"}
 # Without --all, the configs listed: the entity's own dynamic ones.
-DYNAMIC_SOURCES = {"topics": {ConfigSource.DYNAMIC_TOPIC_CONFIG},
-                   "brokers": {ConfigSource.DYNAMIC_BROKER_CONFIG}}
+DYNAMIC_SOURCES = {"topics": ConfigSource.DYNAMIC_TOPIC_CONFIG,
+                   "brokers": ConfigSource.DYNAMIC_BROKER_CONFIG,
+                   "": ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG}
+BROKER_DEFAULT = ""  # Kafka's BrokerDefaultEntityName: the brokers' default is the broker named ""
 # Commas and '=' inside [...] belong to a list value (Kafka's ConfigCommand pattern).
 _OUTSIDE_BRACKETS = r"(?=[^\]]*(?:\[|$))"
 
@@ -71,6 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--entity-type", choices=sorted(ENTITY_TYPES),
                         help="what to configure: topics or brokers")
     parser.add_argument("--entity-name", metavar="NAME", help="the topic name or broker id")
+    parser.add_argument("--entity-default", action="store_true",
+                        help="the cluster-wide default (with --entity-type brokers)")
     parser.add_argument("--topic", metavar="NAME",
                         help="short for --entity-type topics --entity-name NAME")
     parser.add_argument("--broker", metavar="ID",
@@ -104,16 +115,20 @@ def entity(args: argparse.Namespace) -> tuple[str, str | None]:
     """``(entity type, name or None)`` from the options; usage errors when they conflict."""
     chosen = [(kind, name) for kind, name in
               (("topics", args.topic), ("brokers", args.broker)) if name is not None]
+    if args.entity_default and (args.entity_type != "brokers" or args.entity_name is not None):
+        args.usage_error("--entity-default goes only with --entity-type brokers, without "
+                         "--entity-name")
     if args.entity_type is not None:
-        chosen.append((args.entity_type, args.entity_name))
+        chosen.append((args.entity_type,
+                       BROKER_DEFAULT if args.entity_default else args.entity_name))
     elif args.entity_name is not None:
         args.usage_error("--entity-name needs --entity-type")
     if len(chosen) != 1:
         args.usage_error("name one entity: --entity-type with --entity-name, --topic or --broker")
     kind, name = chosen[0]
-    if args.alter and not name:
-        args.usage_error("--alter needs an entity name")
-    if kind == "brokers" and name is not None and not name.isdigit():
+    if args.alter and name is None:
+        args.usage_error("--alter needs an entity name (or --entity-default)")
+    if kind == "brokers" and name and not name.isdigit():
         args.usage_error(f"a broker is named by its id, got {name!r}")
     return kind, name
 
@@ -149,6 +164,17 @@ def resource(kind: str, name: str) -> ConfigResource:
     return ConfigResource.topic(name) if kind == "topics" else ConfigResource.broker(name)
 
 
+def own_source(kind: str, name: str) -> ConfigSource:
+    """The source of the configs set on the entity itself (those listed without ``--all``)."""
+    return DYNAMIC_SOURCES[BROKER_DEFAULT if kind == "brokers" and not name else kind]
+
+
+def header(kind: str, name: str, describe_all: bool) -> str:
+    if kind == "brokers" and name == BROKER_DEFAULT:
+        return "Default configs for brokers in the cluster are:"
+    return f"{'All' if describe_all else 'Dynamic'} configs for {ENTITY_TYPES[kind]} {name} are:"
+
+
 def describe(admin: Admin, kind: str, name: str | None, describe_all: bool) -> None:
     if name is not None:
         names = [name]
@@ -156,13 +182,13 @@ def describe(admin: Admin, kind: str, name: str | None, describe_all: bool) -> N
         names = sorted(admin.list_topics(include_internal=True))
     else:
         admin.list_topics()  # fresh metadata, with the brokers
-        names = [str(b) for b in sorted(admin.cluster.metadata.brokers())]
+        names = [str(b) for b in sorted(admin.cluster.metadata.brokers())] + [BROKER_DEFAULT]
     found = admin.configs.describe([resource(kind, n) for n in names], include_synonyms=True)
     for n in names:
-        print(f"{'All' if describe_all else 'Dynamic'} configs for {ENTITY_TYPES[kind]} {n} are:")
+        print(header(kind, n, describe_all))
         entries = sorted(found[resource(kind, n)], key=lambda e: e.name)
         for entry in entries:
-            if describe_all or entry.source in DYNAMIC_SOURCES[kind]:
+            if describe_all or entry.source == own_source(kind, n):
                 print(config_line(entry))
 
 
@@ -179,13 +205,15 @@ def _shown(value: str | None, sensitive: bool) -> str:
 
 def alter(admin: Admin, kind: str, name: str, added: dict[str, str], deleted: list[str]) -> None:
     target = resource(kind, name)
-    if kind == "topics":
-        current = admin.configs.describe([target])[target]  # an unknown topic fails here
-        overridden = {e.name for e in current if e.source == ConfigSource.DYNAMIC_TOPIC_CONFIG}
-        missing = [n for n in deleted if n not in overridden]
-        if missing:
-            raise ToolError(f"Invalid config(s): {','.join(missing)}")
+    current = admin.configs.describe([target])[target]  # an unknown topic or broker fails here
+    overridden = {e.name for e in current if e.source == own_source(kind, name)}
+    missing = [n for n in deleted if n not in overridden]
+    if missing:
+        raise ToolError(f"Invalid config(s): {','.join(missing)}")
     ops = [AlterConfigOp.set(k, v) for k, v in added.items()] + \
           [AlterConfigOp.delete(n) for n in deleted]
     admin.configs.incremental_alter({target: ops})
-    print(f"Completed updating config for {ENTITY_TYPES[kind]} {name}.")
+    if kind == "brokers" and name == BROKER_DEFAULT:
+        print("Completed updating default config for brokers in the cluster.")
+    else:
+        print(f"Completed updating config for {ENTITY_TYPES[kind]} {name}.")

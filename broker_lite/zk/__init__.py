@@ -14,10 +14,12 @@ from .admin import (
     add_partitions,
     create_topic,
     delete_topic,
+    get_broker_config,
     get_partition_state,
     get_topic_assignment,
     get_topic_config,
     list_topics,
+    set_broker_config,
     set_topic_config,
     validate_topic_name,
 )
@@ -81,7 +83,8 @@ __all__ = [
     "add_partitions", "allocate_producer_id_block", "assign_replicas", "connect",
     "connect_from_config", "create_topic", "delete_topic", "ensure_persistent_paths",
     "generate_broker_id", "generate_cluster_id", "get_or_create_cluster_id",
-    "get_partition_state", "get_topic_assignment", "get_topic_config", "list_topics",
+    "get_broker_config", "get_partition_state", "get_topic_assignment", "get_topic_config",
+    "list_topics",
     "live_broker_ids", "open_zookeeper", "parse_connect_string", "parse_endpoints",
-    "set_topic_config", "validate_topic_name",
+    "set_broker_config", "set_topic_config", "validate_topic_name",
 ]

@@ -7,7 +7,9 @@ These functions only write znodes; the controller and the replicas act on them:
 * :func:`delete_topic` creates ``/admin/delete_topics/[topic]``; the controller deletes.
 * :func:`add_partitions` rewrites ``/brokers/topics/[topic]`` with more partitions.
 * :func:`set_topic_config` rewrites ``/config/topics/[topic]`` and announces the change with a
-  sequential ``/config/changes/config_change_`` znode.
+  sequential ``/config/changes/config_change_`` znode; :func:`set_broker_config` does the same
+  for the dynamic configs of a broker, ``/config/brokers/[id]``, or of all of them,
+  ``/config/brokers/<default>``.
 
 :func:`plan_topic` and :func:`check_new_partitions` make the checks of Kafka's CreateTopics and
 CreatePartitions requests (``ZkAdminManager``) before anything is written, in Kafka's order and
@@ -93,7 +95,12 @@ def _validate_config(config: Mapping[str, str]) -> dict[str, str]:
 
 
 def _write_config(client: KazooClient, topic: str, config: Mapping[str, str]) -> None:
-    path = ConfigEntityZNode.path("topics", topic)
+    _write_entity_config(client, "topics", topic, config)
+
+
+def _write_entity_config(client: KazooClient, entity_type: str, name: str,
+                         config: Mapping[str, str]) -> None:
+    path = ConfigEntityZNode.path(entity_type, name)
     data = ConfigEntityZNode.encode(config)
     try:
         client.set(path, data)
@@ -254,9 +261,30 @@ def set_topic_config(client: KazooClient, name: str, config: Mapping[str, str]) 
     if client.exists(TopicZNode.path(name)) is None:
         raise UnknownTopicError(f"topic {name!r} does not exist")
     _write_config(client, name, _validate_config(config))
+    _notify_config_change(client, f"topics/{name}")
+
+
+def _notify_config_change(client: KazooClient, entity_path: str) -> None:
+    """Tell every broker that the config of ``entity_path`` (``topics/t``, ``brokers/1``)
+    changed: a sequential ``/config/changes/config_change_`` znode (Kafka's
+    ``createConfigChangeNotification``)."""
     client.create(ConfigEntityChangeNotificationSequenceZNode.PATH_PREFIX,
-                  ConfigEntityChangeNotificationSequenceZNode.encode(f"topics/{name}"),
+                  ConfigEntityChangeNotificationSequenceZNode.encode(entity_path),
                   sequence=True, makepath=True)
+
+
+def set_broker_config(client: KazooClient, entity: str, config: Mapping[str, str]) -> None:
+    """Replace the dynamic configs of a broker (``entity``: its id) or of every broker
+    (:data:`~.layout.DEFAULT_ENTITY`) in ``/config/brokers/[entity]``, and notify the brokers
+    (Kafka's ``AdminZkClient.changeBrokerConfig``). The values are written as given: the
+    broker checks them (:mod:`broker_lite.dynamic_config`)."""
+    _write_entity_config(client, "brokers", entity, {str(k): str(v) for k, v in config.items()})
+    _notify_config_change(client, f"brokers/{entity}")
+
+
+def get_broker_config(client: KazooClient, entity: str) -> dict[str, str]:
+    """The dynamic configs of a broker or of every broker (empty without a znode)."""
+    return _entity_config(client, "brokers", entity)
 
 
 # -- the checks of CreateTopics and CreatePartitions requests ------------------------------------
@@ -409,7 +437,11 @@ def get_topic_assignment(client: KazooClient, name: str) -> TopicAssignment:
 
 def get_topic_config(client: KazooClient, name: str) -> dict[str, str]:
     """The topic's overrides (empty without a ``/config/topics/[topic]`` znode)."""
-    path = ConfigEntityZNode.path("topics", name)
+    return _entity_config(client, "topics", name)
+
+
+def _entity_config(client: KazooClient, entity_type: str, name: str) -> dict[str, str]:
+    path = ConfigEntityZNode.path(entity_type, name)
     try:
         return ConfigEntityZNode.decode(client.get(path)[0], path)
     except NoNodeError:

@@ -16,7 +16,11 @@ The tree (``[x]`` is a variable name, ``->`` the data; ``E`` ephemeral, ``S`` se
                                                      "leader_epoch":0,"isr":[1]}
     /config/topics/[topic]                       -> {"version":1,
                                                      "config":{"cleanup.policy":"compact"}}
+    /config/brokers/[id]                         -> {"version":1,
+                                                     "config":{"log.retention.ms":"60000"}}
+    /config/brokers/<default>                    (the same, for every broker)
     /config/changes/config_change_[seq]      S   -> {"version":2,"entity_path":"topics/<topic>"}
+                                                    ("brokers/<id>", "brokers/<default>")
     /admin/delete_topics/[topic]                 (no data)
     /latest_producer_id_block                    -> {"version":1,"broker":1,"block_start":"0",
                                                      "block_end":"999"}
@@ -122,6 +126,9 @@ BROKER_IDS_PATH = "/brokers/ids"
 TOPICS_PATH = "/brokers/topics"
 CONSUMERS_PATH = "/consumers"
 CONFIG_CHANGES_PATH = "/config/changes"
+#: The entity name of the configs every broker (or client, user) shares: Kafka's
+#: ``ZooKeeperInternals.DEFAULT_STRING``.
+DEFAULT_ENTITY = "<default>"
 DELETE_TOPICS_PATH = "/admin/delete_topics"
 ISR_CHANGE_NOTIFICATION_PATH = "/isr_change_notification"
 LOG_DIR_EVENT_NOTIFICATION_PATH = "/log_dir_event_notification"

@@ -2,6 +2,7 @@ import pytest
 
 from broker_lite.config import (
     BROKER_CONFIG,
+    TOPIC_CONFIG_NAMES,
     TOPIC_TO_BROKER,
     BrokerConfig,
     ConfigError,
@@ -66,7 +67,10 @@ KAFKA_TYPES = {
                      "log.flush.scheduler.interval.ms", "log.retention.ms", "log.retention.bytes",
                      "log.retention.check.interval.ms", "log.cleaner.backoff.ms",
                      "log.cleaner.delete.retention.ms", "log.cleaner.min.compaction.lag.ms",
-                     "log.segment.delete.delay.ms"], "LONG"),
+                     "log.segment.delete.delay.ms", "log.roll.jitter.ms",
+                     "log.cleaner.max.compaction.lag.ms", "log.message.timestamp.difference.max.ms",
+                     "log.message.timestamp.before.max.ms", "log.message.timestamp.after.max.ms",
+                     "log.local.retention.ms", "log.local.retention.bytes"], "LONG"),
     "offsets.topic.replication.factor": "SHORT",
     "transaction.state.log.replication.factor": "SHORT",
     "log.cleaner.min.cleanable.ratio": "DOUBLE",
@@ -113,6 +117,75 @@ def test_topic_configs_parse_as_the_broker_configs_they_are_named_after():
     with pytest.raises(ConfigError, match="^invalid value '3000000000' for max.message.bytes: "):
         BrokerConfig().log_config({"max.message.bytes": "3000000000"})
     assert set(TOPIC_TO_BROKER.values()) <= set(BROKER_CONFIG)
+
+
+# Kafka 3.9's topic configs (LogConfig's ConfigDef), each with its default.
+KAFKA_TOPIC_DEFAULTS = {
+    "cleanup.policy": ("delete",), "compression.gzip.level": -1, "compression.lz4.level": 9,
+    "compression.type": "producer", "compression.zstd.level": 3, "delete.retention.ms": 86400000,
+    "file.delete.delay.ms": 60000, "flush.messages": 2**63 - 1, "flush.ms": 2**63 - 1,
+    "follower.replication.throttled.replicas": (), "index.interval.bytes": 4096,
+    "leader.replication.throttled.replicas": (), "local.retention.bytes": -2,
+    "local.retention.ms": -2, "max.compaction.lag.ms": 2**63 - 1,
+    "max.message.bytes": 1048588, "message.downconversion.enable": True,
+    "message.format.version": "3.0-IV1", "message.timestamp.after.max.ms": 2**63 - 1,
+    "message.timestamp.before.max.ms": 2**63 - 1,
+    "message.timestamp.difference.max.ms": 2**63 - 1, "message.timestamp.type": "CreateTime",
+    "min.cleanable.dirty.ratio": 0.5, "min.compaction.lag.ms": 0, "min.insync.replicas": 1,
+    "preallocate": False, "remote.log.copy.disable": False,
+    "remote.log.delete.on.disable": False, "remote.storage.enable": False,
+    "retention.bytes": -1, "retention.ms": 604800000, "segment.bytes": 1073741824,
+    "segment.index.bytes": 10485760, "segment.jitter.ms": 0, "segment.ms": 604800000,
+    "unclean.leader.election.enable": False,
+}
+
+
+def test_every_kafka_topic_config_is_known_with_its_default():
+    assert set(TOPIC_CONFIG_NAMES) == set(KAFKA_TOPIC_DEFAULTS)
+    log = BrokerConfig().log_config()
+    assert {name: getattr(log, name.replace(".", "_")) for name in TOPIC_CONFIG_NAMES} == \
+        KAFKA_TOPIC_DEFAULTS
+    assert BrokerConfig().log_config({"preallocate": "true", "min.insync.replicas": "2",
+                                      "remote.storage.enable": "false"}).min_insync_replicas == 2
+
+
+@pytest.mark.parametrize("name,good,bad", [
+    ("compression.gzip.level", ["-1", "1", "9"], ["0", "10", "-2"]),
+    ("compression.lz4.level", ["1", "17"], ["0", "18"]),
+    ("compression.zstd.level", ["-131072", "22"], ["23"]),
+    ("leader.replication.throttled.replicas", ["*", "0:1,1:2", ""], ["x", "*,0:1", "0-1"]),
+    ("max.compaction.lag.ms", ["1"], ["0"]),
+    ("local.retention.ms", ["-2", "0"], ["-3"]),
+    ("message.timestamp.before.max.ms", ["0"], ["-1"]),
+    ("segment.jitter.ms", ["100"], ["x"]),
+])
+def test_topic_configs_take_kafkas_values(name, good, bad):
+    for value in good:
+        BrokerConfig().log_config({name: value})
+    for value in bad:
+        with pytest.raises(ConfigError, match=name):
+            BrokerConfig().log_config({name: value})
+
+
+def test_max_compaction_lag_rolls_the_active_segment_of_compacted_topics_sooner():
+    config = BrokerConfig({"log.roll.ms": "10000"})
+    assert config.log_config({"max.compaction.lag.ms": "100"}).max_segment_ms == 10000
+    compacted = config.log_config({"max.compaction.lag.ms": "100", "cleanup.policy": "compact"})
+    assert compacted.max_segment_ms == 100
+    assert config.log_config({"cleanup.policy": "compact"}).max_segment_ms == 10000
+
+
+def test_the_deprecated_timestamp_difference_stands_for_unset_bounds():
+    config = BrokerConfig({"log.message.timestamp.difference.max.ms": "5000"})
+    log = config.log_config({"message.timestamp.after.max.ms": "10"})
+    assert (log.timestamp_before_max_ms, log.timestamp_after_max_ms) == (5000, 10)
+    assert BrokerConfig().log_config().timestamp_before_max_ms == 2**63 - 1
+
+
+def test_roll_jitter_in_hours_or_milliseconds():
+    assert BrokerConfig({"log.roll.jitter.hours": "2"}).log_config().segment_jitter_ms == 7_200_000
+    assert BrokerConfig({"log.roll.jitter.hours": "2", "log.roll.jitter.ms": "5"}) \
+        .log_config().segment_jitter_ms == 5
 
 
 def test_unknown_topic_config_is_refused_and_named():

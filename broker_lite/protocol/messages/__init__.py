@@ -18,6 +18,7 @@ from . import (
     produce,
     producer_ids,
     producers,
+    records_admin,
     sasl,
     topics,
     transactions,
@@ -33,6 +34,7 @@ from .offsets import *
 from .produce import *
 from .producer_ids import *
 from .producers import *
+from .records_admin import *
 from .sasl import *
 from .topics import *
 from .transactions import *
@@ -42,7 +44,7 @@ ALL_MESSAGES = {
     m.name: m
     for module in (
         headers, api_versions, metadata, produce, fetch, offsets, topics, configs, groups,
-        group_offsets, sasl, producer_ids, producers, transactions,
+        group_offsets, sasl, producer_ids, producers, transactions, records_admin,
     )
     for m in (getattr(module, n) for n in module.__all__)
 }

@@ -1,18 +1,16 @@
 """DescribeCluster: the live brokers, the controller and the cluster id, as Kafka 3.9 answers it
 on a broker listener (endpoint type BROKER; a request for the CONTROLLER endpoints is answered
 MISMATCHED_ENDPOINT_TYPE, an unknown type UNSUPPORTED_ENDPOINT_TYPE, both INVALID_REQUEST in v0).
-Without an authorizer every cluster operation is authorized, as in Kafka."""
+Without an authorizer every cluster operation is authorized, as in Kafka
+(:mod:`..authorized_operations`)."""
 
 from broker_lite.protocol import ErrorCode
 
+from ..authorized_operations import CLUSTER_OPERATIONS, NOT_REQUESTED
 from ..dispatcher import RequestContext
 
 UNKNOWN_ENDPOINT, BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 0, 1, 2
 _ENDPOINT_NAMES = {BROKER_ENDPOINT: "BROKER", CONTROLLER_ENDPOINT: "CONTROLLER"}
-NO_AUTHORIZED_OPERATIONS = -2**31
-# Kafka's AclOperation codes supported on the CLUSTER resource: CREATE 4, ALTER 6,
-# CLUSTER_ACTION 7, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
-CLUSTER_OPERATIONS = sum(1 << code for code in (4, 6, 7, 8, 10, 11, 12))
 
 
 def describe_cluster(context: RequestContext, body: dict) -> dict:
@@ -20,7 +18,7 @@ def describe_cluster(context: RequestContext, body: dict) -> dict:
     endpoint_type = body.get("endpoint_type", BROKER_ENDPOINT)
     response = {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
                 "endpoint_type": BROKER_ENDPOINT, "cluster_id": "", "controller_id": -1,
-                "brokers": [], "cluster_authorized_operations": NO_AUTHORIZED_OPERATIONS}
+                "brokers": [], "cluster_authorized_operations": NOT_REQUESTED}
     if endpoint_type not in _ENDPOINT_NAMES:
         response.update(error_code=ErrorCode.INVALID_REQUEST if context.version == 0
                         else ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,

@@ -1,12 +1,13 @@
 """DescribeConfigs, AlterConfigs and IncrementalAlterConfigs, for topics and this broker, as a
 Kafka 3.9 broker in ZooKeeper mode answers them.
 
-Values, sources and synonyms come from :mod:`broker_lite.config_resolution`. AlterConfigs
-replaces a topic's whole override set (entries with a null value are left out);
-IncrementalAlterConfigs edits it with SET, DELETE, APPEND and SUBTRACT. Both validate every name
-and value with the broker's own parser (INVALID_CONFIG) and write through the topic admin, which
-applies the overrides to this broker's logs at once. Broker configs cannot be changed at run
-time here: they are described read-only, and altering any of them answers INVALID_CONFIG.
+Values, sources and synonyms come from :mod:`broker_lite.config_resolution`. Every resource is
+first checked as Kafka's ``ConfigAdminManager`` checks it (INVALID_REQUEST for a resource named
+twice, a config named twice, a null value where one is needed, an unknown resource type).
+AlterConfigs replaces a topic's whole override set; IncrementalAlterConfigs edits it with SET,
+DELETE, APPEND and SUBTRACT. Both validate every name and value with the broker's own parser
+(INVALID_CONFIG) and write through the topic admin, which applies the overrides to this broker's
+logs at once. Broker resources (dynamic broker configs) are :mod:`.broker_configs`'.
 """
 
 import logging
@@ -18,9 +19,9 @@ from broker_lite.config_resolution import (
     AlterOp,
     ConfigEntry,
     ConfigOperationError,
+    InvalidConfigurationError,
     UnknownTopicConfigError,
     apply_incremental_operations,
-    broker_config_entries,
     topic_config_entries,
     validate_topic_overrides,
 )
@@ -29,8 +30,9 @@ from broker_lite.zk.admin import validate_topic_name
 from broker_lite.zk.errors import InvalidTopicError, UnknownTopicError, ZooKeeperError
 
 from ..dispatcher import RequestContext
-from ..errors import error_code_for
+from ..errors import ApiError, error_code_for
 from ..services import HandlerServices
+from .broker_configs import alter_broker, describe_broker, incremental_alter_broker
 
 logger = logging.getLogger(__name__)
 
@@ -40,15 +42,6 @@ _RESOURCE_NAMES = {0: "UNKNOWN", 2: "TOPIC", 3: "GROUP", 4: "BROKER", 8: "BROKER
                    16: "CLIENT_METRICS"}
 
 
-class ApiError(Exception):
-    """An error code and message for one resource of a request."""
-
-    def __init__(self, code: ErrorCode, message: str | None = None):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 def _unknown_topic(topic: str) -> ApiError:
     return ApiError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{topic}' does not exist.")
 
@@ -56,22 +49,6 @@ def _unknown_topic(topic: str) -> ApiError:
 def _check_topic_exists(services: HandlerServices, topic: str) -> None:
     if services.cluster.partition_count(topic) is None:
         raise _unknown_topic(topic)
-
-
-def _check_broker_name(services: HandlerServices, name: str | None) -> bool:
-    """True for this broker's id, False for the cluster default (empty name)."""
-    if not name:
-        return False
-    try:
-        broker_id = int(name)
-    except ValueError:
-        raise ApiError(ErrorCode.INVALID_REQUEST,
-                       f"Broker id must be an integer, but it is: {name}") from None
-    if broker_id != services.broker_id:
-        raise ApiError(ErrorCode.INVALID_REQUEST,
-                       f"Unexpected broker id, expected {services.broker_id} or empty string, "
-                       f"but received {name}")
-    return True
 
 
 def _resource_failure(result: dict, resource: dict, what: str, exc: Exception) -> None:
@@ -88,7 +65,8 @@ def entry_dict(entry: ConfigEntry, *, include_synonyms: bool = False,
     """A config entry as DescribeConfigs' response lists it."""
     return {
         "name": entry.name, "value": entry.value, "read_only": entry.read_only,
-        "is_default": entry.is_default, "config_source": entry.source, "is_sensitive": False,
+        "is_default": entry.is_default, "config_source": entry.source,
+        "is_sensitive": entry.sensitive,
         "synonyms": [{"name": s.name, "value": s.value, "source": s.source}
                      for s in entry.synonyms] if include_synonyms else [],
         "config_type": entry.config_type,
@@ -106,9 +84,7 @@ def _describe(services: HandlerServices, resource: dict) -> list[ConfigEntry]:
         _check_topic_exists(services, name)
         return topic_config_entries(services.config, services.admin.topic_config(name))
     if kind == BROKER:
-        if not _check_broker_name(services, name):
-            return []  # the cluster-wide dynamic defaults: broker_lite has none
-        return broker_config_entries(services.config)
+        return describe_broker(services, name)
     raise ApiError(ErrorCode.INVALID_REQUEST,
                    f"Unsupported resource type: {_RESOURCE_NAMES.get(kind, kind)}")
 
@@ -147,7 +123,7 @@ def _alter_topic(services: HandlerServices, topic: str, overrides: dict[str, str
     _check_topic_exists(services, topic)
     try:
         validate_topic_overrides(services.config, overrides)
-    except UnknownTopicConfigError as exc:
+    except InvalidConfigurationError as exc:
         raise ApiError(ErrorCode.INVALID_CONFIG, str(exc)) from None
     except ConfigError as exc:
         raise ApiError(ErrorCode.INVALID_CONFIG,
@@ -162,15 +138,11 @@ def _alter_topic(services: HandlerServices, topic: str, overrides: dict[str, str
     logger.info("updated topic %s with new configuration %s", topic, overrides)
 
 
-def _alter_broker(services: HandlerServices, name: str, names: list[str]) -> None:
-    _check_broker_name(services, name)
-    if names:
-        raise ApiError(ErrorCode.INVALID_CONFIG,
-                       f"Cannot update these configs dynamically: {sorted(set(names))}")
-
-
 def _alter_each(services: HandlerServices, body: dict,
-                alter_one: Callable[[HandlerServices, dict, bool], None]) -> dict:
+                alter_one: Callable[[HandlerServices, dict, bool], None],
+                is_null_update: Callable[[dict], bool]) -> dict:
+    """Each resource checked as Kafka's ``ConfigAdminManager.preprocess`` checks it, then
+    altered by ``alter_one``; every resource answered on its own."""
     counts = Counter((r["resource_type"], r["resource_name"]) for r in body["resources"])
     responses = []
     for resource in body["resources"]:
@@ -183,10 +155,12 @@ def _alter_each(services: HandlerServices, body: dict,
             names = [c["name"] for c in resource["configs"]]
             if len(set(names)) != len(names):
                 raise ApiError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
-            if kind not in (TOPIC, BROKER):
+            nulls = [c["name"] for c in resource["configs"] if is_null_update(c)]
+            if nulls:
                 raise ApiError(ErrorCode.INVALID_REQUEST,
-                               f"AlterConfigs is only supported for topics and brokers, but "
-                               f"resource type is {_RESOURCE_NAMES.get(kind, kind)}")
+                               f"Null value not supported for : {', '.join(nulls)}")
+            if kind not in (TOPIC, BROKER):
+                raise ApiError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
             alter_one(services, resource, bool(body.get("validate_only")))
         except ApiError as exc:
             response.update(error_code=exc.code, error_message=exc.message)
@@ -197,17 +171,17 @@ def _alter_each(services: HandlerServices, body: dict,
 
 
 def _alter_configs_one(services: HandlerServices, resource: dict, validate_only: bool) -> None:
-    configs = resource["configs"]
+    name, configs = resource["resource_name"], resource["configs"]
     if resource["resource_type"] == BROKER:
-        _alter_broker(services, resource["resource_name"], [c["name"] for c in configs])
+        alter_broker(services, name, configs, validate_only)
         return
-    overrides = {c["name"]: c["value"] for c in configs if c["value"] is not None}
-    _alter_topic(services, resource["resource_name"], overrides, validate_only)
+    _alter_topic(services, name, {c["name"]: c["value"] for c in configs}, validate_only)
 
 
 def alter_configs(context: RequestContext, body: dict) -> dict:
     """AlterConfigs: the resource's new override set, replacing the old one."""
-    return _alter_each(context.services, body, _alter_configs_one)
+    return _alter_each(context.services, body, _alter_configs_one,
+                       lambda config: config["value"] is None)
 
 
 def _edited(overrides: Mapping[str, str], configs: list[dict]) -> dict[str, str]:
@@ -219,19 +193,13 @@ def _edited(overrides: Mapping[str, str], configs: list[dict]) -> dict[str, str]
 
 
 def _incremental_one(services: HandlerServices, resource: dict, validate_only: bool) -> None:
-    configs = resource["configs"]
+    name, configs = resource["resource_name"], resource["configs"]
+    if resource["resource_type"] == BROKER:
+        incremental_alter_broker(services, name, configs, validate_only)
+        return
     unknown_ops = sorted({c["config_operation"] for c in configs} - set(AlterOp))
     if unknown_ops:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"Unknown operation type {unknown_ops[0]}")
-    nulls = [c["name"] for c in configs
-             if c["config_operation"] != AlterOp.DELETE and c["value"] is None]
-    if nulls:
-        raise ApiError(ErrorCode.INVALID_REQUEST,
-                       f"Null value not supported for : {', '.join(nulls)}")
-    name = resource["resource_name"]
-    if resource["resource_type"] == BROKER:
-        _alter_broker(services, name, [c["name"] for c in configs])
-        return
     if not name:
         raise ApiError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
     current = services.admin.topic_config(name)
@@ -240,4 +208,5 @@ def _incremental_one(services: HandlerServices, resource: dict, validate_only: b
 
 def incremental_alter_configs(context: RequestContext, body: dict) -> dict:
     """IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on the current overrides."""
-    return _alter_each(context.services, body, _incremental_one)
+    return _alter_each(context.services, body, _incremental_one,
+                       lambda c: c["config_operation"] != AlterOp.DELETE and c["value"] is None)

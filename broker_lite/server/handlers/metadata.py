@@ -3,7 +3,12 @@ when the request names none), with leaders and replicas. Unknown topics are crea
 request allows it and ``auto.create.topics.enable`` is set; they answer LEADER_NOT_AVAILABLE until
 the controller has elected their leaders (and, when the leader is this broker, until it serves
 them), and clients retry. Kafka's internal topics are marked
-internal; ``__consumer_offsets`` is auto-created by the group coordinator, with its own settings."""
+internal; ``__consumer_offsets`` is auto-created by the group coordinator, with its own settings.
+
+Authorized operations (v8+, KIP-430) are reported when asked for
+(``include_cluster_authorized_operations``, v8-10; ``include_topic_authorized_operations``):
+without an authorizer, every operation the cluster or a topic supports, as Kafka reports them
+(:mod:`..authorized_operations`); -2**31 when not asked."""
 
 from broker_lite.config import ConfigError
 from broker_lite.coordinator import INTERNAL_TOPICS
@@ -11,6 +16,7 @@ from broker_lite.protocol import ErrorCode
 from broker_lite.zk.admin import TopicSpec
 from broker_lite.zk.errors import TopicExistsError, ZooKeeperError
 
+from ..authorized_operations import CLUSTER_OPERATIONS, NOT_REQUESTED, TOPIC_OPERATIONS
 from ..dispatcher import RequestContext
 from ..errors import error_code_for
 from ..metadata import NO_TOPIC_ID, PartitionInfo, has_serving_leader
@@ -29,13 +35,20 @@ def handle(context: RequestContext, body: dict) -> dict:
         names = [t["name"] for t in requested]
         allow_create = body.get("allow_auto_topic_creation", True) and \
             services.config["auto.create.topics.enable"]
+    topics = [_topic(services, name, allow_create) for name in names]
+    topic_operations = TOPIC_OPERATIONS if body.get("include_topic_authorized_operations") \
+        else NOT_REQUESTED
+    for topic in topics:
+        topic["topic_authorized_operations"] = topic_operations
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": b.broker_id, "host": b.host, "port": b.port, "rack": b.rack}
                     for b in cluster.brokers()],
         "cluster_id": services.cluster_id,
         "controller_id": cluster.controller_id(),
-        "topics": [_topic(services, name, allow_create) for name in names],
+        "topics": topics,
+        "cluster_authorized_operations": CLUSTER_OPERATIONS
+        if body.get("include_cluster_authorized_operations") else NOT_REQUESTED,
     }
 
 

@@ -7,6 +7,11 @@ partition's outcome is independent: a corrupt batch for one partition does not f
 Kafka's internal topics are written by the coordinators only: a Produce to them is answered
 INVALID_TOPIC_EXCEPTION.
 
+A batch refused for some of its records (KIP-467: a record without a key on a compacted topic,
+a timestamp out of the topic's bounds; see :mod:`broker_lite.log.record_checks`) is answered
+INVALID_RECORD or INVALID_TIMESTAMP with ``record_errors`` naming each bad record by its index in
+the batch, and ``error_message`` (v8+), so the client fails exactly those records with the error.
+
 Batches of idempotent producers are checked by the log against the partition's producer state.
 A retry of a batch already written is answered as Kafka 3.x answers it: no error, the offset it
 got the first time, nothing written again (DUPLICATE_SEQUENCE_NUMBER is not used). A gap in the
@@ -27,6 +32,7 @@ import struct
 
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.log import LogError
+from broker_lite.log.record_checks import RecordValidationError
 from broker_lite.protocol import ErrorCode
 from broker_lite.records import CompressionType, RecordsError
 from broker_lite.records.record_batch import (
@@ -81,6 +87,18 @@ def _error(partition: dict, code: ErrorCode, message: str | None = None) -> dict
             "log_append_time_ms": -1, "log_start_offset": -1, "error_message": message}
 
 
+def _record_errors(partition: dict, exc: RecordValidationError, log_start_offset: int) -> dict:
+    """KIP-467: a batch refused for some of its records, each named by its index in the batch
+    with Kafka's message, and the error's message (Produce v8+; older versions carry the error
+    code alone). The log start offset is reported, as Kafka does for this failure."""
+    response = _error(partition, error_code_for(exc), str(exc))
+    response["log_start_offset"] = log_start_offset
+    response["record_errors"] = [
+        {"batch_index": e.batch_index, "batch_index_error_message": e.message}
+        for e in exc.record_errors]
+    return response
+
+
 def _append(services: HandlerServices, topic: str, partition: dict,
             transactional_id: str | None, version: int) -> dict:
     index = partition["index"]
@@ -105,6 +123,8 @@ def _append(services: HandlerServices, topic: str, partition: dict,
             return _error(partition, error)
     try:
         appended = log.append(records, partition_leader_epoch=state.leader_epoch)
+    except RecordValidationError as exc:
+        return _record_errors(partition, exc, log.log_start_offset)
     except (RecordsError, LogError) as exc:
         return _error(partition, error_code_for(exc), str(exc))
     except Exception as exc:  # answered as UNKNOWN_SERVER_ERROR; the others keep being served

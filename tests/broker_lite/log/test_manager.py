@@ -9,7 +9,12 @@ from broker_lite.log.checkpoints import (
     LeaderEpochCheckpointFile,
     OffsetCheckpointFile,
 )
-from broker_lite.log.files import CLEAN_SHUTDOWN_MARKER, RECOVERY_POINT_CHECKPOINT
+from broker_lite.log.files import (
+    CLEAN_SHUTDOWN_MARKER,
+    CLEANER_OFFSET_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+)
 from broker_lite.log.manager import LogManager
 from broker_lite.records import build_batch, iter_records
 
@@ -99,6 +104,46 @@ def test_topic_config_overrides_apply_to_every_partition(dirs):
     assert all(manager.get("events", p).config.retention_ms == 1000 for p in range(2))
     assert manager.get_or_create("other", 0, {"segment.bytes": "5000"}).config.segment_bytes == 5000
     manager.shutdown()
+
+
+def test_log_start_offsets_are_checkpointed_at_once_and_survive_a_crash(dirs):
+    manager = manager_for(dirs)
+    fill(manager, partitions=2)
+    log = manager.get("events", 1)
+    log.increment_log_start_offset(12)
+    manager.checkpoint_log_start_offsets()
+    log_dir = log.directory.parent
+    assert OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).read() == {
+        ("events", 1): 12}
+    for other in manager.partitions():  # a crash: no shutdown, no clean-shutdown marker
+        manager.get(*other).flush()
+    reopened = manager_for(dirs)
+    assert reopened.get("events", 1).log_start_offset == 12
+    assert reopened.get("events", 0).log_start_offset == 0
+    reopened.shutdown()
+
+
+def test_compaction_picks_dirty_logs_and_checkpoints_their_clean_points(dirs):
+    manager = manager_for(dirs)
+    compacted = manager.get_or_create("compacted", 0, {"cleanup.policy": "compact",
+                                                       "segment.bytes": "600"})
+    for i in range(60):
+        compacted.append(build_batch([(b"k%d" % (i % 3), b"v" * 40)], timestamp=1000 + i))
+    plain = manager.get_or_create("events", 0)
+    plain.append(build_batch([(None, b"v")], timestamp=1000))
+    manager.compact()
+    end = compacted.segments[-1].base_offset
+    cleaned = [r.key for r in iter_records(compacted.read(0, 1 << 20).read()) if r.offset < end]
+    assert sorted(cleaned) == [b"k0", b"k1", b"k2"]  # the latest record of each key is left
+    checkpoint = compacted.directory.parent / CLEANER_OFFSET_CHECKPOINT
+    assert OffsetCheckpointFile(checkpoint).read() == {("compacted", 0): end}
+    segments = list(compacted.segments)
+    manager.compact()  # nothing dirty: the log is left alone
+    assert compacted.segments == segments
+    manager.shutdown()
+    reopened = manager_for(dirs)
+    assert reopened._cleaned_to == {("compacted", 0): end}
+    reopened.shutdown()
 
 
 def test_background_retention_runs(dirs):

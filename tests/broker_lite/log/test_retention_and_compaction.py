@@ -5,7 +5,8 @@ import pytest
 
 from broker_lite.config import LogConfig
 from broker_lite.log import Log
-from broker_lite.log.cleaner import clean
+from broker_lite.log.cleaner import clean, cleaning_due
+from broker_lite.log.errors import OffsetOutOfRangeError
 from broker_lite.log.files import parse_segment_file
 from broker_lite.log.retention import enforce_retention
 from broker_lite.records import (
@@ -99,14 +100,38 @@ def test_retention_never_deletes_the_active_segment(log_dir, clock):
     log.close()
 
 
-def test_segments_below_the_log_start_offset_go(log_dir, clock):
-    log = Log(log_dir, config(retention_ms=-1), clock=clock)
+@pytest.mark.parametrize("policy", [("delete",), ("compact",)])
+def test_segments_wholly_below_the_log_start_offset_go(log_dir, clock, policy):
+    log = Log(log_dir, config(retention_ms=-1, cleanup_policy=policy), clock=clock)
     for i in range(40):
-        log.append(build_batch([(b"k", b"x" * 50)], timestamp=clock.now))
-    second = log.segments[1]
-    log.increment_log_start_offset(second.next_offset)
-    enforce_retention(log)
-    assert log.segments[0].base_offset == log.segments[0].base_offset >= second.next_offset
+        log.append(build_batch([(b"k%d" % i, b"x" * 50)], timestamp=clock.now))
+    second, third = log.segments[1], log.segments[2]
+    start = third.base_offset + 1  # inside the third segment: it stays
+    assert log.increment_log_start_offset(start)
+    assert enforce_retention(log) == 2
+    assert log.segments[0] is third
+    assert log.log_start_offset == start  # not moved back to the segment's base offset
+    assert second.base_offset not in [s.base_offset for s in log.segments]
+    log.close()
+
+
+def test_the_log_start_offset_only_moves_forward_up_to_the_high_watermark(log_dir, clock):
+    log = Log(log_dir, config(), clock=clock)
+    for i in range(10):
+        log.append(build_batch([(b"k", b"v")], timestamp=clock.now), partition_leader_epoch=i // 4)
+    assert log.leader_epochs.entries == [(0, 0), (1, 4), (2, 8)]
+    assert log.increment_log_start_offset(5)
+    assert not log.increment_log_start_offset(3)  # never back
+    assert not log.increment_log_start_offset(5)
+    assert log.log_start_offset == 5
+    assert log.leader_epochs.entries == [(1, 5), (2, 8)]  # epochs that ended below it are gone
+    with pytest.raises(OffsetOutOfRangeError, match="larger than the high watermark 10"):
+        log.increment_log_start_offset(11)
+    with pytest.raises(OffsetOutOfRangeError):
+        log.read(4, 1 << 20)
+    assert next(iter_records(log.read(5, 1 << 20).read())).offset == 5
+    assert log.increment_log_start_offset(10)  # everything: the log is empty, its end stays
+    assert log.read(10, 1 << 20) is None and log.log_end_offset == 10
     log.close()
 
 
@@ -141,6 +166,59 @@ def fill(log: Log, rounds: int = 6, keys: int = 5, clock=None) -> dict[bytes, tu
             latest[key] = (info.first_offset, value)
     log.roll()
     return latest
+
+
+def unique_keys(log: Log, count: int, start: int, timestamp: int) -> None:
+    for i in range(start, start + count):
+        log.append(build_batch([(b"unique-%d" % i, b"x" * 50)], timestamp=timestamp))
+
+
+def test_the_cleaner_picks_a_log_by_its_dirty_ratio(log_dir, clock):
+    log = compacted_log(log_dir, clock)
+    unique_keys(log, 40, 0, clock.now)  # nothing to remove: cleaning keeps the size
+    assert cleaning_due(log, clean_point=0)
+    cleaned_to = clean(log).end_offset
+    assert cleaned_to == log.segments[-1].base_offset
+    assert not cleaning_due(log, cleaned_to)  # nothing dirty
+    unique_keys(log, 4, 40, clock.now)
+    log.roll()
+    small_share = sum(s.size for s in log.segments[:-1] if s.base_offset >= cleaned_to) \
+        / sum(s.size for s in log.segments[:-1])
+    assert 0.05 < small_share < 0.5
+    assert not cleaning_due(log, cleaned_to)  # below min.cleanable.dirty.ratio 0.5
+    log.config = replace(log.config, min_cleanable_dirty_ratio=0.05)
+    assert cleaning_due(log, cleaned_to)
+    log.close()
+
+
+def test_the_cleaner_picks_a_log_whose_dirty_records_passed_max_compaction_lag(log_dir, clock):
+    log = compacted_log(log_dir, clock)
+    unique_keys(log, 40, 0, clock.now)
+    cleaned_to = clean(log).end_offset
+    unique_keys(log, 4, 40, clock.now - 2000)
+    log.roll()
+    assert not cleaning_due(log, cleaned_to)  # a small dirty share, lag not set
+    log.config = replace(log.config, max_compaction_lag_ms=5000)
+    assert not cleaning_due(log, cleaned_to)  # 2 s old: not yet
+    log.config = replace(log.config, max_compaction_lag_ms=1000)
+    assert cleaning_due(log, cleaned_to)
+    log.close()
+
+
+def test_a_compacted_log_rolls_by_max_compaction_lag(log_dir, clock):
+    log = compacted_log(log_dir, clock, segment_bytes=1 << 20, max_compaction_lag_ms=100)
+    log.append(build_batch([(b"k", b"v")], timestamp=clock.now))
+    log.append(build_batch([(b"k", b"v")], timestamp=clock.now + 50))
+    assert len(log.segments) == 1
+    log.append(build_batch([(b"k", b"v")], timestamp=clock.now + 150))
+    assert len(log.segments) == 2  # segment.ms (7 days) alone would not roll it
+    log.close()
+    deleting = Log(log_dir.with_name("deleting-0"),
+                   config(segment_bytes=1 << 20, max_compaction_lag_ms=100), clock=clock)
+    for delay in (0, 150):
+        deleting.append(build_batch([(b"k", b"v")], timestamp=clock.now + delay))
+    assert len(deleting.segments) == 1
+    deleting.close()
 
 
 def test_compaction_keeps_exactly_the_latest_value_per_key_with_offsets_intact(log_dir, clock):

@@ -34,6 +34,8 @@ from kafka.protocol.admin.topics import (
     CreatePartitionsRequest,
     CreateTopicsRequest,
     CreateTopicsResponse,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
     DeleteTopicsRequest,
     DeleteTopicsResponse,
 )
@@ -189,6 +191,15 @@ REQUEST_CASES = [
     ("DeleteTopics", 6, lambda: DeleteTopicsRequest(topics=[
         DeleteTopicsRequest.DeleteTopicState(name=None, topic_id=TOPIC_ID)], timeout_ms=10),
      {"topics": [{"name": None, "topic_id": TOPIC_ID}], "topic_names": []}),
+    # DeleteRecords v0, v2 (flexible); offset -1 is the high watermark
+    ("DeleteRecords", 0, lambda: DeleteRecordsRequest(topics=[DeleteRecordsRequest.DeleteRecordsTopic(
+        name="t", partitions=[DeleteRecordsRequest.DeleteRecordsTopic.DeleteRecordsPartition(
+            partition_index=1, offset=42)])], timeout_ms=30000),
+     {"topics": [{"name": "t", "partitions": [{"partition_index": 1, "offset": 42}]}], "timeout_ms": 30000}),
+    ("DeleteRecords", 2, lambda: DeleteRecordsRequest(topics=[DeleteRecordsRequest.DeleteRecordsTopic(
+        name="t", partitions=[DeleteRecordsRequest.DeleteRecordsTopic.DeleteRecordsPartition(
+            partition_index=0, offset=-1)])], timeout_ms=5),
+     {"topics": [{"name": "t", "partitions": [{"partition_index": 0, "offset": -1}]}], "timeout_ms": 5}),
     ("CreatePartitions", 0, lambda: CreatePartitionsRequest(topics=[
         CreatePartitionsRequest.CreatePartitionsTopic(name="t", count=4, assignments=None)],
         timeout_ms=100, validate_only=False),
@@ -432,6 +443,17 @@ RESPONSE_CASES = [
     ("DeleteTopics", DeleteTopicsResponse, 6,
      {"responses": [{"name": None, "topic_id": TOPIC_ID, "error_code": 100, "error_message": "?"}]},
      {"responses": [{"name": None, "topic_id": TOPIC_ID, "error_code": 100, "error_message": "?"}]}),
+    ("DeleteRecords", DeleteRecordsResponse, 0,
+     {"topics": [{"name": "t", "partitions": [{"partition_index": 0, "low_watermark": 7, "error_code": 0},
+                                             {"partition_index": 1, "low_watermark": -1, "error_code": 1}]}]},
+     {"throttle_time_ms": 0, "topics": [{"name": "t", "partitions": [
+         {"partition_index": 0, "low_watermark": 7, "error_code": 0},
+         {"partition_index": 1, "low_watermark": -1, "error_code": 1}]}]}),
+    ("DeleteRecords", DeleteRecordsResponse, 2,
+     {"throttle_time_ms": 3, "topics": [{"name": "t", "partitions": [
+         {"partition_index": 2, "low_watermark": 100, "error_code": 0}]}]},
+     {"throttle_time_ms": 3, "topics": [{"name": "t", "partitions": [
+         {"partition_index": 2, "low_watermark": 100, "error_code": 0}]}]}),
     ("DescribeConfigs", DescribeConfigsResponse, 1,
      {"results": [{"error_code": 0, "error_message": None, "resource_type": 2, "resource_name": "t", "configs": [
          {"name": "retention.ms", "value": "1000", "read_only": False, "config_source": 1, "is_sensitive": False,

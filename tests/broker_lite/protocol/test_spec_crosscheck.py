@@ -32,7 +32,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 REQUIRED_APIS = ["ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets",
-                 "OffsetForLeaderEpoch", "CreateTopics", "DeleteTopics", "CreatePartitions",
+                 "OffsetForLeaderEpoch", "CreateTopics", "DeleteTopics", "DeleteRecords",
+                 "CreatePartitions",
                  "DescribeConfigs", "AlterConfigs", "IncrementalAlterConfigs", "DescribeCluster",
                  "FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup",
                  "OffsetCommit", "OffsetFetch", "ListGroups", "DescribeGroups", "DeleteGroups",

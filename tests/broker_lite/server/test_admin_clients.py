@@ -18,7 +18,7 @@ from confluent_kafka.admin import (
     NewTopic,
 )
 
-from broker_lite.config import TOPIC_TO_BROKER, BrokerConfig
+from broker_lite.config import TOPIC_CONFIG_NAMES, BrokerConfig
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.server.broker import Broker
 from broker_lite.server.testing import call
@@ -146,7 +146,7 @@ def test_confluent_describe_and_alter_topic_configs(broker, admin):
     described = wait_all(admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC,
                                                                 "cfg")]))
     entries = next(iter(described.values()))
-    assert set(entries) == set(TOPIC_TO_BROKER)
+    assert set(entries) == set(TOPIC_CONFIG_NAMES)
     assert entries["retention.ms"].value == "60000"
     assert entries["retention.ms"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
     assert not entries["retention.ms"].is_default
@@ -197,7 +197,8 @@ def test_confluent_describe_and_alter_topic_configs(broker, admin):
         ConfigResource.Type.TOPIC, "cfg", incremental_configs=[
             ConfigEntry("segment.bytes", "1", incremental_operation=AlterConfigOpType.APPEND),
         ])]))
-    assert next(iter(bad.values())).code() == KafkaError.INVALID_REQUEST  # not a list config
+    # not a list config: Kafka 3.9's InvalidConfigurationException
+    assert next(iter(bad.values())).code() == KafkaError.INVALID_CONFIG
     bad = wait_all(admin.alter_configs([ConfigResource(
         ConfigResource.Type.TOPIC, "cfg", set_config={"segment.bytes": "lots"})]))
     assert next(iter(bad.values())).code() == KafkaError.INVALID_CONFIG
@@ -282,7 +283,7 @@ def test_kafka_python_admin(broker):
         assert set(configs["topic"]["kp-b"]) == {"retention.ms"}  # only the modified ones
         every = client.describe_configs([KConfigResource(ConfigResourceType.TOPIC, "kp-b")],
                                         config_filter="all")
-        assert set(every["topic"]["kp-b"]) == set(TOPIC_TO_BROKER)
+        assert set(every["topic"]["kp-b"]) == set(TOPIC_CONFIG_NAMES)
         brokers = client.describe_configs(
             [KConfigResource(ConfigResourceType.BROKER, str(broker.broker_id))],
             config_filter="all")
@@ -431,9 +432,11 @@ def test_raw_admin_edge_cases(broker, admin):
                 {"name": "num.partitions", "config_operation": 0, "value": "3"}]},
             {"resource_type": 2, "resource_name": "nowhere", "configs": []}],
         "validate_only": False})["responses"]
-    assert [r["error_code"] for r in altered] == [
-        ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_CONFIG,
+    assert [r["error_code"] for r in altered] == [  # num.partitions is read-only (KAFKA-13609)
+        ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST,
         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]
+    assert altered[2]["error_message"] == \
+        "Cannot update these configs dynamically: Set(num.partitions)"
 
     cluster = raw_request(broker, ApiKey.DESCRIBE_CLUSTER, 1,
                           {"include_cluster_authorized_operations": False, "endpoint_type": 2})

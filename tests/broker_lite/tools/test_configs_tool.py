@@ -72,7 +72,10 @@ def test_config_errors(servers, broker):
     failed(configs(servers, "--topic", "missing", "--alter", "--add-config", "segment.ms=1"),
            "topic missing")
     failed(configs(servers, "--broker", str(broker.broker_id), "--alter", "--add-config",
-                   "log.retention.ms=1000"), "INVALID_CONFIG", "dynamically")
+                   "log.dirs=/elsewhere"), "INVALID_REQUEST", "Cannot update these configs "
+           "dynamically")
+    failed(configs(servers, "--entity-type", "brokers", "--entity-default", "--alter",
+                   "--delete-config", "log.retention.ms"), "Invalid config(s): log.retention.ms")
     failed(configs(servers, "--broker", "42", "--describe"), "broker 42 is not in the cluster")
 
 
@@ -85,7 +88,36 @@ def test_broker_configs_are_described(servers, broker):
     assert f"  broker.id={name} sensitive=false synonyms={{STATIC_BROKER_CONFIG:broker.id={name}" \
            f", DEFAULT_CONFIG:broker.id=-1}}" in everything
     every_broker = ok(configs(servers, "--entity-type", "brokers", "--describe"))
-    assert every_broker == f"Dynamic configs for broker {name} are:\n"
+    assert every_broker == f"Dynamic configs for broker {name} are:\n" \
+        "Default configs for brokers in the cluster are:\n"
+
+
+def test_dynamic_broker_configs_are_altered(servers, broker):
+    name = str(broker.broker_id)
+    assert ok(configs(servers, "--entity-type", "brokers", "--entity-default", "--alter",
+                      "--add-config", "log.retention.ms=3600000")) == \
+        "Completed updating default config for brokers in the cluster.\n"
+    assert ok(configs(servers, "--entity-type", "brokers", "--entity-name", name, "--alter",
+                      "--add-config", "log.cleaner.backoff.ms=500,message.max.bytes=2000000")) \
+        == f"Completed updating config for broker {name}.\n"
+    assert broker.services.config.log_config().retention_ms == 3_600_000
+    assert broker.services.config["message.max.bytes"] == 2_000_000
+    assert ok(configs(servers, "--entity-type", "brokers", "--entity-default",
+                      "--describe")).splitlines() == [
+        "Default configs for brokers in the cluster are:",
+        "  log.retention.ms=3600000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:"
+        "log.retention.ms=3600000}"]
+    own = ok(configs(servers, "--broker", name, "--describe")).splitlines()
+    assert own[0] == f"Dynamic configs for broker {name} are:"
+    assert own[1] == ("  log.cleaner.backoff.ms=500 sensitive=false synonyms={"
+                      "DYNAMIC_BROKER_CONFIG:log.cleaner.backoff.ms=500, "
+                      "DEFAULT_CONFIG:log.cleaner.backoff.ms=15000}")
+    assert own[2].startswith("  message.max.bytes=2000000 sensitive=false synonyms="
+                             "{DYNAMIC_BROKER_CONFIG:message.max.bytes=2000000, ")
+    assert len(own) == 3
+    assert ok(configs(servers, "--broker", name, "--alter", "--delete-config",
+                      "message.max.bytes")) == f"Completed updating config for broker {name}.\n"
+    assert broker.services.config["message.max.bytes"] == 1048588
 
 
 @pytest.mark.parametrize("args, message", [
@@ -93,6 +125,10 @@ def test_broker_configs_are_described(servers, broker):
     (["--describe", "--entity-name", "t"], "--entity-name needs --entity-type"),
     (["--describe", "--topic", "t", "--broker", "1"], "name one entity"),
     (["--alter", "--entity-type", "topics"], "--alter needs an entity name"),
+    (["--describe", "--entity-type", "topics", "--entity-default"],
+     "--entity-default goes only with --entity-type brokers"),
+    (["--describe", "--entity-type", "brokers", "--entity-name", "1", "--entity-default"],
+     "--entity-default goes only with --entity-type brokers"),
     (["--alter", "--topic", "t"], "--alter needs --add-config or --delete-config"),
     (["--alter", "--topic", "t", "--add-config", "novalue"], "--add-config"),
     (["--alter", "--topic", "t", "--add-config", "a=1", "--delete-config", "a"],

@@ -18,9 +18,11 @@ from broker_lite.zk import (
     add_partitions,
     create_topic,
     delete_topic,
+    get_broker_config,
     get_topic_assignment,
     get_topic_config,
     list_topics,
+    set_broker_config,
     set_topic_config,
     validate_topic_name,
 )
@@ -155,6 +157,20 @@ def test_set_topic_config_notifies(brokers):
         == b'{"version":2,"entity_path":"topics/conf"}'
     with pytest.raises(UnknownTopicError):
         set_topic_config(client, "never", {})
+
+
+def test_broker_configs_are_written_as_kafka_writes_them_and_notified(zookeeper_client):
+    client = zookeeper_client
+    assert get_broker_config(client, "<default>") == {}
+    set_broker_config(client, "<default>", {"log.retention.ms": "60000"})
+    set_broker_config(client, "1", {"log.cleaner.backoff.ms": "100"})
+    assert client.get("/config/brokers/<default>")[0] \
+        == b'{"version":1,"config":{"log.retention.ms":"60000"}}'
+    assert get_broker_config(client, "1") == {"log.cleaner.backoff.ms": "100"}
+    changes = sorted(client.get_children("/config/changes"))
+    assert [client.get("/config/changes/" + c)[0] for c in changes] == [
+        b'{"version":2,"entity_path":"brokers/<default>"}',
+        b'{"version":2,"entity_path":"brokers/1"}']
 
 
 # -- the checks of CreateTopics and CreatePartitions requests (Kafka's order and messages) ---------

@@ -2,7 +2,8 @@
 pieces (the logs in a temporary directory, the partition manager, the group coordinator on a
 manual timer, the purgatory, the local marker writer) and small fakes of what reaches ZooKeeper
 (the cluster view, the topic admin, the transaction coordinator, the producer ids, the
-offsets of ZooKeeper-based groups).
+offsets of ZooKeeper-based groups). Dynamic broker configs the fake admin stores are put in
+force as a broker does on their notification.
 
 Requests go through the protocol codec both ways, as the dispatcher passes them: a body is
 encoded at the version given and decoded again (so it has every field of that version, with
@@ -30,6 +31,7 @@ from broker_lite.protocol import (
     parse_request,
 )
 from broker_lite.server.apis import handlers
+from broker_lite.server.config_changes import DynamicBrokerConfigs
 from broker_lite.server.dispatcher import RequestContext, supported_versions
 from broker_lite.server.metadata import BrokerInfo, PartitionInfo, TopicInfo
 from broker_lite.server.purgatory import Purgatory
@@ -99,6 +101,8 @@ class FakeAdmin:
         self.configs: dict[str, dict[str, str]] = {}
         self.deleted: list[str] = []
         self.refusal: Exception | None = None
+        self.broker_configs: dict[str, dict[str, str]] = {}  # entity -> dynamic configs
+        self.on_broker_config_changed = None
 
     def _refuse(self) -> None:
         if self.refusal is not None:
@@ -130,6 +134,16 @@ class FakeAdmin:
     def alter_topic_config(self, name: str, overrides: dict[str, str]) -> None:
         self._refuse()
         self.configs[name] = dict(overrides)
+
+    def broker_config(self, entity: str) -> dict[str, str]:
+        return dict(self.broker_configs.get(entity, {}))
+
+    def alter_broker_config(self, entity: str, configs: dict[str, str]) -> None:
+        """Stored, and applied to the broker's config as the broker does on a notification."""
+        self._refuse()
+        self.broker_configs[entity] = dict(configs)
+        if self.on_broker_config_changed is not None:
+            self.on_broker_config_changed()
 
 
 class FakeTransactions:
@@ -215,9 +229,13 @@ class Harness:
             on_appended=self.purgatory.notify_appended).start()
         self.offsets_topic_creations = 0
         self.partitions.add_leadership_listener(OFFSETS_TOPIC, self.groups)
+        admin = FakeAdmin(self.cluster)
+        self.dynamic_configs = DynamicBrokerConfigs(self.config, admin.broker_config,
+                                                    lambda: BROKER_ID, self.logs)
+        admin.on_broker_config_changed = self.dynamic_configs.reload
         self.services = HandlerServices(
             config=self.config, logs=self.logs, partitions=self.partitions, cluster=self.cluster,
-            admin=FakeAdmin(self.cluster), groups=self.groups, transactions=FakeTransactions(),
+            admin=admin, groups=self.groups, transactions=FakeTransactions(),
             markers=LocalMarkers(self.partitions, self.groups, self.clock,
                                  self.purgatory.notify_appended),
             producer_ids=FakeProducerIds(), zk_offsets=FakeZkOffsets(), purgatory=self.purgatory,

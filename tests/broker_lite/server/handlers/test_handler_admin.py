@@ -37,7 +37,7 @@ def test_describe_topic_and_broker_configs(harness):
     assert (segment["value"], segment["is_default"]) == ("1073741824", True)
     [broker_entry] = broker["configs"]
     assert (broker_entry["name"], broker_entry["read_only"], broker_entry["documentation"]) == \
-        ("log.segment.bytes", True, None)
+        ("log.segment.bytes", False, None)  # a dynamic broker config
 
 
 @pytest.mark.parametrize("resource,error", [
@@ -67,11 +67,11 @@ def test_alter_configs_replaces_the_overrides(harness):
     admin.configs["events"] = {"retention.ms": "1000"}
     response = alter(harness, ApiKey.ALTER_CONFIGS, "events",
                      [{"name": "cleanup.policy", "value": "compact"},
-                      {"name": "segment.ms", "value": None}])
+                      {"name": "segment.ms", "value": "3600000"}])
     assert response["error_code"] == 0
-    assert admin.configs["events"] == {"cleanup.policy": "compact"}
+    assert admin.configs["events"] == {"cleanup.policy": "compact", "segment.ms": "3600000"}
     alter(harness, ApiKey.ALTER_CONFIGS, "events", [], validate_only=True)
-    assert admin.configs["events"] == {"cleanup.policy": "compact"}  # validated only
+    assert admin.configs["events"] == {"cleanup.policy": "compact", "segment.ms": "3600000"}
 
 
 def test_incremental_alter_configs_edits_the_overrides(harness):
@@ -92,9 +92,25 @@ def test_incremental_alter_configs_edits_the_overrides(harness):
      "Invalid config value for resource ConfigResource(type=TOPIC, name='events'): "),
     (ApiKey.ALTER_CONFIGS, [{"name": "retention.ms", "value": "1"}] * 2,
      ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys"),
+    # Kafka 3.9's prepareIncrementalConfigs: InvalidConfigurationException
     (ApiKey.INCREMENTAL_ALTER_CONFIGS,
-     [{"name": "retention.ms", "config_operation": 2, "value": "1"}], ErrorCode.INVALID_REQUEST,
+     [{"name": "retention.ms", "config_operation": 2, "value": "1"}], ErrorCode.INVALID_CONFIG,
      "Config value append is not allowed for config key: retention.ms"),
+    # Kafka 3.9's ConfigAdminManager.preprocess refuses null values
+    (ApiKey.ALTER_CONFIGS, [{"name": "segment.ms", "value": None}], ErrorCode.INVALID_REQUEST,
+     "Null value not supported for : segment.ms"),
+    (ApiKey.INCREMENTAL_ALTER_CONFIGS,
+     [{"name": "segment.ms", "config_operation": 0, "value": None}], ErrorCode.INVALID_REQUEST,
+     "Null value not supported for : segment.ms"),
+    (ApiKey.ALTER_CONFIGS, [{"name": "remote.storage.enable", "value": "true"}],
+     ErrorCode.INVALID_CONFIG, "Invalid config value for resource ConfigResource(type=TOPIC, "
+     "name='events'): Tiered Storage functionality is disabled in the broker."),
+    (ApiKey.ALTER_CONFIGS, [{"name": "max.compaction.lag.ms", "value": "0"}],
+     ErrorCode.INVALID_CONFIG, "Invalid config value for resource"),
+    (ApiKey.ALTER_CONFIGS, [{"name": "min.compaction.lag.ms", "value": "10"},
+                            {"name": "max.compaction.lag.ms", "value": "5"}],
+     ErrorCode.INVALID_CONFIG, "conflict topic config setting min.compaction.lag.ms (10) > "
+     "max.compaction.lag.ms (5)"),
     (ApiKey.INCREMENTAL_ALTER_CONFIGS,
      [{"name": "retention.ms", "config_operation": 9, "value": "1"}], ErrorCode.INVALID_REQUEST,
      "Unknown operation type 9"),
@@ -106,10 +122,110 @@ def test_alter_refusals(harness, api, configs, error, message):
     assert harness.services.admin.configs.get("events") is None
 
 
-def test_broker_configs_cannot_be_altered(harness):
-    response = alter(harness, ApiKey.ALTER_CONFIGS, str(BROKER_ID),
-                     [{"name": "log.retention.ms", "value": "1"}], kind=BROKER)
-    assert response["error_code"] == ErrorCode.INVALID_CONFIG
+def test_every_kafka_topic_config_is_accepted(harness):
+    harness.topic("events", [BROKER_ID])
+    response = alter(harness, ApiKey.INCREMENTAL_ALTER_CONFIGS, "events", [
+        {"name": "max.compaction.lag.ms", "config_operation": 0, "value": "3600000"},
+        {"name": "message.downconversion.enable", "config_operation": 0, "value": "false"},
+        {"name": "leader.replication.throttled.replicas", "config_operation": 2,
+         "value": "0:1"}])
+    assert response["error_code"] == 0
+    [topic] = describe(harness, (TOPIC, "events", ["max.compaction.lag.ms", "preallocate"]))
+    assert [(c["name"], c["value"], c["config_source"]) for c in topic["configs"]] == [
+        ("max.compaction.lag.ms", "3600000", ConfigSource.DYNAMIC_TOPIC_CONFIG),
+        ("preallocate", "false", ConfigSource.DEFAULT_CONFIG)]
+
+
+# -- dynamic broker configs -------------------------------------------------------------------
+
+
+def test_dynamic_broker_configs_apply_to_the_running_logs(harness):
+    harness.topic("events", [BROKER_ID])
+    harness.topic("kept", [BROKER_ID], config={"retention.ms": "5000"})
+    response = alter(harness, ApiKey.INCREMENTAL_ALTER_CONFIGS, "", [
+        {"name": "log.retention.ms", "config_operation": 0, "value": "60000"},
+        {"name": "log.cleanup.policy", "config_operation": 2, "value": "compact"}], kind=BROKER)
+    assert response["error_code"] == 0
+    assert harness.services.admin.broker_configs == {
+        "<default>": {"log.retention.ms": "60000", "log.cleanup.policy": "delete,compact"}}
+    log = harness.log("events")
+    assert (log.config.retention_ms, log.config.cleanup_policy) == (60000, ("delete", "compact"))
+    assert harness.log("kept").config.retention_ms == 5000  # a topic override still wins
+    mine = alter(harness, ApiKey.ALTER_CONFIGS, str(BROKER_ID),
+                 [{"name": "log.retention.ms", "value": "30000"}], kind=BROKER)
+    assert mine["error_code"] == 0 and log.config.retention_ms == 30000
+    assert harness.config["log.retention.ms"] == 30000  # what the handlers read
+
+
+def test_describe_dynamic_broker_configs(harness):
+    alter(harness, ApiKey.ALTER_CONFIGS, "", [{"name": "log.retention.ms", "value": "60000"},
+                                              {"name": "background.threads", "value": "9"}],
+          kind=BROKER)
+    alter(harness, ApiKey.ALTER_CONFIGS, str(BROKER_ID),
+          [{"name": "log.retention.ms", "value": "30000"}], kind=BROKER)
+    default, mine = describe(harness, (BROKER, "", None), (BROKER, str(BROKER_ID), None),
+                             include_synonyms=True)
+    assert [(c["name"], c["value"], c["config_source"], c["read_only"],
+             [s["source"] for s in c["synonyms"]]) for c in default["configs"]] == [
+        ("background.threads", "9", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, False,
+         [ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]),
+        ("log.retention.ms", "60000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG, False,
+         [ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG])]
+    retention = next(c for c in mine["configs"] if c["name"] == "log.retention.ms")
+    assert (retention["value"], retention["config_source"]) == \
+        ("30000", ConfigSource.DYNAMIC_BROKER_CONFIG)
+    assert [(s["value"], s["source"]) for s in retention["synonyms"]] == [
+        ("30000", ConfigSource.DYNAMIC_BROKER_CONFIG),
+        ("60000", ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+        ("168", ConfigSource.DEFAULT_CONFIG)]
+    assert next(c for c in mine["configs"] if c["name"] == "log.dirs")["read_only"]
+
+
+@pytest.mark.parametrize("api,name,configs,error,message", [
+    (ApiKey.ALTER_CONFIGS, str(BROKER_ID), [{"name": "log.dirs", "value": "/x"}],
+     ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically: Set(log.dirs)"),
+    (ApiKey.ALTER_CONFIGS, "", [{"name": "listeners", "value": "PLAINTEXT://:1"}],
+     ErrorCode.INVALID_REQUEST, "Cannot update these configs at default cluster level, broker "
+     "id must be specified: Set(listeners)"),
+    (ApiKey.ALTER_CONFIGS, "7", [{"name": "log.retention.ms", "value": "1"}],
+     ErrorCode.INVALID_REQUEST, "Unexpected broker id, expected 1, but received 7"),
+    (ApiKey.ALTER_CONFIGS, "b1", [{"name": "log.retention.ms", "value": "1"}],
+     ErrorCode.INVALID_REQUEST, "Node id must be an integer, but it is: b1"),
+    (ApiKey.ALTER_CONFIGS, "", [{"name": "log.retention.ms", "value": "soon"}],
+     ErrorCode.INVALID_REQUEST, "Invalid value soon for configuration log.retention.ms"),
+    (ApiKey.ALTER_CONFIGS, str(BROKER_ID), [{"name": "ssl.key.password", "value": "x"}],
+     ErrorCode.INVALID_REQUEST, "These security configs can be dynamically updated only "
+     "per-listener using the listener prefix: Set(ssl.key.password)"),
+    (ApiKey.ALTER_CONFIGS, str(BROKER_ID),
+     [{"name": "listener.name.plaintext.ssl.key.password", "value": "x"}],
+     ErrorCode.INVALID_CONFIG, "Invalid config value for resource ConfigResource(type=BROKER, "
+     "name='1'): Password encoder secret not configured"),
+    (ApiKey.INCREMENTAL_ALTER_CONFIGS, "",
+     [{"name": "num.io.threads", "config_operation": 2, "value": "1"}],
+     ErrorCode.INVALID_CONFIG, "Config value append is not allowed for config key"),
+    (ApiKey.INCREMENTAL_ALTER_CONFIGS, "",
+     [{"name": "num.io.threads", "config_operation": 0, "value": "64"}],
+     ErrorCode.INVALID_REQUEST, "Invalid dynamic configuration"),
+    (ApiKey.INCREMENTAL_ALTER_CONFIGS, "",
+     [{"name": "num.io.threads", "config_operation": 7, "value": "1"}],
+     ErrorCode.INVALID_REQUEST, "Unknown operations type 7"),
+])
+def test_dynamic_broker_config_refusals(harness, api, name, configs, error, message):
+    response = alter(harness, api, name, configs, kind=BROKER)
+    assert (response["error_code"], response["error_message"][:len(message)]) == (error, message)
+    assert harness.services.admin.broker_configs == {}
+
+
+def test_validate_only_changes_nothing_and_a_group_resource_is_refused(harness):
+    response = alter(harness, ApiKey.INCREMENTAL_ALTER_CONFIGS, str(BROKER_ID),
+                     [{"name": "log.retention.ms", "config_operation": 0, "value": "1"}],
+                     kind=BROKER, validate_only=True)
+    assert response["error_code"] == 0 and harness.services.admin.broker_configs == {}
+    group = alter(harness, ApiKey.INCREMENTAL_ALTER_CONFIGS, "my-group",
+                  [{"name": "consumer.session.timeout.ms", "config_operation": 0,
+                    "value": "50000"}], kind=GROUP)
+    assert (group["error_code"], group["error_message"]) == \
+        (ErrorCode.INVALID_REQUEST, "Unknown resource type 3")
 
 
 # -- CreateTopics and DeleteTopics ----------------------------------------------------------

@@ -105,3 +105,43 @@ def test_the_offsets_topic_is_created_by_the_group_coordinator(harness):
     response = by_name(metadata(harness, ["__consumer_offsets"]))
     assert response["__consumer_offsets"]["error_code"] == ErrorCode.LEADER_NOT_AVAILABLE
     assert harness.offsets_topic_creations == 1 and harness.services.admin.created == []
+
+
+TOPIC_OPERATIONS = ["READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE",
+                    "DESCRIBE_CONFIGS", "ALTER_CONFIGS"]
+CLUSTER_OPERATIONS = ["CREATE", "ALTER", "DESCRIBE", "CLUSTER_ACTION", "DESCRIBE_CONFIGS",
+                      "ALTER_CONFIGS", "IDEMPOTENT_WRITE"]
+NOT_REQUESTED = -2147483648
+
+
+def operations(bits: int) -> list[str]:
+    """Kafka's AclOperation names of the bits set."""
+    from broker_lite.server.authorized_operations import AclOperation
+
+    return [AclOperation(code).name for code in range(32) if bits >> code & 1]
+
+
+@pytest.mark.parametrize("version", [8, 10, 12])
+def test_authorized_operations_when_asked(harness, version):
+    harness.topic("events", [BROKER_ID])
+    asked = harness.call(ApiKey.METADATA, version, {
+        "topics": [{"name": "events"}, {"name": "missing"}], "allow_auto_topic_creation": False,
+        "include_cluster_authorized_operations": True,
+        "include_topic_authorized_operations": True})
+    assert [sorted(operations(t["topic_authorized_operations"])) for t in asked["topics"]] == \
+        [sorted(TOPIC_OPERATIONS)] * 2
+    if version <= 10:  # the cluster's operations moved to DescribeCluster in v11
+        assert sorted(operations(asked["cluster_authorized_operations"])) == \
+            sorted(CLUSTER_OPERATIONS)
+    not_asked = metadata(harness, ["events"], version=version)
+    assert not_asked["topics"][0]["topic_authorized_operations"] == NOT_REQUESTED
+    assert not_asked["cluster_authorized_operations"] == NOT_REQUESTED
+
+
+def test_describe_cluster_reports_the_cluster_operations_when_asked(harness):
+    asked = harness.call(ApiKey.DESCRIBE_CLUSTER, 1, {"include_cluster_authorized_operations": True,
+                                                      "endpoint_type": 1})
+    assert sorted(operations(asked["cluster_authorized_operations"])) == \
+        sorted(CLUSTER_OPERATIONS)
+    not_asked = harness.call(ApiKey.DESCRIBE_CLUSTER, 0, {})
+    assert not_asked["cluster_authorized_operations"] == NOT_REQUESTED

@@ -144,3 +144,35 @@ def test_the_transaction_coordinator_checks_transactional_batches(harness):
     assert log.last_stable_offset == 0  # the transaction is open
     [written] = list(iter_batches(log.read(0, 1 << 20).read()))
     assert written.is_transactional and written.producer_id == 9
+
+
+@pytest.mark.parametrize("version", [7, 8, 11])
+def test_records_refused_by_a_rule_are_named_in_record_errors(harness, version):
+    harness.topic("compacted", [BROKER_ID, BROKER_ID], config={"cleanup.policy": "compact"})
+    bad = build_batch([(b"k0", b"a"), (None, b"b"), (b"k2", b"c"), (None, b"d")], timestamp=1)
+    response = answers(produce(harness, {("compacted", 0): bad,
+                                         ("compacted", 1): batch(b"fine")}, version=version))
+    refused, other = response[("compacted", 0)], response[("compacted", 1)]
+    assert (refused["error_code"], refused["base_offset"]) == (ErrorCode.INVALID_RECORD, -1)
+    assert (other["error_code"], other["base_offset"]) == (ErrorCode.NONE, 0)
+    if version >= 8:  # before, the response has room for the error code alone
+        message = ("Compacted topic cannot accept message without key in topic partition "
+                   "compacted-0.")
+        assert refused["record_errors"] == [
+            {"batch_index": 1, "batch_index_error_message": message},
+            {"batch_index": 3, "batch_index_error_message": message}]
+        assert refused["error_message"].startswith(
+            "One or more records have been rejected due to 2 record errors in total")
+        assert refused["log_start_offset"] == 0
+    assert harness.log("compacted", 0).log_end_offset == 0
+
+
+
+def test_timestamps_out_of_the_topic_bounds_are_invalid_timestamp(harness):
+    harness.topic("bounded", [BROKER_ID], config={"message.timestamp.before.max.ms": "3600000"})
+    response = answers(produce(harness, {("bounded", 0): batch(b"ancient")}))  # timestamp 1000
+    refused = response[("bounded", 0)]
+    assert refused["error_code"] == ErrorCode.INVALID_TIMESTAMP
+    assert [e["batch_index"] for e in refused["record_errors"]] == [0]
+    assert refused["error_message"] == \
+        "One or more records have been rejected due to invalid timestamp"

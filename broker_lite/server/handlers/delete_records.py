@@ -1,0 +1,71 @@
+"""DeleteRecords: move the log start offset of partitions this broker leads, as Kafka 3.9's
+``ReplicaManager.deleteRecords`` does.
+
+Each partition is answered on its own, with its new low watermark (the log start offset) or an
+error and low watermark -1::
+
+    offset -1                       the high watermark: every record written so far goes
+    0 <= offset <= high watermark   records below ``offset`` go (a smaller offset than the
+                                    current log start changes nothing)
+    offset < -1 or > high watermark OFFSET_OUT_OF_RANGE
+    an internal topic               INVALID_TOPIC_EXCEPTION (the coordinators own them)
+    a topic or partition unknown    UNKNOWN_TOPIC_OR_PARTITION
+    led by another broker           NOT_LEADER_OR_FOLLOWER
+    cleanup.policy without delete   POLICY_VIOLATION (compacted topics keep every key)
+
+Records below the new log start are unreadable at once: a Fetch below it is answered
+OFFSET_OUT_OF_RANGE and ListOffsets EARLIEST answers it. The log start offsets are
+checkpointed (``log-start-offset-checkpoint``) before the response goes out, and the segments
+wholly below it are deleted by the next retention pass (``log.retention.check.interval.ms``), as
+in Kafka. With a single replica the low watermark is reached as soon as the leader's log start
+moved, so the request never waits (``timeout_ms`` is not needed).
+"""
+
+import logging
+
+from broker_lite.coordinator import INTERNAL_TOPICS
+from broker_lite.log import OffsetOutOfRangeError
+from broker_lite.protocol import ErrorCode
+
+from ..dispatcher import RequestContext
+from ..errors import not_served_error
+from ..services import HandlerServices
+
+logger = logging.getLogger(__name__)
+
+HIGH_WATERMARK = -1  # DeleteRecordsRequest.HIGH_WATERMARK
+INVALID_LOW_WATERMARK = -1
+
+
+def handle(context: RequestContext, body: dict) -> dict:
+    services = context.services
+    results = [{"name": topic["name"],
+                "partitions": [_delete(services, topic["name"], p) for p in topic["partitions"]]}
+               for topic in body["topics"]]
+    if any(p["error_code"] == ErrorCode.NONE for t in results for p in t["partitions"]):
+        services.logs.checkpoint_log_start_offsets()
+    return {"throttle_time_ms": 0, "topics": results}
+
+
+def _result(index: int, error: ErrorCode, low_watermark: int = INVALID_LOW_WATERMARK) -> dict:
+    return {"partition_index": index, "low_watermark": low_watermark, "error_code": error}
+
+
+def _delete(services: HandlerServices, topic: str, request: dict) -> dict:
+    index, offset = request["partition_index"], request["offset"]
+    if topic in INTERNAL_TOPICS:
+        return _result(index, ErrorCode.INVALID_TOPIC_EXCEPTION)
+    log = services.partitions.leader_log(topic, index)
+    if log is None:
+        return _result(index, not_served_error(services.cluster, topic, index))
+    if not log.config.delete:
+        return _result(index, ErrorCode.POLICY_VIOLATION)
+    target = log.high_watermark if offset == HIGH_WATERMARK else offset
+    if target < 0:
+        return _result(index, ErrorCode.OFFSET_OUT_OF_RANGE)
+    try:
+        log.increment_log_start_offset(target)
+    except OffsetOutOfRangeError:
+        return _result(index, ErrorCode.OFFSET_OUT_OF_RANGE)
+    logger.info("deleted records of %s-%d below offset %d", topic, index, target)
+    return _result(index, ErrorCode.NONE, log.log_start_offset)
