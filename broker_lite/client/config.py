@@ -109,10 +109,21 @@ CLIENT_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("request.timeout.ms", int32(1), 30000,
             "longest wait for one response, and for a whole operation including its retries"),
     Setting("socket.connection.setup.timeout.ms", int64(1), 10000,
-            "longest wait for a TCP connection to open"),
+            "longest wait for a TCP connection to open, at the first attempt"),
+    Setting("socket.connection.setup.timeout.max.ms", int64(1), 30000,
+            "longest wait for a TCP connection to open, after failed attempts (the wait "
+            "doubles from socket.connection.setup.timeout.ms)"),
     Setting("retry.backoff.ms", int64(0), 100, "first wait before a retry"),
     Setting("retry.backoff.max.ms", int64(0), 1000,
             "longest wait between retries (the wait doubles from retry.backoff.ms)"),
+    Setting("reconnect.backoff.ms", int64(0), 50,
+            "first wait before connecting again to a broker whose connection failed"),
+    Setting("reconnect.backoff.max.ms", int64(0), 1000,
+            "longest wait before connecting again to a broker (the wait doubles from "
+            "reconnect.backoff.ms with every failed attempt in a row)"),
+    Setting("connections.max.idle.ms", int64(), 540000,
+            "a connection unused this long is closed (and opened again when needed); -1: "
+            "never"),
     Setting("metadata.max.age.ms", int64(0), 300000,
             "cluster metadata older than this is refreshed before use"),
     Setting("max.partition.fetch.bytes", int32(1), 1048576,
@@ -177,8 +188,7 @@ PASS_THROUGH_SETTINGS = frozenset({
     "group.instance.id", "partition.assignment.strategy", "exclude.internal.topics",
     "allow.auto.create.topics", "default.api.timeout.ms",
     # network, tuned by the OS or librdkafka here
-    "connections.max.idle.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms",
-    "socket.connection.setup.timeout.max.ms", "receive.buffer.bytes", "send.buffer.bytes",
+    "receive.buffer.bytes", "send.buffer.bytes",
     "socket.timeout.ms", "socket.keepalive.enable", "client.dns.lookup", "metrics.recorders",
     "metric.reporters", "metrics.num.samples", "metrics.sample.window.ms", "log_level",
     "debug", "api.version.request", "broker.version.fallback",
