@@ -57,6 +57,10 @@ class Cluster:
         self._executor: ThreadPoolExecutor | None = None
         self._closed = False
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     # -- timing ---------------------------------------------------------------------------------
 
     def deadline(self, extra_ms: int = 0) -> Deadline:

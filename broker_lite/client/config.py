@@ -163,6 +163,16 @@ PRODUCER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("retries", int32(0), INT32_MAX, "retries of a batch after retriable errors"),
 )}
 
+#: The settings a client's connections and cluster metadata depend on: clients that agree on
+#: them may share their connections (:class:`.cluster.Cluster`, :mod:`.shared`), whatever their
+#: other settings (fetch sizes, isolation level, the producer's).
+CONNECTION_SETTINGS = (
+    "bootstrap.servers", "client.id", "security.protocol", "request.timeout.ms",
+    "socket.connection.setup.timeout.ms", "socket.connection.setup.timeout.max.ms",
+    "retry.backoff.ms", "retry.backoff.max.ms", "reconnect.backoff.ms",
+    "reconnect.backoff.max.ms", "connections.max.idle.ms", "metadata.max.age.ms",
+)
+
 #: librdkafka's names for settings known under their Java names.
 ALIASES = {
     "metadata.broker.list": "bootstrap.servers",
@@ -261,6 +271,28 @@ class ClientConfig:
                     if key.startswith(SPARK_OPTION_PREFIX)}
         return cls(settings, key_prefix=SPARK_OPTION_PREFIX)
 
+    @property
+    def connection_key(self) -> tuple:
+        """The values of :data:`CONNECTION_SETTINGS`, as parsed (so ``PLAINTEXT://b1:9092`` and
+        ``b1:9092`` agree): equal keys, shareable connections.
+
+        >>> a = ClientConfig({"bootstrap.servers": "b1", "max.partition.fetch.bytes": "1024"})
+        >>> a.connection_key == ClientConfig({"bootstrap.servers": "PLAINTEXT://b1:9092",
+        ...                                   "acks": "1"}).connection_key
+        True
+        >>> a.connection_key == ClientConfig({"bootstrap.servers": "b1",
+        ...                                   "client.id": "other"}).connection_key
+        False
+        """
+        return tuple((name, _hashable(getattr(self, name.replace(".", "_"))))
+                     for name in CONNECTION_SETTINGS)
+
+    def connection_config(self) -> ClientConfig:
+        """A config of this one's :data:`CONNECTION_SETTINGS` only, as given (the others at
+        their defaults): what shared connections are opened with."""
+        return ClientConfig({key: text for key, text in self.given.items()
+                             if ALIASES.get(key, key) in CONNECTION_SETTINGS})
+
     def is_set(self, name: str) -> bool:
         """Whether setting ``name`` was given (under its name or a librdkafka alias), rather
         than left to its default."""
@@ -273,6 +305,10 @@ class ClientConfig:
 
     def __repr__(self) -> str:
         return f"ClientConfig({self.given!r})"
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _address(host: str, port: int) -> str:
