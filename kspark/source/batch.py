@@ -7,7 +7,7 @@ from pyspark.sql.datasource import DataSourceReader
 
 from kspark.options import SourceOptions
 
-from .connect import open_client
+from .connect import lease_client
 from .partition_reader import read_range
 from .planning import OffsetRange, plan_ranges
 from .positions import OffsetResolutionError, resolve
@@ -19,7 +19,7 @@ class KpyBatchReader(DataSourceReader):
 
     def __init__(self, options: SourceOptions):
         self.options = options
-        with open_client(options) as client:
+        with lease_client(options) as client:
             partitions = options.subscription.resolve(client.topics())
             if options.subscription.assigned:
                 _check_assigned(client, partitions)
@@ -42,10 +42,11 @@ class KpyBatchReader(DataSourceReader):
 
 
 def read_partition(options: SourceOptions, partition: OffsetRange) -> Iterator[pa.RecordBatch]:
-    """The records of one planned range, read on an executor with a client of its own."""
+    """The records of one planned range, read on an executor over the connections its Python
+    worker keeps from task to task."""
     if not isinstance(partition, OffsetRange):
         return  # nothing was planned: Spark still runs one task, with a placeholder partition
-    with open_client(options) as client:
+    with lease_client(options) as client:
         yield from read_range(client, partition, include_headers=options.include_headers,
                               isolation_level=options.isolation_level,
                               fail_on_data_loss=options.fail_on_data_loss)
