@@ -96,6 +96,7 @@ class BrokerConnection:
         self.throttled_until = 0.0  # monotonic: no request before (the broker's quota)
         self.reconnect_at = 0.0  # monotonic: no connection attempt before (after failures)
         self.failed_attempts = 0  # connection attempts failed in a row
+        self.connect_error = ""  # why the last attempt failed ("": a connection was lost)
         self._reconnect_backoff = ExponentialBackoff(config.reconnect_backoff_ms,
                                                      config.reconnect_backoff_max_ms)
         self._setup_timeout = ExponentialBackoff(config.socket_connection_setup_timeout_ms,
@@ -168,7 +169,8 @@ class BrokerConnection:
     def _connect(self, deadline: Deadline) -> None:
         self._wait_until(self.reconnect_at, deadline, lambda wait_ms: BrokerNotAvailableError(
             f"not connecting to broker {self.address} again for {wait_ms:.0f} ms "
-            f"(reconnect.backoff.ms after {self.failed_attempts} failed attempt(s))"))
+            f"(reconnect.backoff.ms after {self.failed_attempts} failure(s)"
+            + (f"; the last: {self.connect_error})" if self.connect_error else ")")))
         setup_s = self._setup_timeout.delay_ms(self.failed_attempts) / 1000
         timeout = min(setup_s, deadline.remaining_s())
         if timeout <= 0:
@@ -176,14 +178,9 @@ class BrokerConnection:
         try:
             sock = socket.create_connection((self.host, self.port), timeout=timeout)
         except TimeoutError:
-            self._failed()
-            raise BrokerNotAvailableError(
-                f"cannot connect to broker {self.address}: no answer within "
-                f"{timeout * 1000:.0f} ms") from None
+            raise self._connect_failed(f"no answer within {timeout * 1000:.0f} ms") from None
         except OSError as exc:
-            self._failed()
-            raise BrokerNotAvailableError(
-                f"cannot connect to broker {self.address}: {exc.strerror or exc}") from None
+            raise self._connect_failed(exc.strerror or str(exc)) from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self._closed:  # closed meanwhile by another thread
             sock.close()
@@ -196,12 +193,18 @@ class BrokerConnection:
             raise
         self.failed_attempts = 0  # set up: the next failure starts the backoff afresh
 
+    def _connect_failed(self, why: str) -> BrokerNotAvailableError:
+        self._failed()
+        self.connect_error = f"cannot connect to broker {self.address}: {why}"
+        return BrokerNotAvailableError(self.connect_error)
+
     def _failed(self) -> None:
         """A connection attempt failed, or an open connection was lost: the next attempt waits
         for the reconnect backoff, which grows with every failure in a row."""
         now = time.monotonic()
         self.reconnect_at = now + self._reconnect_backoff.delay_ms(self.failed_attempts) / 1000
         self.failed_attempts += 1
+        self.connect_error = ""
 
     def _wait_until(self, moment: float, deadline: Deadline,
                     too_late: Callable[[float], KafkaClientError]) -> None:

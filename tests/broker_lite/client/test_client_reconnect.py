@@ -77,15 +77,18 @@ def test_a_connection_set_up_starts_the_backoff_afresh():
 
 
 def test_a_request_that_cannot_wait_for_the_reconnect_backoff_fails_at_once():
+    """... naming the failure that started the backoff, not only the backoff."""
     port = closed_port()
     conn = connection(port, **{"reconnect.backoff.ms": "10000",
                                "reconnect.backoff.max.ms": "10000"})
     with pytest.raises(BrokerNotAvailableError, match="refused"):
         metadata(conn)
     started = time.monotonic()
-    with pytest.raises(BrokerNotAvailableError, match="reconnect.backoff.ms"):
+    with pytest.raises(BrokerNotAvailableError, match="reconnect.backoff.ms") as info:
         metadata(conn, deadline_ms=500)
     assert time.monotonic() - started < 0.4
+    assert f"the last: cannot connect to broker 127.0.0.1:{port}: " in str(info.value)
+    assert "refused" in str(info.value)
 
 
 def test_the_connection_setup_timeout_grows_with_failed_attempts():
