@@ -2,15 +2,17 @@
 
 Modules, one concept each: :mod:`.config` (settings), :mod:`.errors` (exceptions and the error
 code table), :mod:`.versions` (API version negotiation), :mod:`.connection` (one broker
-connection), :mod:`.metadata` (cluster metadata), :mod:`.cluster` (connections and routing),
-:mod:`.retry` (deadlines and backoff), :mod:`.fetcher` (Fetch), :mod:`.partition_reader`
-(reading partitions forward from positions: the one read loop), :mod:`.offsets` (ListOffsets),
-:mod:`.group_offsets` (OffsetCommit / OffsetFetch), :mod:`.admin` (topic administration),
-:mod:`.partitioner` (Kafka's default partitioner), :mod:`.batching` (cutting rows into batches),
-:mod:`.producer` (idempotent and transactional producing), :mod:`.sender` (delivering its
-batches), :mod:`.transactions` (the transaction coordinator's APIs), and :mod:`.client`, the
-:class:`KafkaClient` facade, whose docstring states the retry policy. Modules import one way:
-the facade builds on the others, and none of them imports it.
+connection), :mod:`.throttling` (broker quotas, KIP-219), :mod:`.metadata` (cluster metadata),
+:mod:`.cluster` (connections and routing), :mod:`.retry` (deadlines and backoff),
+:mod:`.fetcher` (Fetch), :mod:`.partition_reader` (reading partitions forward from positions:
+the one read loop), :mod:`.offsets` (ListOffsets), :mod:`.group_offsets` (OffsetCommit /
+OffsetFetch), :mod:`.admin` (topic administration), :mod:`.partitioner` (Kafka's default
+partitioner), :mod:`.batching` (cutting rows into batches), :mod:`.producer` (idempotent and
+transactional producing), :mod:`.sender` (delivering its batches), :mod:`.transactions` (the
+transaction coordinator's APIs), :mod:`.client`, the :class:`KafkaClient` facade, whose
+docstring states the retry policy, and :mod:`.shared`, which lends clients over connections
+shared by the successive work of a process. Modules import one way: the facade builds on the
+others, and none of them imports it but :mod:`.shared`.
 """
 
 from broker_lite.vocabulary import TopicPartition
@@ -59,6 +61,7 @@ from .partition_reader import (
 )
 from .partitioner import murmur2, partitions_for_keys
 from .producer import Producer
+from .shared import shared_client
 from .transactions import (
     TransactionDescription,
     TransactionHandle,
@@ -93,4 +96,6 @@ __all__ = [
     "describe_transaction", "end_transaction", "murmur2", "partitions_for_keys",
     # reading
     "LOG_END", "FetchedChunk", "OutOfRange", "PartitionReader", "raise_out_of_range",
+    # connections shared by the successive work of a process
+    "shared_client",
 ]

@@ -50,7 +50,7 @@ from broker_lite.vocabulary import TopicPartition
 from .admin import Admin
 from .cluster import Cluster
 from .config import ClientConfig
-from .errors import ClientClosedError, error_for, final_error
+from .errors import ClientClosedError, InvalidArgumentError, error_for, final_error
 from .fetcher import Fetcher
 from .group_offsets import GroupOffsets
 from .offsets import OffsetLookup
@@ -62,12 +62,24 @@ from .types import FetchedPartition, OffsetAndMetadata, OffsetAndTimestamp
 
 class KafkaClient:
     """A client for one Kafka cluster; settings as in :mod:`.config` (``bootstrap.servers`` is
-    required). Close it with :meth:`close` or use it as a context manager."""
+    required). Close it with :meth:`close` or use it as a context manager.
 
-    def __init__(self, config: Mapping[str, Any] | ClientConfig):
+    ``cluster`` gives it the connections and metadata of another client to share (whose
+    :data:`.config.CONNECTION_SETTINGS` must be the same; see :mod:`.shared`): closing this
+    client leaves them open.
+    """
+
+    def __init__(self, config: Mapping[str, Any] | ClientConfig, *,
+                 cluster: Cluster | None = None):
         self.config = config if isinstance(config, ClientConfig) else ClientConfig(config)
-        self._cluster = Cluster(self.config)
-        self._fetcher = Fetcher(self._cluster)
+        self._owns_cluster = cluster is None
+        if cluster is None:
+            cluster = Cluster(self.config)
+        elif cluster.config.connection_key != self.config.connection_key:
+            raise InvalidArgumentError("a client can only share the connections of a cluster "
+                                       "with the same connection settings")
+        self._cluster = cluster
+        self._fetcher = Fetcher(self._cluster, self.config)
         self._offsets = OffsetLookup(self._cluster)
         self._groups = GroupOffsets(self._cluster)
         self._admin: Admin | None = None
@@ -80,8 +92,10 @@ class KafkaClient:
         return cls(ClientConfig.from_spark_options(options))
 
     def close(self) -> None:
+        """Close the client, and its connections unless it shares them (``cluster``)."""
         self._closed = True
-        self._cluster.close()
+        if self._owns_cluster:
+            self._cluster.close()
 
     def __enter__(self) -> KafkaClient:
         return self

@@ -3,15 +3,18 @@
 One :class:`BrokerConnection` per broker address, opened on first use and shared by every
 thread (each connection serialises its own requests). Requests that any broker can answer
 (Metadata, FindCoordinator, DescribeConfigs) go to :meth:`Cluster.request_any`, which tries the
-brokers with an open connection first, then the other known brokers, then ``bootstrap.servers``,
-until one answers; requests about partitions go to their leaders (:meth:`Cluster.leaders`), and
-work for several brokers runs on them concurrently (:meth:`Cluster.run_per_broker`), so a Fetch
-to three leaders waits for the slowest, not for their sum.
+brokers that can take a request at once first (not throttled by a quota, not backing off after a
+failed connection), open connections first among them, then the other known brokers, then
+``bootstrap.servers``, until one answers; requests about partitions go to their leaders
+(:meth:`Cluster.leaders`), and work for several brokers runs on them concurrently
+(:meth:`Cluster.run_per_broker`), so a Fetch to three leaders waits for the slowest, not for
+their sum.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -53,6 +56,10 @@ class Cluster:
         self._lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     # -- timing ---------------------------------------------------------------------------------
 
@@ -107,8 +114,12 @@ class Cluster:
                  for b in self.metadata.brokers().values()]
         bootstrap = [self.connection(host, port) for host, port in self.config.bootstrap_servers]
         unique = list(dict.fromkeys(known + bootstrap))
-        # open connections first; then those that never failed, then the longest ago failed
-        return sorted(unique, key=lambda c: (not c.connected, c.last_failure or 0.0))
+        # those that can take a request now (not throttled, not backing off from failures)
+        # first, open connections first among them; then the soonest ready, then the longest
+        # ago failed
+        now = time.monotonic()
+        return sorted(unique, key=lambda c: (c.ready_at > now, not c.connected, c.ready_at,
+                                             c.last_failure or 0.0))
 
     def _unreachable(self, api_key: ApiKey, errors: list[KafkaClientError]) -> KafkaClientError:
         servers = f"bootstrap.servers={self.config.bootstrap_text}"

@@ -111,10 +111,21 @@ CLIENT_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("request.timeout.ms", int32(1), 30000,
             "longest wait for one response, and for a whole operation including its retries"),
     Setting("socket.connection.setup.timeout.ms", int64(1), 10000,
-            "longest wait for a TCP connection to open"),
+            "longest wait for a TCP connection to open, at the first attempt"),
+    Setting("socket.connection.setup.timeout.max.ms", int64(1), 30000,
+            "longest wait for a TCP connection to open, after failed attempts (the wait "
+            "doubles from socket.connection.setup.timeout.ms)"),
     Setting("retry.backoff.ms", int64(0), 100, "first wait before a retry"),
     Setting("retry.backoff.max.ms", int64(0), 1000,
             "longest wait between retries (the wait doubles from retry.backoff.ms)"),
+    Setting("reconnect.backoff.ms", int64(0), 50,
+            "first wait before connecting again to a broker whose connection failed"),
+    Setting("reconnect.backoff.max.ms", int64(0), 1000,
+            "longest wait before connecting again to a broker (the wait doubles from "
+            "reconnect.backoff.ms with every failed attempt in a row)"),
+    Setting("connections.max.idle.ms", int64(), 540000,
+            "a connection unused this long is closed (and opened again when needed); -1: "
+            "never"),
     Setting("metadata.max.age.ms", int64(0), 300000,
             "cluster metadata older than this is refreshed before use"),
     Setting("max.partition.fetch.bytes", int32(1), 1048576,
@@ -154,6 +165,16 @@ PRODUCER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("retries", int32(0), INT32_MAX, "retries of a batch after retriable errors"),
 )}
 
+#: The settings a client's connections and cluster metadata depend on: clients that agree on
+#: them may share their connections (:class:`.cluster.Cluster`, :mod:`.shared`), whatever their
+#: other settings (fetch sizes, isolation level, the producer's).
+CONNECTION_SETTINGS = (
+    "bootstrap.servers", "client.id", "security.protocol", "request.timeout.ms",
+    "socket.connection.setup.timeout.ms", "socket.connection.setup.timeout.max.ms",
+    "retry.backoff.ms", "retry.backoff.max.ms", "reconnect.backoff.ms",
+    "reconnect.backoff.max.ms", "connections.max.idle.ms", "metadata.max.age.ms",
+)
+
 #: librdkafka's names for settings known under their Java names.
 ALIASES = {
     "metadata.broker.list": "bootstrap.servers",
@@ -179,8 +200,7 @@ PASS_THROUGH_SETTINGS = frozenset({
     "group.instance.id", "partition.assignment.strategy", "exclude.internal.topics",
     "allow.auto.create.topics", "default.api.timeout.ms",
     # network, tuned by the OS or librdkafka here
-    "connections.max.idle.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms",
-    "socket.connection.setup.timeout.max.ms", "receive.buffer.bytes", "send.buffer.bytes",
+    "receive.buffer.bytes", "send.buffer.bytes",
     "socket.timeout.ms", "socket.keepalive.enable", "client.dns.lookup", "metrics.recorders",
     "metric.reporters", "metrics.num.samples", "metrics.sample.window.ms", "log_level",
     "debug", "api.version.request", "broker.version.fallback",
@@ -253,6 +273,28 @@ class ClientConfig:
                     if key.startswith(SPARK_OPTION_PREFIX)}
         return cls(settings, key_prefix=SPARK_OPTION_PREFIX)
 
+    @property
+    def connection_key(self) -> tuple:
+        """The values of :data:`CONNECTION_SETTINGS`, as parsed (so ``PLAINTEXT://b1:9092`` and
+        ``b1:9092`` agree): equal keys, shareable connections.
+
+        >>> a = ClientConfig({"bootstrap.servers": "b1", "max.partition.fetch.bytes": "1024"})
+        >>> a.connection_key == ClientConfig({"bootstrap.servers": "PLAINTEXT://b1:9092",
+        ...                                   "acks": "1"}).connection_key
+        True
+        >>> a.connection_key == ClientConfig({"bootstrap.servers": "b1",
+        ...                                   "client.id": "other"}).connection_key
+        False
+        """
+        return tuple((name, _hashable(getattr(self, name.replace(".", "_"))))
+                     for name in CONNECTION_SETTINGS)
+
+    def connection_config(self) -> ClientConfig:
+        """A config of this one's :data:`CONNECTION_SETTINGS` only, as given (the others at
+        their defaults): what shared connections are opened with."""
+        return ClientConfig({key: text for key, text in self.given.items()
+                             if ALIASES.get(key, key) in CONNECTION_SETTINGS})
+
     def is_set(self, name: str) -> bool:
         """Whether setting ``name`` was given (under its name or a librdkafka alias), rather
         than left to its default."""
@@ -265,6 +307,10 @@ class ClientConfig:
 
     def __repr__(self) -> str:
         return f"ClientConfig({self.given!r})"
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _address(host: str, port: int) -> str:

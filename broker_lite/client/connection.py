@@ -20,8 +20,23 @@ Failures leave the connection closed, to be reopened by the next request:
   out of step, so the connection is dropped rather than reused;
 * a response that does not decode or answers another request -> :class:`InvalidResponseError`.
 
-A connection the broker closed while idle (``connections.max.idle.ms``) is noticed before the
-next request is sent, and reopened, so idle clients do not see spurious errors.
+As in Kafka's ``NetworkClient``, the broker is not connected to again at once after a failure:
+the next attempt waits ``reconnect.backoff.ms``, doubling with every failed attempt in a row up
+to ``reconnect.backoff.max.ms`` (with jitter, :class:`.retry.ExponentialBackoff`), and a
+connection that was set up fully (ApiVersions answered) starts the count again. The TCP connect
+of each attempt is bounded by ``socket.connection.setup.timeout.ms``, which grows the same way up
+to ``socket.connection.setup.timeout.max.ms``. A request that cannot wait that long fails at once
+with :class:`BrokerNotAvailableError`.
+
+A response may ask the client to hold back (``throttle_time_ms``, a broker quota): the next
+request on this connection goes out only once the throttle time has passed, in the API versions
+where Kafka's client throttles itself (:mod:`.throttling`, KIP-219); a request whose deadline
+comes first fails at once with :class:`KafkaTimeoutError`, unsent.
+
+A connection unused for ``connections.max.idle.ms`` is closed before the next request and
+opened again, as Kafka's clients close idle connections before brokers do; one that the broker
+closed while idle is noticed before the next request is sent, and reopened, so idle clients do
+not see spurious errors.
 """
 
 from __future__ import annotations
@@ -47,11 +62,13 @@ from .errors import (
     ClientClosedError,
     InvalidArgumentError,
     InvalidResponseError,
+    KafkaClientError,
     KafkaConnectionError,
     KafkaTimeoutError,
     error_for,
 )
-from .retry import Deadline
+from .retry import Deadline, ExponentialBackoff
+from .throttling import client_throttle_ms
 from .versions import CLIENT_VERSIONS, ApiVersionTable, api_name, negotiate
 
 _SIZE = struct.Struct(">i")
@@ -76,6 +93,15 @@ class BrokerConnection:
         self.config = config
         self.versions: ApiVersionTable | None = None
         self.last_failure: float | None = None  # monotonic time of the last failure
+        self.throttled_until = 0.0  # monotonic: no request before (the broker's quota)
+        self.reconnect_at = 0.0  # monotonic: no connection attempt before (after failures)
+        self.failed_attempts = 0  # connection attempts failed in a row
+        self.connect_error = ""  # why the last attempt failed ("": a connection was lost)
+        self._reconnect_backoff = ExponentialBackoff(config.reconnect_backoff_ms,
+                                                     config.reconnect_backoff_max_ms)
+        self._setup_timeout = ExponentialBackoff(config.socket_connection_setup_timeout_ms,
+                                                 config.socket_connection_setup_timeout_max_ms)
+        self._last_used = 0.0  # monotonic time the last exchange ended
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()
         self._correlation_id = 0
@@ -88,6 +114,12 @@ class BrokerConnection:
     @property
     def connected(self) -> bool:
         return self._sock is not None
+
+    @property
+    def ready_at(self) -> float:
+        """The monotonic time from which a request can go out without waiting: after the
+        broker's throttle and, while not connected, after the reconnect backoff."""
+        return max(self.throttled_until, 0.0 if self.connected else self.reconnect_at)
 
     def __repr__(self) -> str:
         node = f" node {self.node_id}" if self.node_id is not None else ""
@@ -107,8 +139,8 @@ class BrokerConnection:
         try:
             if self._closed:
                 raise ClientClosedError(f"connection to {self.address} is closed")
-            if self._sock is not None and self._peer_closed():
-                self._reset()
+            if self._sock is not None and (self._idle_expired() or self._peer_closed()):
+                self._reset(failed=False)
             if self._sock is None:
                 self._connect(deadline)
             version = self.versions.version(api_key, max_version)
@@ -135,19 +167,20 @@ class BrokerConnection:
     # -- connecting -----------------------------------------------------------------------------
 
     def _connect(self, deadline: Deadline) -> None:
-        setup_s = self.config.socket_connection_setup_timeout_ms / 1000
+        self._wait_until(self.reconnect_at, deadline, lambda wait_ms: BrokerNotAvailableError(
+            f"not connecting to broker {self.address} again for {wait_ms:.0f} ms "
+            f"(reconnect.backoff.ms after {self.failed_attempts} failure(s)"
+            + (f"; the last: {self.connect_error})" if self.connect_error else ")")))
+        setup_s = self._setup_timeout.delay_ms(self.failed_attempts) / 1000
         timeout = min(setup_s, deadline.remaining_s())
         if timeout <= 0:
             raise KafkaTimeoutError(f"no time left to connect to broker {self.address}")
         try:
             sock = socket.create_connection((self.host, self.port), timeout=timeout)
         except TimeoutError:
-            raise BrokerNotAvailableError(
-                f"cannot connect to broker {self.address}: no answer within "
-                f"{timeout * 1000:.0f} ms") from None
+            raise self._connect_failed(f"no answer within {timeout * 1000:.0f} ms") from None
         except OSError as exc:
-            raise BrokerNotAvailableError(
-                f"cannot connect to broker {self.address}: {exc.strerror or exc}") from None
+            raise self._connect_failed(exc.strerror or str(exc)) from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self._closed:  # closed meanwhile by another thread
             sock.close()
@@ -158,6 +191,31 @@ class BrokerConnection:
         except BaseException:
             self._reset()
             raise
+        self.failed_attempts = 0  # set up: the next failure starts the backoff afresh
+
+    def _connect_failed(self, why: str) -> BrokerNotAvailableError:
+        self._failed()
+        self.connect_error = f"cannot connect to broker {self.address}: {why}"
+        return BrokerNotAvailableError(self.connect_error)
+
+    def _failed(self) -> None:
+        """A connection attempt failed, or an open connection was lost: the next attempt waits
+        for the reconnect backoff, which grows with every failure in a row."""
+        now = time.monotonic()
+        self.reconnect_at = now + self._reconnect_backoff.delay_ms(self.failed_attempts) / 1000
+        self.failed_attempts += 1
+        self.connect_error = ""
+
+    def _wait_until(self, moment: float, deadline: Deadline,
+                    too_late: Callable[[float], KafkaClientError]) -> None:
+        """Sleep until ``moment`` (monotonic); ``too_late(ms to wait)`` is raised at once when
+        the deadline comes first."""
+        wait_s = moment - time.monotonic()
+        if wait_s <= 0:
+            return
+        if wait_s > deadline.remaining_s():
+            raise too_late(wait_s * 1000)
+        time.sleep(wait_s)
 
     def _negotiate(self, deadline: Deadline) -> ApiVersionTable:
         version = CLIENT_VERSIONS[ApiKey.API_VERSIONS][1]
@@ -192,11 +250,18 @@ class BrokerConnection:
             return True
         return True  # b"": closed; anything else: out of step
 
-    def _reset(self) -> None:
+    def _idle_expired(self) -> bool:
+        idle_ms = self.config.connections_max_idle_ms
+        return idle_ms >= 0 and (time.monotonic() - self._last_used) * 1000 > idle_ms
+
+    def _reset(self, *, failed: bool = True) -> None:
+        """Drop the socket; after a failure (not an idle close) reconnecting backs off."""
         sock, self._sock = self._sock, None
         self.versions = None
         if sock is not None:
             sock.close()
+            if failed:
+                self._failed()
 
     # -- one exchange ---------------------------------------------------------------------------
 
@@ -209,8 +274,11 @@ class BrokerConnection:
         except ProtocolError as exc:
             raise InvalidArgumentError(f"cannot encode {api_name(api_key)} v{version}: {exc}") \
                 from None
-        started = time.monotonic()
         what = f"{api_name(api_key)} v{version}"
+        self._wait_until(self.throttled_until, deadline, lambda wait_ms: KafkaTimeoutError(
+            f"broker {self.address} throttles this client for {wait_ms:.0f} ms more (quota), "
+            f"past the deadline of {what}"))
+        started = time.monotonic()
         sock = self._sock  # close() from another thread may clear the attribute meanwhile
         try:
             if sock is None:
@@ -241,16 +309,22 @@ class BrokerConnection:
             self._reset()
             raise InvalidResponseError(f"broker {self.address} answered correlation id {got} "
                                        f"to {what} with correlation id {correlation_id}")
+        self._last_used = time.monotonic()
         return frame
 
     def _parse(self, api_key: ApiKey, version: int, frame) -> dict:
         try:
-            return parse_response(api_key, version, frame)[1]
+            body = parse_response(api_key, version, frame)[1]
         except ProtocolError as exc:
             self._reset()
             raise InvalidResponseError(f"broker {self.address} sent a {api_name(api_key)} "
                                        f"v{version} response that does not decode: {exc}") \
                 from None
+        throttle_ms = client_throttle_ms(api_key, version, body)
+        if throttle_ms:  # the throttle only ever grows, as in Kafka's ClusterConnectionStates
+            self.throttled_until = max(self.throttled_until,
+                                       time.monotonic() + throttle_ms / 1000)
+        return body
 
 
 def _settimeout(sock: socket.socket, deadline: Deadline) -> None:

@@ -22,6 +22,7 @@ from broker_lite.protocol import ZERO_UUID, ApiKey
 from broker_lite.vocabulary import TopicPartition
 
 from .cluster import Cluster
+from .config import ClientConfig
 from .errors import (
     InvalidArgumentError,
     InvalidResponseError,
@@ -89,9 +90,12 @@ def parse_fetch_response(body: dict, requested: Iterable[TopicPartition],
 
 
 class Fetcher:
-    def __init__(self, cluster: Cluster):
+    """Fetches over ``cluster``'s connections, with the byte limits of ``config`` (by default
+    the cluster's)."""
+
+    def __init__(self, cluster: Cluster, config: ClientConfig | None = None):
         self.cluster = cluster
-        self.config = cluster.config
+        self.config = config or cluster.config
 
     def fetch(self, offsets: dict[TopicPartition, int], *, max_wait_ms: int, min_bytes: int,
               isolation_level: str | int,

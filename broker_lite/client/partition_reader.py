@@ -35,13 +35,15 @@ the fetched batches, which the caller decodes, whole answers at once into Arrow
 (:meth:`FetchedChunk.to_arrow`) or record by record (:meth:`FetchedChunk.records`). And since
 positions move on batch headers alone, a round is two steps, :meth:`PartitionReader.fetch` (the
 request) and :meth:`PartitionReader.accept` (checking the answer and moving the positions): the
-next round's request can go out as soon as ``accept`` returns, while the caller still decodes.
+next round's request goes out as soon as ``accept`` returns, while the caller still decodes
+(:func:`fetching_ahead`, which :func:`read_range` reads with).
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -358,17 +360,33 @@ def read_range(client: KafkaClient, tp: TopicPartition, start: int, end: int = L
                max_wait_ms: int = 0) -> Iterator[FetchedChunk]:
     """The chunks of ``tp`` from ``start`` to ``end`` (exclusive), or to the end of the log
     (``LOG_END``: the high watermark, or under read_committed the last stable offset, as the
-    fetches find it), one fetch at a time, so that memory stays within
-    ``max.partition.fetch.bytes`` (or one batch, when a batch is larger). A bad range is an
-    :class:`InvalidArgumentError` at once."""
+    fetches find it), with one fetch in flight ahead of the chunk the caller has (see
+    :func:`fetching_ahead`), so that memory stays within twice ``max.partition.fetch.bytes``
+    (or one batch, when a batch is larger). A bad range is an :class:`InvalidArgumentError` at
+    once."""
     reader = PartitionReader(client, {tp: start}, ends={tp: end},
                              isolation_level=isolation_level, on_out_of_range=on_out_of_range)
-    return _rounds(reader, max_wait_ms)
+    return fetching_ahead(reader, max_wait_ms)
 
 
-def _rounds(reader: PartitionReader, max_wait_ms: int) -> Iterator[FetchedChunk]:
-    while reader.positions:
-        yield from reader.poll(max_wait_ms)
+def fetching_ahead(reader: PartitionReader, max_wait_ms: int) -> Iterator[FetchedChunk]:
+    """The rounds of ``reader`` until it has read everything, each round's Fetch sent while the
+    caller still handles (decodes) the chunks of the round before: the broker's answer and the
+    caller's work overlap, instead of taking turns. One response is in flight while one is
+    handled, no more.
+
+    The Fetch runs on a thread of its own; the positions move (``accept``) on the caller's,
+    between the rounds. A caller that stops early (closing the generator) waits for the Fetch
+    in flight to end, so the connection is left between requests, ready for its next user.
+    """
+    if not reader.positions:
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="kpy-fetch-ahead") as ahead:
+        in_flight = ahead.submit(reader.fetch, max_wait_ms)
+        while in_flight is not None:
+            chunks = reader.accept(in_flight.result())
+            in_flight = ahead.submit(reader.fetch, max_wait_ms) if reader.positions else None
+            yield from chunks
 
 
 def scan_batches(tp: TopicPartition, records, position: int, end: int | None = None, *,

@@ -106,8 +106,9 @@ class Producer:
             self._cluster, self._owns_cluster = Cluster(config), True
         else:
             self._cluster, self._owns_cluster = _shared_cluster(client_or_config), False
+            config = client_or_config.config  # its settings, which may not be the cluster's
         try:
-            self._configure(self._cluster.config, transactional_id, idempotent, acks,
+            self._configure(config, transactional_id, idempotent, acks,
                             compression, compression_level, batch_size, max_request_size,
                             transaction_timeout_ms, delivery_timeout_ms, retries)
         except BaseException:

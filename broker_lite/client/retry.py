@@ -1,13 +1,17 @@
 """Deadlines, backoff, and the retry loop every client operation runs in.
 
 An operation gets a :class:`Deadline` when it starts; every socket wait inside it is bounded by
-what remains, and retries stop when it passes. Between attempts the loop sleeps with exponential
-backoff (``retry.backoff.ms`` doubling up to ``retry.backoff.max.ms``, with +-20% jitter so that
-many tasks retrying together do not hit a broker in step), never past the deadline.
+what remains, and retries stop when it passes. Between attempts the loop sleeps with the Java
+client's exponential backoff (KIP-580, :class:`ExponentialBackoff`): ``retry.backoff.ms``,
+doubling with every attempt up to ``retry.backoff.max.ms``, each wait drawn within +-20% of that
+(jitter, so that many tasks retrying together do not hit a broker in step) and never above the
+maximum; never past the deadline either. Connection attempts back off the same way between
+``reconnect.backoff.ms`` and ``reconnect.backoff.max.ms`` (:mod:`.connection`).
 """
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable
@@ -35,18 +39,51 @@ class Deadline:
         return time.monotonic() >= self.at
 
 
+class ExponentialBackoff:
+    """The wait after ``attempts`` failed attempts, as the Java client's ``ExponentialBackoff``
+    computes it (KIP-580): ``initial_ms * multiplier ** attempts``, the exponent stopping where
+    that reaches ``max_ms``, times a random factor within ``1 +- jitter``, and at most
+    ``max_ms``. A ``max_ms`` at or below ``initial_ms`` means a constant ``max_ms``, without
+    jitter. Stateless: callers count their attempts.
+
+    >>> backoff = ExponentialBackoff(100, 800, jitter=0)
+    >>> [backoff.delay_ms(n) for n in range(6)]
+    [100, 200, 400, 800, 800, 800]
+    >>> ExponentialBackoff(500, 200).delay_ms(7)
+    200
+    """
+
+    __slots__ = ("exp_max", "initial_ms", "jitter", "max_ms", "multiplier")
+
+    def __init__(self, initial_ms: int, max_ms: int, *, multiplier: int = 2,
+                 jitter: float = JITTER):
+        self.initial_ms = min(initial_ms, max_ms)
+        self.max_ms = max_ms
+        self.multiplier = multiplier
+        self.jitter = jitter
+        self.exp_max = (math.log(max_ms / max(self.initial_ms, 1)) / math.log(multiplier)
+                        if max_ms > self.initial_ms else 0.0)
+
+    def delay_ms(self, attempts: int) -> int:
+        if self.exp_max == 0:
+            return self.initial_ms
+        term = self.initial_ms * self.multiplier ** min(attempts, self.exp_max)
+        factor = random.uniform(1 - self.jitter, 1 + self.jitter) if self.jitter > 0 else 1.0
+        return min(int(term * factor), self.max_ms)
+
+
 class Backoff:
-    """Exponential backoff: ``base_ms``, doubling up to ``max_ms``, with jitter."""
+    """The waits between the attempts of one operation: :class:`ExponentialBackoff` from
+    ``base_ms`` up to ``max_ms``, counting the attempts."""
 
     def __init__(self, base_ms: int, max_ms: int):
-        self.base_ms = base_ms
-        self.max_ms = max(max_ms, base_ms)
+        self.exponential = ExponentialBackoff(base_ms, max_ms)
         self.attempts = 0
 
     def next_delay_s(self) -> float:
-        delay = min(self.base_ms * 2 ** min(self.attempts, 30), self.max_ms)
+        delay = self.exponential.delay_ms(self.attempts)
         self.attempts += 1
-        return delay * random.uniform(1 - JITTER, 1 + JITTER) / 1000
+        return delay / 1000
 
     def wait(self, deadline: Deadline) -> bool:
         """Sleep before the next attempt; False (without sleeping) when the deadline has passed."""

@@ -1,6 +1,7 @@
-"""Benchmark: loading a topic into Spark with ``format("kpy")``, against the ceiling (Spark
-reading the same rows from Parquet) and against the client people use today (one
-confluent-kafka consumer draining the topic in Python), in one run.
+"""Benchmark: loading a topic into Spark with ``format("kpy")``, against the ceiling of any
+Python data source (one that only yields ready-made Arrow batches), against Spark reading the
+same rows from Parquet, and against the client people use today (one confluent-kafka consumer
+draining the topic in Python), in one run.
 
     python -m kspark.bench.source_read [--records 10000000] [--partitions 4] [--repeat 3]
 
@@ -11,17 +12,25 @@ schema, are written to a Parquet file. Each way then loads every row:
 
 * kpy: ``spark.read.format("kpy")...load()`` written to Spark's ``noop`` sink (every row is
   produced, nothing is stored);
+* ceiling: ``spark.read.format("kpy-ceiling")`` (:mod:`kspark.bench.ceiling_source`), a Python
+  data source yielding ready-made Arrow batches of the same schema, row count, partitions and
+  batch size, to ``noop``;
 * Parquet: ``spark.read.parquet(...)`` to the ``noop`` sink;
 * confluent-kafka: one consumer assigned every partition from the beginning, counting records
   until it has them all;
-* kpy streaming: ``spark.readStream.format("kpy")`` with Trigger.AvailableNow to ``noop``.
+* kpy streaming: ``spark.readStream.format("kpy")`` with Trigger.AvailableNow to ``noop``, the
+  wall time from ``start()`` to the end of the query.
 
 Spark runs ``local[*]`` on this machine. Figures are medians over ``--repeat`` rounds, the ways
 alternating within each round; peak memory is the largest resident set (VmHWM) of Spark's Python
-workers after the kpy reads. Targets: kpy >= 0.5x Parquet and >= 1.5x confluent-kafka.
+workers after the kpy reads. Where the streaming read's time goes is printed from its queries'
+progress (Spark's ``durationMs``: planning, ``latestOffset``, the batch itself, the offset and
+commit logs) and the time before the first trigger and after the last. Targets: kpy >= 0.9x the
+ceiling, >= 0.5x Parquet and >= 1.5x confluent-kafka; the streaming read >= 0.8x the batch read.
 """
 
 import argparse
+import json
 import os
 import socket
 import statistics
@@ -29,6 +38,9 @@ import struct
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -40,19 +52,11 @@ from broker_lite.protocol import ApiKey, encode_request, parse_response
 from broker_lite.records.arrow.encode import arrow_to_batch
 from broker_lite.records.arrow.schema import RECORD_SCHEMA
 from broker_lite.server.bench import BrokerLiteProcess
+from kspark.bench.ceiling_source import VALUE_BYTES, CeilingDataSource, values
+from kspark.source.connect import READ_DEFAULTS
 
-VALUE_BYTES = 100
 RECORDS_PER_BATCH = 8_000  # about 0.9 MB: under message.max.bytes (1 MiB)
 BASE_TIMESTAMP_MS = 1_700_000_000_000
-
-
-def values(count: int, seed: int) -> pa.Array:
-    """``count`` values of 100 bytes, half random and half repeated, so codecs have work."""
-    raw = np.random.default_rng(seed).integers(0, 256, size=(count, VALUE_BYTES), dtype=np.uint8)
-    raw[:, VALUE_BYTES // 2:] = ord("x")
-    offsets = np.arange(count + 1, dtype=np.int32) * VALUE_BYTES
-    return pa.Array.from_buffers(pa.binary(), count, [None, pa.py_buffer(offsets),
-                                                      pa.py_buffer(raw.tobytes())])
 
 
 class RawProducer:
@@ -88,11 +92,13 @@ class RawProducer:
         self.sock.close()
 
 
-def load(bootstrap: str, topic: str, records: int, partitions: int, parquet: Path) -> None:
-    """The same rows into the topic and into a Parquet file of the source's row schema."""
+def load(bootstrap: str, topic: str, records: int, partitions: int, parquet: Path) -> int:
+    """The same rows into the topic and into a Parquet file of the source's row schema; the
+    size in bytes of a full record batch."""
     producer = RawProducer(bootstrap)
     writer = pq.ParquetWriter(parquet, RECORD_SCHEMA)
     per_partition = records // partitions
+    batch_bytes = 0
     try:
         for partition in range(partitions):
             for start in range(0, per_partition, RECORDS_PER_BATCH):
@@ -101,7 +107,9 @@ def load(bootstrap: str, topic: str, records: int, partitions: int, parquet: Pat
                 timestamps = np.arange(start, start + n, dtype=np.int64) + BASE_TIMESTAMP_MS
                 table = pa.table({"key": pa.nulls(n, pa.binary()), "value": value,
                                   "timestamp": pa.array(timestamps)})
-                producer.send(topic, partition, arrow_to_batch(table))
+                batch = arrow_to_batch(table)
+                batch_bytes = max(batch_bytes, len(batch))
+                producer.send(topic, partition, batch)
                 writer.write_batch(pa.record_batch([
                     pa.nulls(n, pa.binary()), value, pa.array([topic] * n, pa.string()),
                     pa.array(np.full(n, partition, np.int32)),
@@ -111,6 +119,7 @@ def load(bootstrap: str, topic: str, records: int, partitions: int, parquet: Pat
     finally:
         producer.close()
         writer.close()
+    return batch_bytes
 
 
 def timed(action) -> float:
@@ -124,14 +133,67 @@ def kpy_batch(spark, bootstrap: str, topic: str) -> None:
      .option("subscribe", topic).load().write.format("noop").mode("overwrite").save())
 
 
-def kpy_stream(spark, bootstrap: str, topic: str, checkpoint: Path) -> None:
+def ceiling_read(spark, records: int, partitions: int, rows_per_batch: int) -> None:
+    (spark.read.format(CeilingDataSource.name()).option("records", str(records))
+     .option("partitions", str(partitions)).option("rowsPerBatch", str(rows_per_batch)).load()
+     .write.format("noop").mode("overwrite").save())
+
+
+def rows_per_fetch(batch_bytes: int) -> int:
+    """The rows one fetch of the kpy source brings: the whole batches that fit in its
+    ``max.partition.fetch.bytes``."""
+    limit = int(READ_DEFAULTS["max.partition.fetch.bytes"])
+    return RECORDS_PER_BATCH * max(1, limit // batch_bytes)
+
+
+@dataclass
+class StreamRun:
+    """One streaming read: wall time from ``start()`` to its end, and its progress."""
+
+    started: float  # epoch seconds
+    ended: float
+    progress: list[dict]
+
+    @property
+    def seconds(self) -> float:
+        return self.ended - self.started
+
+    def phases(self) -> dict[str, float]:
+        """Seconds per phase: before the first trigger, Spark's ``durationMs`` summed over the
+        triggers (what ``triggerExecution`` holds beyond the others is ``other``), after the
+        last trigger."""
+        phases: dict[str, float] = {}
+        for progress in self.progress:
+            durations = progress["durationMs"]
+            for name, ms in durations.items():
+                if name != "triggerExecution":
+                    phases[name] = phases.get(name, 0.0) + ms / 1000
+            listed = sum(ms for name, ms in durations.items() if name != "triggerExecution")
+            phases["other"] = phases.get("other", 0.0) + max(
+                0, durations.get("triggerExecution", 0) - listed) / 1000
+        if self.progress:
+            first, last = self.progress[0], self.progress[-1]
+            last_end = _epoch(last["timestamp"]) + last["durationMs"]["triggerExecution"] / 1000
+            phases = {"before the first trigger": _epoch(first["timestamp"]) - self.started,
+                      **phases, "after the last trigger": self.ended - last_end}
+        return phases
+
+
+def _epoch(timestamp: str) -> float:
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+
+
+def kpy_stream(spark, bootstrap: str, topic: str, checkpoint: Path) -> StreamRun:
+    started = time.time()
     query = (spark.readStream.format("kpy").option("kafka.bootstrap.servers", bootstrap)
              .option("subscribe", topic).option("startingOffsets", "earliest").load()
              .writeStream.format("noop").option("checkpointLocation", str(checkpoint))
              .trigger(availableNow=True).start())
     query.awaitTermination()
+    ended = time.time()
     if query.exception() is not None:
         raise RuntimeError(f"the streaming read failed: {query.exception()}")
+    return StreamRun(started, ended, [json.loads(p.json) for p in query.recentProgress])
 
 
 def parquet_read(spark, path: Path) -> None:
@@ -173,6 +235,15 @@ def python_worker_peak_rss_mb() -> float:
     return peak / 1024
 
 
+WAYS = {
+    "kpy": "kpy batch read (spark.read.format('kpy'))",
+    "ceiling": "ceiling: a Python source of ready Arrow batches",
+    "parquet": "Spark reading Parquet",
+    "confluent": "confluent-kafka consumer, one Python process",
+    "kpy_stream": "kpy streaming read, AvailableNow, noop sink",
+}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=10_000_000)
@@ -192,37 +263,51 @@ def main(argv=None) -> None:
             with KafkaClient({"bootstrap.servers": broker.bootstrap}) as client:
                 client.admin.create_topics([(topic, args.partitions, 1, {})])
             started = time.perf_counter()
-            load(broker.bootstrap, topic, records, args.partitions, tmp / "rows.parquet")
+            batch_bytes = load(broker.bootstrap, topic, records, args.partitions,
+                               tmp / "rows.parquet")
             print(f"loaded {records:,} records of {VALUE_BYTES}-byte values into "
                   f"{args.partitions} partitions in {time.perf_counter() - started:.1f} s")
             spark = kspark.session("kpy-bench", config={"spark.sql.shuffle.partitions": "4"})
             spark.sparkContext.setLogLevel("ERROR")
+            spark.dataSource.register(CeilingDataSource)
+            batch_rows = rows_per_fetch(batch_bytes)
+            ceiling = partial(ceiling_read, spark, records, args.partitions, batch_rows)
             kpy_batch(spark, broker.bootstrap, topic)  # warm up: JVM, workers, imports
             parquet_read(spark, tmp / "rows.parquet")
-            times: dict[str, list[float]] = {"kpy": [], "parquet": [], "confluent": [],
-                                             "kpy_stream": []}
+            ceiling()
+            times: dict[str, list[float]] = {way: [] for way in WAYS}
+            streams: list[StreamRun] = []
             for round_ in range(args.repeat):
                 times["kpy"].append(timed(lambda: kpy_batch(spark, broker.bootstrap, topic)))
+                times["ceiling"].append(timed(ceiling))
                 times["parquet"].append(timed(lambda: parquet_read(spark, tmp / "rows.parquet")))
                 times["confluent"].append(timed(lambda: confluent_drain(
                     broker.bootstrap, topic, args.partitions, records)))
-                checkpoint = tmp / f"checkpoint-{round_}"
-                times["kpy_stream"].append(timed(lambda: kpy_stream(
-                    spark, broker.bootstrap, topic, checkpoint)))
+                streams.append(kpy_stream(spark, broker.bootstrap, topic,
+                                          tmp / f"checkpoint-{round_}"))
+                times["kpy_stream"].append(streams[-1].seconds)
             peak_mb = python_worker_peak_rss_mb()
         finally:
             if spark is not None:
                 spark.stop()
             broker.stop()
+    report(records, args.repeat, times, streams, peak_mb)
+
+
+def report(records: int, repeat: int, times: dict[str, list[float]], streams: list[StreamRun],
+           peak_mb: float) -> None:
     rate = {way: records / statistics.median(seconds) for way, seconds in times.items()}
-    print(f"median of {args.repeat} rounds, records/s (MB/s of values):")
-    for way, label in [("kpy", "kpy batch read (spark.read.format('kpy'))"),
-                       ("parquet", "Spark reading Parquet"),
-                       ("confluent", "confluent-kafka consumer, one Python process"),
-                       ("kpy_stream", "kpy streaming read, AvailableNow, noop sink")]:
+    print(f"median of {repeat} rounds, records/s (MB/s of values):")
+    for way, label in WAYS.items():
         print(f"  {label:<48} {rate[way]:>12,.0f} ({rate[way] * VALUE_BYTES / 1e6:,.1f} MB/s)")
-    print(f"ratios: kpy / Parquet {rate['kpy'] / rate['parquet']:.2f} (target >= 0.5), "
-          f"kpy / confluent-kafka {rate['kpy'] / rate['confluent']:.2f} (target >= 1.5)")
+    print(f"ratios: kpy / ceiling {rate['kpy'] / rate['ceiling']:.2f} (target >= 0.9), "
+          f"kpy / Parquet {rate['kpy'] / rate['parquet']:.2f} (target >= 0.5), "
+          f"kpy / confluent-kafka {rate['kpy'] / rate['confluent']:.2f} (target >= 1.5), "
+          f"streaming / batch {rate['kpy_stream'] / rate['kpy']:.2f} (target >= 0.8)")
+    median = sorted(streams, key=lambda run: run.seconds)[len(streams) // 2]
+    print(f"streaming read, median round: {median.seconds:.2f} s in "
+          f"{len(median.progress)} micro-batch(es); seconds by phase:")
+    print("  " + ", ".join(f"{name} {seconds:.2f}" for name, seconds in median.phases().items()))
     print(f"peak Python worker memory (VmHWM): {peak_mb:,.0f} MiB")
 
 

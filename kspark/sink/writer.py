@@ -41,7 +41,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from broker_lite.client import KafkaClient, Producer
+from broker_lite.client import KafkaClient, Producer, shared_client
 from broker_lite.client.errors import KafkaClientError
 from broker_lite.client.transactions import TransactionHandle, end_transaction
 from kspark.options import log_unused_kafka_settings
@@ -87,30 +87,33 @@ def write_task(options: SinkOptions, batches: Iterator[pa.RecordBatch], write_id
     first = next(batches, None)
     if first is None:  # a task with no rows opens no transaction
         return message
-    producer = _producer(options, write_id, partition)
-    send_bytes = min(SEND_BATCHES * producer.batch_size, MAX_SEND_BYTES)
-    try:
-        for batch in coalesced(chain([first], batches), send_bytes):
-            for topic, rows in rows_by_topic(batch, options.topic):
-                producer.send_arrow(topic, rows)
-                message.records[topic] = message.records.get(topic, 0) + rows.num_rows
-                message.bytes[topic] = message.bytes.get(topic, 0) + _payload_bytes(rows)
-        if options.exactly_once:
-            message.handle = producer.transaction_handle()
-        return message
-    except BaseException:
-        if options.exactly_once:
-            _abort_own_transaction(producer)
-        raise
-    finally:
-        producer.close()  # an open transaction stays open for the driver to end
+    # The producer is the task's own (its transaction, producer id and epoch); the connections
+    # are those its Python worker keeps from task to task.
+    with shared_client(options.client) as client:
+        producer = _producer(client, options, write_id, partition)
+        send_bytes = min(SEND_BATCHES * producer.batch_size, MAX_SEND_BYTES)
+        try:
+            for batch in coalesced(chain([first], batches), send_bytes):
+                for topic, rows in rows_by_topic(batch, options.topic):
+                    producer.send_arrow(topic, rows)
+                    message.records[topic] = message.records.get(topic, 0) + rows.num_rows
+                    message.bytes[topic] = message.bytes.get(topic, 0) + _payload_bytes(rows)
+            if options.exactly_once:
+                message.handle = producer.transaction_handle()
+            return message
+        except BaseException:
+            if options.exactly_once:
+                _abort_own_transaction(producer)
+            raise
+        finally:
+            producer.close()  # an open transaction stays open for the driver to end
 
 
-def _producer(options: SinkOptions, write_id: str, partition: int) -> Producer:
+def _producer(client: KafkaClient, options: SinkOptions, write_id: str,
+              partition: int) -> Producer:
     if not options.exactly_once:
-        return Producer(dict(options.client))
-    producer = Producer(dict(options.client),
-                        transactional_id=transactional_id(write_id, partition))
+        return Producer(client)
+    producer = Producer(client, transactional_id=transactional_id(write_id, partition))
     try:
         producer.init_transactions()  # fences (and aborts) earlier attempts of this task
         producer.begin_transaction()
@@ -242,7 +245,7 @@ class KpyStreamWriter(DataSourceStreamArrowWriter):
         query_id = context.getLocalProperty("sql.streaming.queryId")
         batch_id = int(context.getLocalProperty("streaming.sql.batchId"))
         if self.options.exactly_once:
-            with KafkaClient(dict(self.options.client)) as client:
+            with shared_client(self.options.client) as client:
                 decision = decisions.latest(client, query_id)
             if decision is not None and decision.batch_id >= batch_id:
                 # Committed before a restart: writing again would duplicate the batch.

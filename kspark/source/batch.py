@@ -7,7 +7,7 @@ from pyspark.sql.datasource import DataSourceReader
 
 from kspark.options import SOURCE_KAFKA_SETTINGS, SourceOptions, log_unused_kafka_settings
 
-from .connect import open_client, open_reading_client, with_offset_retries
+from .connect import lease_client, with_offset_retries
 from .partition_reader import read_range
 from .planning import OffsetRange, plan_ranges
 from .positions import OffsetResolutionError, resolve
@@ -32,7 +32,7 @@ class KpyBatchReader(DataSourceReader):
     def _positions(self):
         """The starting and ending offset of every partition read, with a client of its own."""
         options = self.options
-        with open_client(options) as client:
+        with lease_client(options) as client:
             partitions = options.subscription.resolve(client.topics())
             if options.subscription.assigned:
                 _check_assigned(client, partitions)
@@ -49,10 +49,11 @@ class KpyBatchReader(DataSourceReader):
 
 
 def read_partition(options: SourceOptions, partition: OffsetRange) -> Iterator[pa.RecordBatch]:
-    """The records of one planned range, read on an executor with a client of its own."""
+    """The records of one planned range, read on an executor over the connections its Python
+    worker keeps from task to task."""
     if not isinstance(partition, OffsetRange):
         return  # nothing was planned: Spark still runs one task, with a placeholder partition
-    with open_reading_client(options) as client:
+    with lease_client(options, reading=True) as client:
         yield from read_range(client, partition, include_headers=options.include_headers,
                               isolation_level=options.isolation_level,
                               fail_on_data_loss=options.fail_on_data_loss)

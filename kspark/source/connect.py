@@ -17,7 +17,9 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from broker_lite.client import KafkaClient
+from contextlib import AbstractContextManager
+
+from broker_lite.client import KafkaClient, shared_client
 from broker_lite.client.errors import ConfigError, InvalidArgumentError, KafkaClientError
 from broker_lite.vocabulary import INT32_MAX
 from kspark.options import SourceOptions
@@ -34,16 +36,26 @@ READ_DEFAULTS = {"max.partition.fetch.bytes": str(8 * 1024 * 1024)}
 def open_client(options: SourceOptions) -> KafkaClient:
     """A client with the query's ``kafka.*`` settings, for the driver; close it (or use
     ``with``)."""
-    return KafkaClient({**READ_DEFAULTS, **options.client})
+    return KafkaClient(client_settings(options))
 
 
-def open_reading_client(options: SourceOptions) -> KafkaClient:
-    """A client for an executor's reads: ``kafkaConsumer.pollTimeoutMs``, when given, bounds
-    how long it waits for records."""
+def lease_client(options: SourceOptions, *, reading: bool = False
+                 ) -> AbstractContextManager[KafkaClient]:
+    """A client with the query's ``kafka.*`` settings over the connections this process keeps
+    between tasks and micro-batches (:mod:`broker_lite.client.shared`: Spark reuses its Python
+    workers), for a ``with`` block; ``reading`` for an executor's reads (see
+    :func:`client_settings`)."""
+    return shared_client(client_settings(options, reading=reading))
+
+
+def client_settings(options: SourceOptions, *, reading: bool = False) -> dict:
+    """The client settings of a query: its ``kafka.*`` settings over :data:`READ_DEFAULTS`. For
+    an executor's reads (``reading``), ``kafkaConsumer.pollTimeoutMs``, when given, bounds how
+    long the client waits for records."""
     settings = {**READ_DEFAULTS, **options.client}
-    if options.poll_timeout_ms is not None:
+    if reading and options.poll_timeout_ms is not None:
         settings["request.timeout.ms"] = str(min(options.poll_timeout_ms, INT32_MAX))
-    return KafkaClient(settings)
+    return settings
 
 
 def with_offset_retries(options: SourceOptions, lookup: Callable[[], T],

@@ -16,6 +16,7 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable
 
 from broker_lite.protocol import (
@@ -46,7 +47,10 @@ class ScriptedBroker:
         self.api_versions = all_versions() if api_versions is None else api_versions
         self.node_id = node_id
         self.requests: list[tuple[object, dict]] = []  # (header, body), in arrival order
+        self.arrived_at: list[float] = []  # monotonic arrival time of each of the requests
         self.connections = 0
+        self.accepted_at: list[float] = []  # monotonic time each connection was accepted
+        self._record_lock = threading.Lock()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self._open: list[socket.socket] = []
@@ -59,6 +63,11 @@ class ScriptedBroker:
 
     def requests_for(self, api_key: int) -> list[dict]:
         return [body for header, body in self.requests if header.api_key == api_key]
+
+    def arrivals_of(self, api_key: int) -> list[float]:
+        """When each request of ``api_key`` arrived (monotonic clock)."""
+        return [at for (header, _), at in zip(self.requests, self.arrived_at)
+                if header.api_key == api_key]
 
     def stop(self) -> None:
         self._stopped.set()
@@ -90,6 +99,7 @@ class ScriptedBroker:
                 sock, _ = self._listener.accept()
             except OSError:
                 return
+            self.accepted_at.append(time.monotonic())
             self.connections += 1
             self._open.append(sock)
             threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
@@ -99,7 +109,9 @@ class ScriptedBroker:
             while True:
                 (size,) = struct.unpack(">i", recv_exactly(sock, 4))
                 header, body = parse_request(recv_exactly(sock, size))
-                self.requests.append((header, body))
+                with self._record_lock:  # both lists in the same order
+                    self.arrived_at.append(time.monotonic())
+                    self.requests.append((header, body))
                 answer = self._answer(header, body)
                 if answer is CLOSE:
                     return

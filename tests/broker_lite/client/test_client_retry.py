@@ -1,23 +1,65 @@
-"""The retry loop: retriable errors retried with growing, capped backoff until the deadline,
-others raised at once, and a timeout that says what failed and why."""
+"""The retry loop: retriable errors retried with growing, capped backoff until the deadline (as
+the Java client's, KIP-580), others raised at once, and a timeout that says what failed and
+why."""
 
 import time
 
 import pytest
+from scripted_broker import ScriptedBroker
 
-from broker_lite.client import KafkaTimeoutError
+from broker_lite.client import KafkaClient, KafkaTimeoutError
 from broker_lite.client.errors import (
     LeaderNotAvailableError,
     OffsetOutOfRangeError,
 )
-from broker_lite.client.retry import JITTER, Backoff, Deadline, retry
+from broker_lite.client.retry import JITTER, Backoff, Deadline, ExponentialBackoff, retry
+from broker_lite.protocol import ApiKey, ErrorCode
 
 
 def test_backoff_doubles_up_to_the_cap_with_jitter():
     backoff = Backoff(100, 1000)
     delays = [backoff.next_delay_s() * 1000 for _ in range(7)]
     for delay, nominal in zip(delays, [100, 200, 400, 800, 1000, 1000, 1000], strict=True):
-        assert nominal * (1 - JITTER) <= delay <= nominal * (1 + JITTER)
+        assert nominal * (1 - JITTER) - 1 <= delay <= min(nominal * (1 + JITTER), 1000)
+
+
+def test_jitter_never_takes_a_wait_above_the_maximum():
+    """As Kafka's ExponentialBackoff (KIP-580): the random factor applies before the cap."""
+    backoff = ExponentialBackoff(100, 1000)
+    at_cap = [backoff.delay_ms(attempts) for attempts in range(4, 400)]
+    assert max(at_cap) <= 1000 and min(at_cap) >= 800 * (1 - JITTER) - 1
+    assert len(set(at_cap)) > 10  # jittered, not constant
+    assert 100 * (1 - JITTER) - 1 <= backoff.delay_ms(0) <= 100 * (1 + JITTER)
+
+
+def test_a_maximum_below_the_first_wait_is_a_constant_wait():
+    backoff = ExponentialBackoff(500, 200)
+    assert {backoff.delay_ms(attempts) for attempts in range(50)} == {200}
+
+
+def test_retries_wait_longer_each_time_up_to_the_maximum():
+    """A metadata lookup answered LEADER_NOT_AVAILABLE again and again: the requests come
+    retry.backoff.ms apart, then twice that, ..., then retry.backoff.max.ms apart."""
+    with ScriptedBroker() as broker:
+        answer = broker.metadata({"t": 1})
+
+        def electing(header, body):
+            response = answer(header, body)
+            response["topics"][0]["error_code"] = ErrorCode.LEADER_NOT_AVAILABLE
+            return response
+
+        broker.handlers[ApiKey.METADATA] = electing
+        with KafkaClient({"bootstrap.servers": broker.bootstrap, "request.timeout.ms": "2500",
+                          "retry.backoff.ms": "50", "retry.backoff.max.ms": "400"}) as client:
+            with pytest.raises(KafkaTimeoutError, match="LEADER_NOT_AVAILABLE"):
+                client.partitions("t")
+        arrivals = broker.arrivals_of(ApiKey.METADATA)
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+    nominal = [min(0.05 * 2 ** n, 0.4) for n in range(len(gaps))]
+    assert all(gap >= wait * (1 - JITTER) - 0.002 for gap, wait in zip(gaps, nominal))
+    # 50 + 100 + 200 ms, then at most 400 ms each: no more than 2.5 s allows, at least 6
+    assert len(gaps) >= 6
+    assert len(gaps) <= 3 + (2.5 - 0.35 * (1 - JITTER)) / (0.4 * (1 - JITTER)) + 1
 
 
 def test_backoff_never_sleeps_past_the_deadline():

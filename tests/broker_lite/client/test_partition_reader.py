@@ -5,6 +5,8 @@ inside compressed batches, and out-of-range positions handed to the caller's hoo
 Against a scripted broker where a real one cannot produce the situation (batches cut by old
 brokers, corrupt bytes, stalls), against a real broker_lite where it can."""
 
+import threading
+import time
 import uuid
 
 import pyarrow as pa
@@ -26,6 +28,7 @@ from broker_lite.protocol import ApiKey
 from broker_lite.records import BatchReader, CompressionType
 from broker_lite.records.record_batch import RECORDS_OFFSET
 from broker_lite.server.testing import bootstrap
+from broker_lite.zk.testing import wait_until
 
 TOPIC = "events"
 TP = TopicPartition(TOPIC, 0)
@@ -315,3 +318,68 @@ def test_positions_below_the_log_start_or_past_its_end_go_to_the_hook(broker, cl
     assert len([r for c in client.read_range(tp, 0, 200, on_out_of_range=earliest)
                 for r in c.records()]) == 200 - log_start
     assert seen[-1] == OutOfRange(tp, 0, log_start, 200, end=200)
+
+
+# -- one fetch ahead ------------------------------------------------------------------------------
+
+
+def counting_fetches(broker, *, hold_from: int = 0):
+    """Wrap the broker's Fetch handler: (the fetch offsets it was asked for, in order; an event
+    without which the answers from the ``hold_from``-th Fetch on are held back)."""
+    serving, release = [], threading.Event()
+    inner = broker.handlers[ApiKey.FETCH]
+
+    def handle(header, body):
+        serving.append(body["topics"][0]["partitions"][0]["fetch_offset"])
+        if len(serving) > hold_from:
+            release.wait(20)
+        return inner(header, body)
+
+    broker.handlers[ApiKey.FETCH] = handle
+    return serving, release
+
+
+def test_the_next_fetch_is_in_flight_while_the_caller_handles_a_chunk(scripted):
+    """While the caller holds the first chunk, the broker already has the Fetch for the next
+    one; and no third Fetch goes out before the caller takes the second chunk: one response
+    handled, one in flight, no more."""
+    log = ScriptedLog([10] * 6)
+    serve(scripted, log)
+    serving, release = counting_fetches(scripted)
+    limit = int(len(log.batches[0][1]) * 2.5)  # two whole batches per fetch
+    with client_for(scripted, **{"max.partition.fetch.bytes": str(limit)}) as client:
+        chunks = client.read_range(TP, 0, 60)
+        release.set()
+        first = next(chunks)
+        assert (first.start, first.next_position) == (0, 20)
+        wait_until(lambda: len(serving) == 2, message="the next Fetch went out")
+        time.sleep(0.3)
+        assert serving == [0, 20]  # not a third one yet
+        second = next(chunks)
+        assert (second.start, second.next_position) == (20, 40)
+        wait_until(lambda: len(serving) == 3, message="the third Fetch went out")
+        assert pairs([first, second, *chunks]) == log.records
+    assert serving == [0, 20, 40]
+
+
+def test_a_caller_that_stops_early_leaves_the_connection_ready(scripted):
+    """Closing the read while its next Fetch is in flight waits for that Fetch's answer, so the
+    next request on the connection reads its own answer."""
+    log = ScriptedLog([10] * 6)
+    serve(scripted, log)
+    serving, release = counting_fetches(scripted, hold_from=1)
+    limit = int(len(log.batches[0][1]) * 2.5)
+    with client_for(scripted, **{"max.partition.fetch.bytes": str(limit)}) as client:
+        chunks = client.read_range(TP, 0, 60)
+        next(chunks)
+        wait_until(lambda: len(serving) == 2, message="the next Fetch went out")
+        closing = threading.Thread(target=chunks.close)
+        closing.start()
+        time.sleep(0.3)
+        assert closing.is_alive()  # waiting for the answer to the Fetch in flight
+        release.set()
+        closing.join(10)
+        assert not closing.is_alive()
+        assert client.partitions(TOPIC) == [0, 1]  # the connection is in step
+        assert pairs(client.read_range(TP, 50, 60)) == log.records[50:60]
+    assert scripted.connections == 1
