@@ -42,6 +42,8 @@ from .errors import (
     OutOfOrderSequenceError,
     ProducerFencedError,
     RecordTooLargeError,
+    SaslAuthenticationFailedError,
+    SslAuthenticationError,
     TopicAlreadyExistsError,
     TransactionalIdNotFoundError,
     TransactionStateError,
@@ -86,6 +88,7 @@ __all__ = [
     "NotLeaderOrFollowerError", "OffsetAndMetadata", "OffsetAndTimestamp", "OffsetOutOfRangeError",
     "PartitionMetadata", "RecordTooLargeError", "TopicAlreadyExistsError", "TopicMetadata",
     "TopicPartition", "UnknownTopicOrPartitionError", "UnsupportedVersionError", "error_for",
+    "SaslAuthenticationFailedError", "SslAuthenticationError",
     # producing
     "ConcurrentTransactionsError", "InvalidTxnStateError", "OutOfOrderSequenceError",
     "Producer", "ProducerFencedError", "TransactionDescription", "TransactionHandle",
