@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from broker_lite.security import SecurityConfigError, tls
-from broker_lite.security.redaction import redact
+from broker_lite.security.redaction import RedactedSettings
 from broker_lite.security.sasl_client import SaslClientFactory
 from broker_lite.settings import (
     InvalidValue,
@@ -201,6 +201,11 @@ SECURITY_PREFIXES = ("ssl.", "sasl.")
 SECURITY_SETTINGS = frozenset({"enable.ssl.certificate.verification"})
 
 
+def is_security_setting(name: str) -> bool:
+    """Whether ``name`` is a TLS or SASL setting (kept in :attr:`ClientConfig.security`)."""
+    return name.startswith(SECURITY_PREFIXES) or name in SECURITY_SETTINGS or name == "oauth_cb"
+
+
 def parse_setting(name: str, value: Any, *, shown: str | None = None) -> Any:
     """The value of the client or producer setting ``name``, given as text or as a Python value
     (an int, a bool), parsed as Kafka parses it (trimmed first); a bad value is a
@@ -233,7 +238,7 @@ class ClientConfig:
         values = {name: s.default for name, s in (*CLIENT_SETTINGS.items(),
                                                   *PRODUCER_SETTINGS.items())}
         self.extra: dict[str, str] = {}
-        self.given: dict[str, str] = {}
+        self.given: dict[str, str] = RedactedSettings()  # prints with secrets hidden
         self.security: dict[str, str] = {}
         self.oauth_cb = None
         for key, raw in settings.items():
@@ -250,7 +255,7 @@ class ClientConfig:
                 values[name] = parse_setting(name, text, shown=shown)
                 if name in PRODUCER_SETTINGS:
                     self.extra[name] = text
-            elif name.startswith(SECURITY_PREFIXES) or name in SECURITY_SETTINGS:
+            elif is_security_setting(name):
                 self.security[name] = text
             elif name in PASS_THROUGH_SETTINGS or name in JAVA_CLIENT_SETTINGS:
                 self.extra[name] = text
@@ -283,7 +288,7 @@ class ClientConfig:
         return ",".join(_address(host, port) for host, port in self.bootstrap_servers)
 
     def __repr__(self) -> str:
-        return f"ClientConfig({redact(self.given)!r})"
+        return f"ClientConfig({self.given!r})"
 
     def __getstate__(self) -> dict:  # an SSLContext does not pickle: both rebuilt on loading
         return {**self.__dict__, "ssl_context": None, "sasl": None}

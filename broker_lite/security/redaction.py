@@ -37,3 +37,17 @@ def redact(settings: Mapping[str, object]) -> dict[str, object]:
     """A copy of ``settings`` with the values of secret settings replaced."""
     return {name: REDACTED if is_secret(name) and value not in (None, "") else value
             for name, value in settings.items()}
+
+
+class RedactedSettings(dict):
+    """A dict of settings that prints with its secrets hidden (``repr``, ``str``, f-strings),
+    so that objects holding settings (options dataclasses, say) never print them in clear.
+
+    >>> RedactedSettings({"sasl.jaas.config": "... password=pw;"})
+    {'sasl.jaas.config': '*********(redacted)'}
+    """
+
+    def __repr__(self) -> str:
+        return repr(redact(self))
+
+    __str__ = __repr__
