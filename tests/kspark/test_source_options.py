@@ -166,8 +166,8 @@ def test_batch_and_streaming_rules():
 
 def test_every_setting_of_kafkas_java_consumer_is_accepted():
     # A job moved from format("kafka") keeps its kafka.* settings (Kafka 3.9's ConsumerConfig);
-    # those the source manages itself are refused as Spark refuses them, TLS and SASL as not
-    # supported yet.
+    # those the source manages itself are refused as Spark refuses them (security.protocol is
+    # left out only because the value given here is not a protocol).
     refused = {"auto.offset.reset", "key.deserializer", "value.deserializer",
                "enable.auto.commit", "interceptor.classes", "security.protocol"}
     values = {"isolation.level": "read_committed", "check.crcs": "true",
