@@ -1,9 +1,10 @@
 """broker_lite's client and confluent-kafka (librdkafka, a client nobody here wrote, which
-checks the server side of PLAIN and SCRAM) produce and consume over SSL, SASL_PLAINTEXT and
-SASL_SSL with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, through a secured front (TLS and SASL
-with broker_lite.security's server side) relaying to a real broker_lite broker. Wrong passwords
-give SASL_AUTHENTICATION_FAILED in both clients; host name mismatches are reported; the
-client re-authenticates within the session lifetime (KIP-368)."""
+checks the server side of PLAIN, SCRAM and OAUTHBEARER) produce and consume over SSL,
+SASL_PLAINTEXT and SASL_SSL with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (Kafka's
+unsecured JWS), through a secured front (TLS and SASL with broker_lite.security's server side)
+relaying to a real broker_lite broker. Wrong passwords give SASL_AUTHENTICATION_FAILED in both
+clients; host name mismatches are reported; the client re-authenticates within the session
+lifetime (KIP-368); bad input closes only its own connection."""
 
 import contextlib
 import os
@@ -39,7 +40,8 @@ USERS = {"alice": PASSWORD}
 STORED = {m: ScramCredential.from_password(m, PASSWORD, iterations=4096).to_text()
           for m in ("SCRAM-SHA-256", "SCRAM-SHA-512")}
 CASES = [("SSL", None), ("SASL_PLAINTEXT", "PLAIN"), ("SASL_PLAINTEXT", "SCRAM-SHA-256"),
-         ("SASL_SSL", "PLAIN"), ("SASL_SSL", "SCRAM-SHA-256"), ("SASL_SSL", "SCRAM-SHA-512")]
+         ("SASL_SSL", "PLAIN"), ("SASL_SSL", "SCRAM-SHA-256"), ("SASL_SSL", "SCRAM-SHA-512"),
+         ("SASL_SSL", "OAUTHBEARER")]
 
 
 def scram_credentials(mechanism, user):
@@ -66,7 +68,7 @@ def secured(zookeeper_ensemble, tmp_path_factory, ca):
         front = SecuredFront(
             ssl_context=tls if protocol.endswith("SSL") else None,
             authenticator_factory=(lambda: ServerAuthenticator(
-                ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"], plain_users=USERS,
+                ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"], plain_users=USERS,
                 scram_credentials=scram_credentials, max_reauth_ms=max_reauth_ms))
             if sasl else None)
         zookeeper_connect = f"{zookeeper_ensemble}{TEST_ROOT}/{uuid.uuid4().hex}"
@@ -97,7 +99,11 @@ def kpy_settings(front, protocol, mechanism, ca, password=PASSWORD):
                 "request.timeout.ms": "15000"}
     if protocol.endswith("SSL"):
         settings["ssl.truststore.certificates"] = ca.certificate_pem
-    if mechanism:
+    if mechanism == "OAUTHBEARER":  # Kafka's unsecured JWS, for local use
+        settings.update({"sasl.mechanism": mechanism, "sasl.jaas.config":
+                         "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule "
+                         'required unsecuredLoginStringClaim_sub="alice";'})
+    elif mechanism:
         module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
         settings.update({"sasl.mechanism": mechanism, "sasl.jaas.config":
                          f"org.apache.kafka.common.security.{module} required "
@@ -110,7 +116,10 @@ def librdkafka_settings(front, protocol, mechanism, ca, password=PASSWORD):
                 "log_level": 0}
     if protocol.endswith("SSL"):
         settings["ssl.ca.pem"] = ca.certificate_pem
-    if mechanism:
+    if mechanism == "OAUTHBEARER":
+        settings.update({"sasl.mechanism": mechanism, "sasl.oauthbearer.config": "principal=alice",
+                         "enable.sasl.oauthbearer.unsecure.jwt": True})
+    elif mechanism:
         settings.update({"sasl.mechanism": mechanism, "sasl.username": "alice",
                          "sasl.password": password})
     return settings
