@@ -57,7 +57,7 @@ from broker_lite.settings import (
 from broker_lite.vocabulary import INT32_MAX
 
 from .errors import ConfigError
-from .java_settings import JAVA_CLIENT_SETTINGS
+from .java_settings import JAVA_CLIENT_SETTINGS, JAVA_SASL_SETTINGS, JAVA_SSL_SETTINGS
 from .types import ISOLATION_LEVELS
 
 DEFAULT_PORT = 9092
@@ -195,15 +195,22 @@ PASS_THROUGH_SETTINGS = frozenset({
     "debug", "api.version.request", "broker.version.fallback",
 })
 
-#: Setting families of TLS and SASL, kept in ``ClientConfig.security``.
-SECURITY_PREFIXES = ("ssl.", "sasl.")
-#: librdkafka's TLS setting outside those families.
-SECURITY_SETTINGS = frozenset({"enable.ssl.certificate.verification"})
+#: librdkafka's TLS and SASL settings that :mod:`broker_lite.security` reads too.
+LIBRDKAFKA_SECURITY_SETTINGS = frozenset({
+    "ssl.ca.location", "ssl.ca.pem", "ssl.certificate.location", "ssl.certificate.pem",
+    "ssl.key.location", "ssl.key.pem", "enable.ssl.certificate.verification",
+    "sasl.mechanisms", "sasl.username", "sasl.password", "sasl.oauthbearer.config",
+    "sasl.oauthbearer.method", "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.scope", "enable.sasl.oauthbearer.unsecure.jwt",
+})
+#: The TLS and SASL settings, kept in ``ClientConfig.security``: Kafka's (``SslConfigs``,
+#: ``SaslConfigs``) and librdkafka's.
+SECURITY_SETTINGS = JAVA_SSL_SETTINGS | JAVA_SASL_SETTINGS | LIBRDKAFKA_SECURITY_SETTINGS
 
 
 def is_security_setting(name: str) -> bool:
     """Whether ``name`` is a TLS or SASL setting (kept in :attr:`ClientConfig.security`)."""
-    return name.startswith(SECURITY_PREFIXES) or name in SECURITY_SETTINGS or name == "oauth_cb"
+    return name in SECURITY_SETTINGS or name == "oauth_cb"
 
 
 def parse_setting(name: str, value: Any, *, shown: str | None = None) -> Any:
@@ -317,6 +324,6 @@ def _address(host: str, port: int) -> str:
 
 def _suggestion(name: str, prefix: str) -> str:
     known = [*CLIENT_SETTINGS, *PRODUCER_SETTINGS, *PASS_THROUGH_SETTINGS, *ALIASES,
-             *sorted(JAVA_CLIENT_SETTINGS)]
+             *sorted(JAVA_CLIENT_SETTINGS), *sorted(LIBRDKAFKA_SECURITY_SETTINGS)]
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
     return f" (did you mean {prefix}{close[0]}?)" if close else ""

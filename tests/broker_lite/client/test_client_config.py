@@ -91,6 +91,10 @@ def test_bootstrap_servers(text, servers):
     ({"bootstrap.servers": "b:1", "security.protocol": "sasl_plaintext",
       "sasl.mechanism": "SCRAM-SHA-256", "sasl.jaas.config": 'Bad required password="pw1";'},
      "sasl.jaas.config", "unknown login module"),
+    ({"bootstrap.servers": "b:1", "ssl.truststore.locaton": "/x"}, "ssl.truststore.locaton",
+     "did you mean ssl.truststore.location"),
+    ({"bootstrap.servers": "b:1", "sasl.usrname": "a"}, "sasl.usrname",
+     "did you mean sasl.username"),
     ({"bootstrap.servers": "b:1", "group.id": ""}, "group.id", "empty"),
     ({"bootstrap.servers": "b:1", "check.crcs": "sometimes"}, "check.crcs", "true or false"),
 ])
