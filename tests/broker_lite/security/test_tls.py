@@ -12,6 +12,21 @@ from broker_lite.security.testing import TestCertificateAuthority
 from broker_lite.security.tls import client_context, server_context
 
 
+@pytest.fixture(scope="module")
+def ca():
+    return TestCertificateAuthority()
+
+
+@pytest.fixture(scope="module")
+def server_certificate(ca):
+    return ca.issue("broker", hosts=["localhost", "127.0.0.1"])
+
+
+@pytest.fixture(scope="module")
+def client_certificate(ca):
+    return ca.issue("alice", client=True)
+
+
 def handshake(client_settings, server_settings, host="127.0.0.1"):
     """A real TLS handshake over loopback; the server's view of the client certificate."""
     server_ctx = server_context(server_settings)
