@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from broker_lite.client import ClientConfig, ConfigError, TopicPartition
-from broker_lite.client.config import ALIASES, CLIENT_SETTINGS
+from broker_lite.client.config import ALIASES, CLIENT_SETTINGS, is_security_setting
+from broker_lite.security.redaction import RedactedSettings
 from broker_lite.settings import boolean, choice, duration_ms, int32, int64, list_of
 
 EARLIEST = -2
@@ -142,7 +143,7 @@ class OffsetSpec:
 
 @dataclass(frozen=True)
 class SourceOptions:
-    client: Mapping[str, str]  # kafka.* settings without the prefix
+    client: Mapping[str, str]  # kafka.* settings without the prefix (printed redacted)
     subscription: Subscription
     starting: OffsetSpec | None  # None: the default of the query kind
     ending: OffsetSpec | None
@@ -223,7 +224,7 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
         raise OptionError("minOffsetsPerTrigger", f"{min_rows} is above maxOffsetsPerTrigger "
                                                   f"({max_rows})")
     return SourceOptions(
-        client=dict(config.given),
+        client=RedactedSettings(config.given),
         subscription=subscription,
         starting=starting,
         ending=ending,
@@ -250,7 +251,8 @@ def unused_kafka_settings(client: Mapping[str, str], used: Collection[str]) -> l
     ...                       SOURCE_KAFKA_SETTINGS)
     ['kafka.max.poll.records']
     """
-    return sorted(f"kafka.{name}" for name in client if ALIASES.get(name, name) not in used)
+    return sorted(f"kafka.{name}" for name in client
+                  if ALIASES.get(name, name) not in used and not is_security_setting(name))
 
 
 def log_unused_kafka_settings(client: Mapping[str, str], used: Collection[str],

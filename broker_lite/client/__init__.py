@@ -44,6 +44,8 @@ from .errors import (
     OutOfOrderSequenceError,
     ProducerFencedError,
     RecordTooLargeError,
+    SaslAuthenticationFailedError,
+    SslAuthenticationError,
     TopicAlreadyExistsError,
     TransactionalIdNotFoundError,
     TransactionStateError,
@@ -89,6 +91,7 @@ __all__ = [
     "NotLeaderOrFollowerError", "OffsetAndMetadata", "OffsetAndTimestamp", "OffsetOutOfRangeError",
     "PartitionMetadata", "RecordTooLargeError", "TopicAlreadyExistsError", "TopicMetadata",
     "TopicPartition", "UnknownTopicOrPartitionError", "UnsupportedVersionError", "error_for",
+    "SaslAuthenticationFailedError", "SslAuthenticationError",
     # producing
     "ConcurrentTransactionsError", "InvalidTxnStateError", "OutOfOrderSequenceError",
     "Producer", "ProducerFencedError", "TransactionDescription", "TransactionHandle",

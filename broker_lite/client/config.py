@@ -11,7 +11,11 @@ kinds of names are known:
   (:mod:`.java_settings`) -- other Java / librdkafka settings of the producer or consumer
   side (``linger.ms``, ``auto.offset.reset``, ...): accepted and kept in
   :attr:`ClientConfig.extra`, unused here;
-* :data:`UNSUPPORTED_PREFIXES` -- TLS and SASL settings: known, refused (PLAINTEXT only).
+* ``ssl.*`` and ``sasl.*`` -- TLS and SASL settings (Kafka's and librdkafka's names), kept in
+  :attr:`ClientConfig.security` and checked up front by building the TLS context
+  (:func:`broker_lite.security.tls.client_context`) and the SASL mechanism
+  (:class:`broker_lite.security.sasl_client.SaslClientFactory`) that ``security.protocol``
+  asks for; ``oauth_cb`` (a Python callable, confluent-kafka's name) supplies OAUTHBEARER tokens.
 
 Any other name is a :class:`ConfigError` naming it, so a misspelt option never passes silently.
 Values parse as Kafka's ``ConfigDef`` parses them (:mod:`broker_lite.settings`): trimmed, numbers
@@ -36,6 +40,9 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
+from broker_lite.security import SecurityConfigError, tls
+from broker_lite.security.redaction import RedactedSettings
+from broker_lite.security.sasl_client import SaslClientFactory
 from broker_lite.settings import (
     InvalidValue,
     Setting,
@@ -50,7 +57,7 @@ from broker_lite.settings import (
 from broker_lite.vocabulary import INT32_MAX
 
 from .errors import ConfigError
-from .java_settings import JAVA_CLIENT_SETTINGS
+from .java_settings import JAVA_CLIENT_SETTINGS, JAVA_SASL_SETTINGS, JAVA_SSL_SETTINGS
 from .types import ISOLATION_LEVELS
 
 DEFAULT_PORT = 9092
@@ -82,8 +89,9 @@ def parse_servers(text: str) -> list[tuple[str, int]]:
             continue
         if "://" in item:
             scheme, item = item.split("://", 1)
-            if scheme.upper() != "PLAINTEXT":
-                raise ValueError(f"only PLAINTEXT listeners are supported, got {scheme}://")
+            if scheme.upper() not in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"):
+                raise ValueError(f"unknown security protocol {scheme}:// (expected PLAINTEXT, "
+                                 f"SSL, SASL_PLAINTEXT or SASL_SSL)")
         if item.startswith("["):  # [ipv6]:port
             host, _, rest = item[1:].partition("]")
             port_text = rest[1:] if rest.startswith(":") else ""
@@ -138,8 +146,9 @@ CLIENT_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("isolation.level", choice(*ISOLATION_LEVELS), "read_uncommitted",
             "default isolation level of fetch and list_offsets"),
     Setting("group.id", non_empty, None, "default group of committed() and commit()"),
-    Setting("security.protocol", choice("plaintext", case_sensitive=False), "plaintext",
-            "only PLAINTEXT is supported"),
+    Setting("security.protocol", choice("plaintext", "ssl", "sasl_plaintext", "sasl_ssl",
+                                        case_sensitive=False), "plaintext",
+            "PLAINTEXT, SSL (TLS), SASL_PLAINTEXT or SASL_SSL (SASL over TLS)"),
 )}
 
 #: The producer's settings (:mod:`broker_lite.client.producer`): name -> Setting. ``batch.size``
@@ -206,8 +215,22 @@ PASS_THROUGH_SETTINGS = frozenset({
     "debug", "api.version.request", "broker.version.fallback",
 })
 
-#: Setting families this client knows and refuses: only PLAINTEXT connections are supported.
-UNSUPPORTED_PREFIXES = ("ssl.", "sasl.")
+#: librdkafka's TLS and SASL settings that :mod:`broker_lite.security` reads too.
+LIBRDKAFKA_SECURITY_SETTINGS = frozenset({
+    "ssl.ca.location", "ssl.ca.pem", "ssl.certificate.location", "ssl.certificate.pem",
+    "ssl.key.location", "ssl.key.pem", "enable.ssl.certificate.verification",
+    "sasl.mechanisms", "sasl.username", "sasl.password", "sasl.oauthbearer.config",
+    "sasl.oauthbearer.method", "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.scope", "enable.sasl.oauthbearer.unsecure.jwt",
+})
+#: The TLS and SASL settings, kept in ``ClientConfig.security``: Kafka's (``SslConfigs``,
+#: ``SaslConfigs``) and librdkafka's.
+SECURITY_SETTINGS = JAVA_SSL_SETTINGS | JAVA_SASL_SETTINGS | LIBRDKAFKA_SECURITY_SETTINGS
+
+
+def is_security_setting(name: str) -> bool:
+    """Whether ``name`` is a TLS or SASL setting (kept in :attr:`ClientConfig.security`)."""
+    return name in SECURITY_SETTINGS or name == "oauth_cb"
 
 
 def parse_setting(name: str, value: Any, *, shown: str | None = None) -> Any:
@@ -242,19 +265,25 @@ class ClientConfig:
         values = {name: s.default for name, s in (*CLIENT_SETTINGS.items(),
                                                   *PRODUCER_SETTINGS.items())}
         self.extra: dict[str, str] = {}
-        self.given: dict[str, str] = {}
+        self.given: dict[str, str] = RedactedSettings()  # prints with secrets hidden
+        self.security: dict[str, str] = {}
+        self.oauth_cb = None
         for key, raw in settings.items():
             name = ALIASES.get(key, key)
             shown = key_prefix + key
+            if name == "oauth_cb":
+                if not callable(raw):
+                    raise ConfigError(shown, "expected a callable (config) -> (token, expiry)")
+                self.oauth_cb = raw
+                continue
             text = as_text(raw)
             self.given[key] = text
             if name in CLIENT_SETTINGS or name in PRODUCER_SETTINGS:
                 values[name] = parse_setting(name, text, shown=shown)
                 if name in PRODUCER_SETTINGS:
                     self.extra[name] = text
-            elif name.startswith(UNSUPPORTED_PREFIXES):
-                raise ConfigError(shown, "TLS and SASL are not supported by this client "
-                                         "(PLAINTEXT connections only)")
+            elif is_security_setting(name):
+                self.security[name] = text
             elif name in PASS_THROUGH_SETTINGS or name in JAVA_CLIENT_SETTINGS:
                 self.extra[name] = text
             else:
@@ -264,6 +293,8 @@ class ClientConfig:
             raise ConfigError(key_prefix + "bootstrap.servers", "required, e.g. 127.0.0.1:9092")
         for name, value in values.items():
             setattr(self, name.replace(".", "_"), value)
+        self.ssl_context, self.sasl = _security(self.security_protocol, self.security,
+                                                self.oauth_cb, key_prefix)
 
     @classmethod
     def from_spark_options(cls, options: Mapping[str, Any]) -> ClientConfig:
@@ -308,6 +339,26 @@ class ClientConfig:
     def __repr__(self) -> str:
         return f"ClientConfig({self.given!r})"
 
+    def __getstate__(self) -> dict:  # an SSLContext does not pickle: both rebuilt on loading
+        return {**self.__dict__, "ssl_context": None, "sasl": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.ssl_context, self.sasl = _security(self.security_protocol, self.security,
+                                                self.oauth_cb, "")
+
+
+def _security(protocol: str, settings: Mapping[str, str], oauth_cb, prefix: str):
+    """The TLS context and SASL mechanism ``security.protocol`` asks for (None when not)."""
+    protocol = protocol.upper()
+    try:
+        context = tls.client_context(settings) if protocol.endswith("SSL") else None
+        sasl = (SaslClientFactory.from_settings(settings, oauth_cb=oauth_cb)
+                if protocol.startswith("SASL") else None)
+    except SecurityConfigError as exc:
+        raise ConfigError(prefix + exc.key, str(exc).split(": ", 1)[-1]) from None
+    return context, sasl
+
 
 def _hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
@@ -319,6 +370,6 @@ def _address(host: str, port: int) -> str:
 
 def _suggestion(name: str, prefix: str) -> str:
     known = [*CLIENT_SETTINGS, *PRODUCER_SETTINGS, *PASS_THROUGH_SETTINGS, *ALIASES,
-             *sorted(JAVA_CLIENT_SETTINGS)]
+             *sorted(JAVA_CLIENT_SETTINGS), *sorted(LIBRDKAFKA_SECURITY_SETTINGS)]
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
     return f" (did you mean {prefix}{close[0]}?)" if close else ""

@@ -37,11 +37,25 @@ A connection unused for ``connections.max.idle.ms`` is closed before the next re
 opened again, as Kafka's clients close idle connections before brokers do; one that the broker
 closed while idle is noticed before the next request is sent, and reopened, so idle clients do
 not see spurious errors.
+
+Security (``security.protocol``): with SSL and SASL_SSL the socket is wrapped in TLS right after
+the TCP connect (the broker's host name checked unless ``ssl.endpoint.identification.algorithm``
+is empty); a failed handshake is :class:`SslAuthenticationError` naming the broker and the
+reason (certificate verify failed, host name mismatch). With SASL_PLAINTEXT and SASL_SSL,
+ApiVersions is followed by SaslHandshake v1 with the mechanism and SaslAuthenticate requests
+(v0-v2, as the broker offers) carrying the mechanism's messages (:mod:`broker_lite.security`); a
+refusal is :class:`SaslAuthenticationFailedError` with the broker's message, not retriable. When
+the broker gives the session a lifetime (SaslAuthenticate v1+, KIP-368), the connection
+authenticates again before the next request once 85-95 % of it has passed, as Kafka's client.
+
 """
 
 from __future__ import annotations
 
+import random
+import select
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -55,6 +69,7 @@ from broker_lite.protocol import (
     encode_request,
     parse_response,
 )
+from broker_lite.security import SaslAuthenticationError
 
 from .config import ClientConfig, _address
 from .errors import (
@@ -65,6 +80,8 @@ from .errors import (
     KafkaClientError,
     KafkaConnectionError,
     KafkaTimeoutError,
+    SaslAuthenticationFailedError,
+    SslAuthenticationError,
     error_for,
 )
 from .retry import Deadline, ExponentialBackoff
@@ -106,6 +123,7 @@ class BrokerConnection:
         self._lock = threading.Lock()
         self._correlation_id = 0
         self._closed = False
+        self._reauthenticate_at: float | None = None  # monotonic time (KIP-368)
 
     @property
     def address(self) -> str:
@@ -143,6 +161,9 @@ class BrokerConnection:
                 self._reset(failed=False)
             if self._sock is None:
                 self._connect(deadline)
+            elif self._reauthenticate_at is not None \
+                    and time.monotonic() >= self._reauthenticate_at:
+                self._authenticate_or_reset(deadline)
             version = self.versions.version(api_key, max_version)
             request_body = body(version) if callable(body) else body
             frame = self._exchange(api_key, version, request_body, deadline)
@@ -182,6 +203,8 @@ class BrokerConnection:
         except OSError as exc:
             raise self._connect_failed(exc.strerror or str(exc)) from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.config.ssl_context is not None:
+            sock = self._tls_handshake(sock, timeout)
         if self._closed:  # closed meanwhile by another thread
             sock.close()
             raise ClientClosedError(f"connection to {self.address} is closed")
@@ -191,6 +214,8 @@ class BrokerConnection:
         except BaseException:
             self._reset()
             raise
+        if self.config.sasl is not None:
+            self._authenticate_or_reset(deadline)
         self.failed_attempts = 0  # set up: the next failure starts the backoff afresh
 
     def _connect_failed(self, why: str) -> BrokerNotAvailableError:
@@ -217,6 +242,71 @@ class BrokerConnection:
             raise too_late(wait_s * 1000)
         time.sleep(wait_s)
 
+    def _tls_handshake(self, sock: socket.socket, timeout: float) -> ssl.SSLSocket:
+        try:
+            return self.config.ssl_context.wrap_socket(sock, server_hostname=self.host)
+        except ssl.SSLCertVerificationError as exc:
+            sock.close()
+            raise SslAuthenticationError(
+                f"TLS handshake with broker {self.address} failed: certificate verify failed: "
+                f"{exc.verify_message}") from None
+        except ssl.SSLError as exc:
+            sock.close()
+            raise SslAuthenticationError(f"TLS handshake with broker {self.address} failed: "
+                                         f"{exc.reason or exc}") from None
+        except TimeoutError:
+            sock.close()
+            raise BrokerNotAvailableError(f"TLS handshake with broker {self.address}: no answer "
+                                          f"within {timeout * 1000:.0f} ms") from None
+        except OSError as exc:
+            sock.close()
+            raise BrokerNotAvailableError(
+                f"TLS handshake with broker {self.address} failed: the connection was closed "
+                f"({exc.strerror or exc}); is it a TLS listener?") from None
+
+    def _authenticate_or_reset(self, deadline: Deadline) -> None:
+        try:
+            self._authenticate(deadline)
+        except BaseException:
+            self._reset()
+            raise
+
+    def _authenticate(self, deadline: Deadline) -> None:
+        """SaslHandshake then SaslAuthenticate until the mechanism's exchange completes."""
+        factory = self.config.sasl
+        where = f"broker {self.address}"
+        version = self.versions.version(ApiKey.SASL_HANDSHAKE)
+        frame = self._exchange(ApiKey.SASL_HANDSHAKE, version, {"mechanism": factory.mechanism},
+                               deadline)
+        response = self._parse(ApiKey.SASL_HANDSHAKE, version, frame)
+        if response["error_code"]:
+            raise error_for(response["error_code"],
+                            f"{factory.mechanism} is not enabled; the broker offers "
+                            f"{', '.join(response['mechanisms']) or 'none'}", where=where)
+        version = self.versions.version(ApiKey.SASL_AUTHENTICATE)
+        exchange = factory.exchange()
+        challenge, lifetime_ms = None, 0
+        while True:
+            try:
+                message = exchange.respond(challenge)
+            except SaslAuthenticationError as exc:
+                raise SaslAuthenticationFailedError(
+                    f"SASL_AUTHENTICATION_FAILED with {where}: {exc}", where=where) from None
+            if message is None:
+                break
+            frame = self._exchange(ApiKey.SASL_AUTHENTICATE, version, {"auth_bytes": message},
+                                   deadline)
+            response = self._parse(ApiKey.SASL_AUTHENTICATE, version, frame)
+            error = error_for(response["error_code"], response.get("error_message"),
+                              where=where)
+            if error is not None:
+                raise error
+            challenge = bytes(response["auth_bytes"])
+            lifetime_ms = response.get("session_lifetime_ms", 0)
+        self._reauthenticate_at = (
+            time.monotonic() + lifetime_ms / 1000 * random.uniform(0.85, 0.95)
+            if lifetime_ms > 0 else None)
+
     def _negotiate(self, deadline: Deadline) -> ApiVersionTable:
         version = CLIENT_VERSIONS[ApiKey.API_VERSIONS][1]
         body = {"client_software_name": SOFTWARE_NAME, "client_software_version": SOFTWARE_VERSION}
@@ -241,6 +331,8 @@ class BrokerConnection:
         sock = self._sock
         if sock is None:
             return True
+        if isinstance(sock, ssl.SSLSocket):
+            return self._tls_peer_closed(sock)
         try:
             sock.settimeout(0.0)
             sock.recv(1, socket.MSG_PEEK)
@@ -254,10 +346,29 @@ class BrokerConnection:
         idle_ms = self.config.connections_max_idle_ms
         return idle_ms >= 0 and (time.monotonic() - self._last_used) * 1000 > idle_ms
 
+    @staticmethod
+    def _tls_peer_closed(sock: ssl.SSLSocket) -> bool:
+        """As :meth:`_peer_closed` for TLS, which cannot peek: TLS records that carry no data
+        (TLS 1.3 session tickets) are read and leave the connection healthy."""
+        if sock.pending():
+            return True  # data nobody asked for: out of step
+        try:
+            readable, _, _ = select.select([sock], [], [], 0)
+            if not readable:
+                return False
+            sock.settimeout(0.0)
+            sock.recv(1)
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+            return False
+        except (OSError, ValueError):
+            return True
+        return True
+
     def _reset(self, *, failed: bool = True) -> None:
         """Drop the socket; after a failure (not an idle close) reconnecting backs off."""
         sock, self._sock = self._sock, None
         self.versions = None
+        self._reauthenticate_at = None
         if sock is not None:
             sock.close()
             if failed:

@@ -184,6 +184,19 @@ UnknownTopicIdError = _api_error("UnknownTopicIdError", E.UNKNOWN_TOPIC_ID, inva
 InconsistentTopicIdError = _api_error("InconsistentTopicIdError", E.INCONSISTENT_TOPIC_ID,
                                       invalid_metadata=True)
 
+SaslAuthenticationFailedError = _api_error(
+    "SaslAuthenticationFailedError", E.SASL_AUTHENTICATION_FAILED,
+    doc="SASL_AUTHENTICATION_FAILED (58): the broker refused the credentials (or the client "
+        "refused the broker's SCRAM signature); the message is the broker's. Not retriable.")
+UnsupportedSaslMechanismError = _api_error("UnsupportedSaslMechanismError",
+                                           E.UNSUPPORTED_SASL_MECHANISM)
+IllegalSaslStateError = _api_error("IllegalSaslStateError", E.ILLEGAL_SASL_STATE)
+
+
+class SslAuthenticationError(KafkaClientError):
+    """The TLS handshake with a broker failed (its certificate is not trusted, its host name
+    does not match, the broker refused this client's certificate): Kafka's
+    ``SslAuthenticationException``, not retriable."""
 
 
 class GroupCoordinatorError(KafkaApiError):
@@ -274,6 +287,7 @@ class TransactionStateError(KafkaClientError):
 ERROR_CLASSES: dict[ErrorCode, type[KafkaClientError]] = {
     cls.error_code: cls for cls in (
         UnknownServerError, OffsetOutOfRangeError, CorruptMessageError,
+        SaslAuthenticationFailedError, UnsupportedSaslMechanismError, IllegalSaslStateError,
         UnknownTopicOrPartitionError, InvalidFetchSizeError, LeaderNotAvailableError,
         NotLeaderError, KafkaTimeoutError, BrokerNotAvailableError, ReplicaNotAvailableError,
         RecordTooLargeError, OffsetMetadataTooLargeError, KafkaConnectionError,

@@ -32,6 +32,7 @@ from pyspark.sql.types import (
 )
 
 from broker_lite.client.config import CLIENT_SETTINGS, PRODUCER_SETTINGS
+from broker_lite.security.redaction import RedactedSettings
 from broker_lite.settings import choice
 from kspark.options import OptionError, kafka_options, typed_options
 
@@ -74,7 +75,7 @@ class ColumnError(ValueError):
 
 @dataclass(frozen=True)
 class SinkOptions:
-    client: Mapping[str, str]  # kafka.* settings without the prefix
+    client: Mapping[str, str]  # kafka.* settings without the prefix (printed redacted)
     topic: str | None
     guarantee: str
 
@@ -90,7 +91,7 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     'exactly_once'
     """
     given = {str(k).lower(): (str(k), str(v)) for k, v in options.items()}
-    client = dict(kafka_options(given, UNSUPPORTED_KAFKA_OPTIONS).given)
+    client = RedactedSettings(kafka_options(given, UNSUPPORTED_KAFKA_OPTIONS).given)
     for key, (name, _) in given.items():
         if not key.startswith("kafka.") and key not in SINK_OPTIONS and key not in SPARK_OPTIONS:
             raise OptionError(name, "unknown option of the kpy sink; known options: topic, "

@@ -15,9 +15,8 @@ Spark's ``KafkaOffsetReader`` retries its own (each attempt already retries with
 import logging
 import time
 from collections.abc import Callable
-from typing import TypeVar
-
 from contextlib import AbstractContextManager
+from typing import TypeVar
 
 from broker_lite.client import KafkaClient, shared_client
 from broker_lite.client.errors import ConfigError, InvalidArgumentError, KafkaClientError

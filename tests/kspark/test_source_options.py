@@ -166,8 +166,8 @@ def test_batch_and_streaming_rules():
 
 def test_every_setting_of_kafkas_java_consumer_is_accepted():
     # A job moved from format("kafka") keeps its kafka.* settings (Kafka 3.9's ConsumerConfig);
-    # those the source manages itself are refused as Spark refuses them, TLS and SASL as not
-    # supported yet.
+    # those the source manages itself are refused as Spark refuses them (security.protocol is
+    # left out only because the value given here is not a protocol).
     refused = {"auto.offset.reset", "key.deserializer", "value.deserializer",
                "enable.auto.commit", "interceptor.classes", "security.protocol"}
     values = {"isolation.level": "read_committed", "check.crcs": "true",
@@ -177,21 +177,27 @@ def test_every_setting_of_kafkas_java_consumer_is_accepted():
         assert options.client[name] == values.get(name, "1000")
 
 
-@pytest.mark.parametrize("name, message", [
+@pytest.mark.parametrize("name, message, others", [
     ("kafka.max.poll.record", "unknown Kafka client setting (did you mean "
-                              "kafka.max.poll.records?)"),
-    ("kafka.ssl.truststore.location", "TLS and SASL are not supported"),
-    ("kafka.sasl.mechanism", "TLS and SASL are not supported"),
+                              "kafka.max.poll.records?)", {}),
+    ("kafka.ssl.truststore.location", "JKS stores (Kafka's default type) are Java-only",
+     {"kafka.security.protocol": "SSL"}),
+    ("kafka.sasl.mechanism", "X is not supported by this client",
+     {"kafka.security.protocol": "SASL_PLAINTEXT"}),
 ])
-def test_unknown_names_and_tls_settings_are_refused_by_name(name, message):
+def test_unknown_names_and_unusable_security_settings_are_refused_by_name(name, message, others):
     with pytest.raises(OptionError) as raised:
-        parse(subscribe="t", **{name: "x"})
-    assert raised.value.option == name and message in str(raised.value)
+        parse(subscribe="t", **{**others, name: "x"})
+    assert message in str(raised.value)
+    assert raised.value.option == (name if "truststore" not in name
+                                   else "kafka.ssl.truststore.type")
 
 
-def test_only_plaintext_connections():
+def test_security_protocols():
     assert parse(subscribe="t", **{"kafka.security.protocol": "PLAINTEXT"}).client
     with pytest.raises(OptionError, match="'kafka.security.protocol'"):
+        parse(subscribe="t", **{"kafka.security.protocol": "TLS"})
+    with pytest.raises(OptionError, match="'kafka.sasl.mechanism': GSSAPI is not supported"):
         parse(subscribe="t", **{"kafka.security.protocol": "SASL_SSL"})
 
 

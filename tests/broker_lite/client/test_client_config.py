@@ -1,6 +1,8 @@
 """Client settings: Kafka's names and defaults, validation errors that name the setting, the
 producer-side settings passed through, and Spark's ``kafka.``-prefixed options."""
 
+import pickle
+
 import pytest
 
 from broker_lite.client import ClientConfig, ConfigError, KafkaClient
@@ -69,7 +71,7 @@ def test_bootstrap_servers(text, servers):
     ({}, "bootstrap.servers", "required"),
     ({"bootstrap.servers": ""}, "bootstrap.servers", "at least one"),
     ({"bootstrap.servers": "b:x"}, "bootstrap.servers", "bad port"),
-    ({"bootstrap.servers": "SSL://b:1"}, "bootstrap.servers", "PLAINTEXT"),
+    ({"bootstrap.servers": "TLS://b:1"}, "bootstrap.servers", "unknown security protocol"),
     ({"bootstrap.servers": "b:1", "request.timeout.ms": "soon"}, "request.timeout.ms",
      "integer"),
     ({"bootstrap.servers": "b:1", "request.timeout.ms": "0"}, "request.timeout.ms", "[1,"),
@@ -78,11 +80,21 @@ def test_bootstrap_servers(text, servers):
     ({"bootstrap.servers": "b:1", "fetch.max.wait": "1"}, "fetch.max.wait",
      "did you mean fetch.max.wait.ms"),
     ({"bootstrap.servers": "b:1", "no.such.thing": "1"}, "no.such.thing", "unknown"),
-    ({"bootstrap.servers": "b:1", "security.protocol": "SASL_SSL"}, "security.protocol",
-     "plaintext"),
-    ({"bootstrap.servers": "b:1", "ssl.truststore.location": "/x"}, "ssl.truststore.location",
-     "not supported"),
-    ({"bootstrap.servers": "b:1", "sasl.mechanism": "PLAIN"}, "sasl.mechanism", "not supported"),
+    ({"bootstrap.servers": "b:1", "security.protocol": "TLS"}, "security.protocol",
+     "sasl_ssl"),
+    ({"bootstrap.servers": "b:1", "security.protocol": "SASL_SSL"}, "sasl.mechanism",
+     "GSSAPI is not supported"),
+    ({"bootstrap.servers": "b:1", "security.protocol": "SSL", "ssl.truststore.location": "/x"},
+     "ssl.truststore.type", "keytool -importkeystore"),
+    ({"bootstrap.servers": "b:1", "security.protocol": "SASL_PLAINTEXT",
+      "sasl.mechanism": "PLAIN"}, "sasl.jaas.config", "needs a user name and password"),
+    ({"bootstrap.servers": "b:1", "security.protocol": "sasl_plaintext",
+      "sasl.mechanism": "SCRAM-SHA-256", "sasl.jaas.config": 'Bad required password="pw1";'},
+     "sasl.jaas.config", "unknown login module"),
+    ({"bootstrap.servers": "b:1", "ssl.truststore.locaton": "/x"}, "ssl.truststore.locaton",
+     "did you mean ssl.truststore.location"),
+    ({"bootstrap.servers": "b:1", "sasl.usrname": "a"}, "sasl.usrname",
+     "did you mean sasl.username"),
     ({"bootstrap.servers": "b:1", "group.id": ""}, "group.id", "empty"),
     ({"bootstrap.servers": "b:1", "check.crcs": "sometimes"}, "check.crcs", "true or false"),
 ])
@@ -126,3 +138,17 @@ def test_spark_options_take_the_kafka_prefixed_ones_and_errors_name_the_option()
     assert "did you mean kafka.fetch.max.bytes" in str(info.value)
     with pytest.raises(ConfigError, match="^kafka.bootstrap.servers: required"):
         KafkaClient.from_options({"subscribe": "events"})
+
+
+def test_security_settings_are_kept_and_hidden_when_printed():
+    jaas = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
+            'username="alice" password="alice-secret";')
+    config = ClientConfig({"bootstrap.servers": "SASL_SSL://b:1", "security.protocol": "SASL_SSL",
+                           "sasl.mechanism": "SCRAM-SHA-256", "sasl.jaas.config": jaas,
+                           "ssl.endpoint.identification.algorithm": ""})
+    assert config.security_protocol == "sasl_ssl"
+    assert config.sasl.mechanism == "SCRAM-SHA-256" and config.sasl.username == "alice"
+    assert config.ssl_context is not None and not config.ssl_context.check_hostname
+    assert "alice-secret" not in repr(config)
+    copy = pickle.loads(pickle.dumps(config))  # Spark ships configs to executors
+    assert copy.ssl_context is not None and copy.sasl.username == "alice"

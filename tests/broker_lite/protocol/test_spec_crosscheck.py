@@ -37,7 +37,8 @@ REQUIRED_APIS = ["ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets",
                  "DescribeConfigs", "AlterConfigs", "IncrementalAlterConfigs", "DescribeCluster",
                  "FindCoordinator", "JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup",
                  "OffsetCommit", "OffsetFetch", "ListGroups", "DescribeGroups", "DeleteGroups",
-                 "OffsetDelete", "SaslHandshake", "InitProducerId", "DescribeProducers",
+                 "OffsetDelete", "SaslHandshake", "SaslAuthenticate", "InitProducerId",
+                 "DescribeProducers",
                  "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "WriteTxnMarkers",
                  "TxnOffsetCommit", "DescribeTransactions", "ListTransactions"]
 

@@ -10,7 +10,7 @@ from broker_lite.client.errors import ConfigError, KafkaClientError
 from kspark.options import parse_source_options
 from kspark.source import OffsetRange
 from kspark.source.batch import read_partition
-from kspark.source.connect import open_reading_client, with_offset_retries
+from kspark.source.connect import lease_client, with_offset_retries
 
 
 def closed_port() -> int:
@@ -26,9 +26,9 @@ def options(**extra):
 
 def test_poll_timeout_bounds_an_executors_read():
     quick = options(**{"kafkaConsumer.pollTimeoutMs": "300"})
-    with open_reading_client(quick) as client:
+    with lease_client(quick, reading=True) as client:
         assert client.config.request_timeout_ms == 300
-    with open_reading_client(options()) as client:  # without it, the client's own timeout
+    with lease_client(options(), reading=True) as client:  # without it, the client's own timeout
         assert client.config.request_timeout_ms == 30_000
     started = time.monotonic()
     with pytest.raises(KafkaClientError):
