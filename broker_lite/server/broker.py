@@ -1,9 +1,13 @@
 """One broker_lite broker: its logs, its place in the ZooKeeper cluster, and its listener.
 
 Start-up order, as a Kafka broker's: ZooKeeper (an embedded server when ``zookeeper.connect`` is
-unset), the logs (recovered if the last shutdown was not clean), the listener (so the port is known
-when registering), then registration and the controller election in ZooKeeper. Shutdown reverses
-it and leaves the clean-shutdown marker, so the next start skips recovery.
+unset), the logs (recovered if the last shutdown was not clean), the listener bound (so the port is
+known when registering: ``SocketServer.start``), then registration and the controller election in
+ZooKeeper, and only then request processing (``SocketServer.enable_request_processing``: until
+then clients' connections wait in the listen backlog). Shutdown answers the requests waiting in
+the purgatory, stops the network, lets the requests being handled finish, then closes the rest in
+reverse order and leaves the clean-shutdown marker, so the next start skips recovery. The
+network's threads are described in :mod:`broker_lite.server.network`.
 """
 
 import logging
@@ -33,7 +37,8 @@ from .admin import ZkTopicAdmin
 from .apis import handlers
 from .dispatcher import Dispatcher, supported_versions
 from .metadata import ClusterMetadata
-from .network import SocketServer
+from .metrics import BrokerMetrics, MetricsListener
+from .network import Listener, NetworkConfig, RequestHandlerPool, SocketServer
 from .purgatory import Purgatory
 from .services import HandlerServices
 
@@ -49,6 +54,9 @@ class Broker:
         self.zookeeper: ZooKeeperConnection | None = None
         self.logs: LogManager | None = None
         self.server: SocketServer | None = None
+        self.request_handlers: RequestHandlerPool | None = None
+        self.metrics: BrokerMetrics | None = None
+        self.metrics_listener: MetricsListener | None = None
         self.zk_broker: ZkBroker | None = None
         self.services: HandlerServices | None = None
         self.purgatory: Purgatory | None = None
@@ -91,11 +99,17 @@ class Broker:
             groups=self.groups, transactions=self.transactions.coordinator,
             markers=self.transactions.markers, producer_ids=producer_ids, purgatory=purgatory,
             api_versions=supported_versions(api_handlers))
-        self.server = SocketServer(
-            listener.host, listener.port, Dispatcher(api_handlers, services),
-            max_request_bytes=config["socket.request.max.bytes"],
-            idle_timeout_ms=config["connections.max.idle.ms"],
-        ).start()
+        # The listener is bound now (the port is registered below) and serves requests once
+        # the broker is registered: Kafka's SocketServer.startup, then enableRequestProcessing.
+        self.server = SocketServer([Listener(listener.listener_name, listener.host,
+                                             listener.port)], NetworkConfig.of(config)).start()
+        self.request_handlers = RequestHandlerPool(
+            self.server.request_channel, Dispatcher(api_handlers, services),
+            config["num.io.threads"]).start()
+        self.metrics = BrokerMetrics(self.server, purgatory, lambda: services.broker_id)
+        if config["metrics.listener"]:
+            self.metrics_listener = MetricsListener(config["metrics.listener"],
+                                                    self.metrics).start()
         advertised = self._advertised(listener, self.server.port)
         self._wait_for_previous_session(client, config["broker.id"])
         self.zk_broker = ZkBroker(client, config, partitions, endpoints=(advertised,))
@@ -107,6 +121,7 @@ class Broker:
                                                                        services.cluster_id))
         client.ChildrenWatch(CONFIG_CHANGES_PATH, self._on_config_changes)
         self.logs.start_background_tasks(cleaner_interval_ms=config["log.cleaner.backoff.ms"])
+        self.server.enable_request_processing()
         logger.info("broker %d listening on %s:%d (ZooKeeper %s)", services.broker_id,
                     advertised.host, advertised.port, self.zookeeper.connect_string)
 
@@ -173,11 +188,17 @@ class Broker:
 
     def stop(self) -> None:
         """Stop serving, leave the cluster, close the logs cleanly."""
-        if self.purgatory is not None:
+        if self.metrics_listener is not None:
+            self.metrics_listener.stop()
+            self.metrics_listener = None
+        if self.purgatory is not None:  # waiting requests answer now
             self.purgatory.stop()
         if self.server is not None:
             self.server.stop()
             self.server = None
+        if self.request_handlers is not None:  # the requests being handled finish first
+            self.request_handlers.stop()
+            self.request_handlers = None
         if self.transactions is not None:
             self.transactions.shutdown()
             self.transactions = None
