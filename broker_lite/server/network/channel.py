@@ -4,9 +4,12 @@ authenticator, the frames coming in and the responses going out.
 A channel is ready for requests once its transport finished its handshake and its authenticator
 accepted the client (:mod:`.transport`, :mod:`.authenticator`); :meth:`KafkaChannel.prepare`
 takes both a step further on every readiness event. It then carries one request at a time: once
-a request is read the channel is *muted*, and the next is not read until the response to this
-one is sent, so responses go back in request order, as Kafka's processors keep them. A channel
-is also *paused* while the request queue is full (back-pressure: nothing more is read).
+a request is read the channel is *muted*, and its next request is not read until the response
+to this one is queued on the channel, so responses go back in request order, as Kafka's
+processors keep them. It stays muted while more than :data:`MAX_UNSENT_RESPONSES` of its
+responses are not written yet, so a client that does not read its responses stops being read
+too. A channel is also *paused* while the request queue is full (back-pressure: nothing more is
+read).
 
 Responses leave as :class:`ResponseSend` objects: byte chunks (several sent in one gathering
 write) and file regions (record data, sent with the transport's ``send_region``), written as far
@@ -21,6 +24,9 @@ from .receive import FrameReceive
 from .transport import PlaintextTransport
 
 IOV_MAX = 64  # buffers in one gathering write
+# A connection's next request is read while at most this many of its responses wait to be
+# written: the next request is handled while the last response is being written.
+MAX_UNSENT_RESPONSES = 1
 _BYTES = (bytes, bytearray, memoryview)
 
 
@@ -72,8 +78,7 @@ class ResponseSend:
         return True
 
     def _write_region(self, transport, region) -> bool:
-        remaining = region.size - self._offset
-        if remaining > 0:
+        while (remaining := region.size - self._offset) > 0:
             try:
                 sent = transport.send_region(region, region.position + self._offset, remaining)
             except BlockingIOError:
@@ -83,9 +88,7 @@ class ResponseSend:
                 self._chunks[0] = bytes(remaining)
                 self._offset = 0
                 return True
-            self._offset += sent
-            if sent < remaining:
-                return False
+            self._offset += sent  # short: the socket is full, or the file ends (the next says)
         region.close()
         self._chunks.popleft()
         self._offset = 0
@@ -104,7 +107,7 @@ class KafkaChannel:
     its authenticator and its state in the processor."""
 
     __slots__ = ("id", "peer", "listener", "transport", "authenticator", "receive", "sends",
-                 "muted", "paused", "pending", "events", "last_active", "in_flight")
+                 "paused", "pending", "events", "last_active", "in_flight")
 
     def __init__(self, connection_id: str, sock, peer: tuple, listener: str,
                  authenticator: Authenticator, max_request_bytes: int):
@@ -115,7 +118,6 @@ class KafkaChannel:
         self.authenticator = authenticator
         self.receive = FrameReceive(max_request_bytes)
         self.sends: deque[ResponseSend] = deque()
-        self.muted = False  # a request is in flight
         self.paused = False  # the request queue was full
         self.pending = None  # a request read while the request queue was full
         self.events = 0  # what the selector watches for
@@ -130,6 +132,11 @@ class KafkaChannel:
     def ready(self) -> bool:
         """Handshake and authentication done: requests may be dispatched."""
         return self.transport.ready and self.authenticator.complete
+
+    @property
+    def muted(self) -> bool:
+        """Its next request waits: one is being handled, or its responses are not written."""
+        return self.in_flight is not None or len(self.sends) > MAX_UNSENT_RESPONSES
 
     @property
     def principal(self) -> str:

@@ -5,18 +5,19 @@ Each turn of its loop:
 
 1. registers the connections the acceptor handed over;
 2. takes the responses the request handlers queued for it (it is woken through a socket pair
-   when it sleeps): queues a response's bytes on its connection and writes at once; a request
-   answered without a response, or whose response is completely written, unmutes its
-   connection, whose next request (already read, or to be read) then goes to the request queue;
+   when it sleeps): queues a response's bytes on its connection, sends the connection's next
+   request (already read, or once read) to the request queue, then writes what the socket
+   takes;
 3. waits for sockets to be ready (``selectors``) and serves them: reads frames, writes what the
    socket takes;
 4. closes connections idle for ``connections.max.idle.ms``.
 
 A connection has one request in flight at most: after a request is read the connection is
-muted (the selector stops watching it for reads) until the response is sent, as Kafka's
-processors keep per-connection order. When the request queue is full, the request stays with
-its connection and the processor stops reading from every connection it serves (each pauses at
-its next readiness), while it keeps writing responses; it resumes once the handlers made room.
+muted (the selector stops watching it for reads) until the response is queued and its earlier
+responses are written (see :mod:`.channel`), as Kafka's processors keep per-connection order.
+When the request queue is full, the request stays with its connection and the processor stops
+reading from every connection it serves (each pauses at its next readiness), while it keeps
+writing responses; it resumes once the handlers made room.
 A client that never reads its responses thus holds its own connection only, and one that sends
 a request a byte at a time holds nothing but its few bytes.
 """
@@ -32,7 +33,7 @@ from .authenticator import AuthenticationFailed, NoAuthentication
 from .channel import KafkaChannel
 from .config import NetworkConfig
 from .quotas import ConnectionQuotas
-from .receive import READ_BYTES, InvalidFrameSize
+from .receive import InvalidFrameSize
 from .request_channel import CLOSE, NO_RESPONSE, SEND, Request, RequestChannel
 from .request_metrics import RequestMetrics
 
@@ -69,7 +70,6 @@ class Processor:
         self._by_activity: OrderedDict[str, KafkaChannel] = OrderedDict()  # least recent first
         self._paused: deque[KafkaChannel] = deque()  # stopped reading while the queue was full
         self._blocked = False  # the request queue was full
-        self._scratch = memoryview(bytearray(READ_BYTES))
         self._next_index = 0
         self._stopping = False
         self.connections_created = 0
@@ -316,7 +316,7 @@ class Processor:
             self._pause(channel)
             return
         try:
-            count = channel.receive.read_from(channel.transport.read_into, self._scratch)
+            count = channel.receive.read_from(channel.transport.read_into)
         except BlockingIOError:
             return
         if count == 0:
@@ -338,7 +338,6 @@ class Processor:
             if payload is not None:
                 request = Request(self.id, channel.id, payload, channel.peer, channel.listener,
                                   channel.principal, self._requests)
-                channel.muted = True
                 channel.in_flight = request
                 if self._blocked or not self._requests.try_send_request(request, self):
                     channel.pending = request
@@ -391,9 +390,13 @@ class Processor:
                 if action == SEND:
                     channel.queue_send(request.chunks, request)
                     request.chunks = None
+                    channel.in_flight = None
+                    self._dispatch(channel)  # handled while this response is being written
                     self._write(channel, time.monotonic())
                 elif action == NO_RESPONSE:
-                    self._complete(channel, request)
+                    channel.in_flight = None
+                    self._finish(request)
+                    self._dispatch(channel)
                 else:
                     assert action == CLOSE
                     logger.info("closing %s: %s", _address(channel.peer), request.reason)
@@ -409,16 +412,10 @@ class Processor:
             self._touch(channel, now)
             for send in done:
                 if send.request is not None:
-                    self._complete(channel, send.request)
-        self._update_interest(channel)
-
-    def _complete(self, channel: KafkaChannel, request: Request) -> None:
-        """The request is answered: record it, unmute its connection, take the next one."""
-        self._finish(request)
-        if channel.in_flight is request:
-            channel.in_flight = None
-            channel.muted = False
-            self._dispatch(channel)
+                    self._finish(send.request)
+            self._dispatch(channel)  # it may have waited for its responses to be written
+        else:
+            self._update_interest(channel)
 
     def _finish(self, request: Request) -> None:
         request.sent = _perf_ns()

@@ -9,10 +9,9 @@ The transport reads with :meth:`FrameReceive.read_from` (or hands over bytes it 
 :meth:`~FrameReceive.feed`); :meth:`~FrameReceive.next_frame` then hands out whole payloads. The
 size is checked as soon as its four bytes are in, before the body is buffered: a negative size,
 or one above the limit, raises :class:`InvalidFrameSize` and the connection is closed. Small
-frames arrive several per read (a client pipelining requests) through a scratch buffer the
-processor shares among its connections, so an idle connection holds no buffer; a frame larger
-than one read is filled in place, in a buffer of its exact size, so a large request is copied
-once.
+frames arrive several per read (a client pipelining requests) and are handed out as views of the
+read buffer, without a copy (the records of a Produce go from that buffer to the segment file);
+a frame larger than one read is filled in place, in a buffer of its exact size.
 
 >>> receive = FrameReceive(max_size=100)
 >>> receive.feed(b"\\0\\0\\0\\3abc\\0\\0\\0\\2d")
@@ -40,87 +39,104 @@ class InvalidFrameSize(ValueError):
 
 
 class FrameReceive:
-    """The frames of one connection, ``max_size`` bytes at most each."""
+    """The frames of one connection, ``max_size`` bytes at most each.
 
-    __slots__ = ("max_size", "_pending", "_body", "_filled")
+    Frames are handed out as memoryviews of the buffer they were read into, never copied; the
+    buffer is released once they are, and only the bytes of an incomplete frame are kept (so an
+    idle or trickling connection holds no read buffer).
+    """
+
+    __slots__ = ("max_size", "_data", "_start", "_end", "_body", "_filled")
 
     def __init__(self, max_size: int):
         self.max_size = max_size
-        self._pending = bytearray()  # read, not yet handed out
+        self._data: bytes | bytearray = b""  # bytes read; [_start:_end] not handed out yet
+        self._start = self._end = 0
         self._body: bytearray | None = None  # a large frame's payload, filled in place
         self._filled = 0
 
     @property
     def partial(self) -> bool:
-        """Bytes of a frame not complete yet are held."""
-        return self._body is not None or bool(self._pending)
+        """Bytes not handed out yet are held (part of a frame, or whole frames)."""
+        return self._body is not None or self._start < self._end
 
-    def read_from(self, read_into: Callable[[memoryview], int], scratch: memoryview) -> int:
+    def read_from(self, read_into: Callable[[memoryview], int]) -> int:
         """Read once with ``read_into(buffer) -> count`` (a socket's ``recv_into``): straight into
-        a large frame being filled, else into ``scratch``; the count (0: the peer closed).
-        Raises :class:`InvalidFrameSize`."""
+        a large frame being filled, else into a new buffer after the bytes held; the count (0:
+        the peer closed). Raises :class:`InvalidFrameSize`."""
         body = self._body
         if body is not None:
             count = read_into(memoryview(body)[self._filled:])
             self._filled += count
             return count
-        count = read_into(scratch)
+        held = self._end - self._start
+        buffer = bytearray(held + READ_BYTES)
+        if held:
+            buffer[:held] = memoryview(self._data)[self._start:self._end]
+        count = read_into(memoryview(buffer)[held:])
         if count:
-            self.feed(scratch[:count])
+            self._data, self._start, self._end = buffer, 0, held + count
+            self._split_large_frame()
         return count
 
     def feed(self, data) -> None:
         """Add bytes read elsewhere (a TLS transport's decrypted bytes, a test). Raises
         :class:`InvalidFrameSize`."""
         data = memoryview(data)
-        while data:
-            body = self._body
-            if body is None:
-                self._pending += data
-                self._split_large_frame()
-                return
+        body = self._body
+        if body is not None:
             count = min(len(body) - self._filled, len(data))
             body[self._filled:self._filled + count] = data[:count]
             self._filled += count
             data = data[count:]
-            if self._filled == len(body) and data:
-                self._pending += data  # the frames after it wait until it is taken
+            if not data:
                 return
+        held = memoryview(self._data)[self._start:self._end]
+        self._data = bytes(held) + bytes(data)
+        self._start, self._end = 0, len(self._data)
+        if body is None:
+            self._split_large_frame()
 
     def next_frame(self):
-        """The next whole payload (bytes-like, without its size), or None until one is in.
-        Raises :class:`InvalidFrameSize`."""
+        """The next whole payload (a bytes-like object, without its size), or None until one is
+        in. Raises :class:`InvalidFrameSize`."""
         body = self._body
         if body is not None:
             if self._filled < len(body):
                 return None
             self._body = None
             return body
-        pending = self._pending
-        if len(pending) < 4:
-            return None
-        size = self._check(_SIZE.unpack_from(pending)[0])
-        end = 4 + size
-        if len(pending) >= end:
-            frame = bytes(memoryview(pending)[4:end])
-            del pending[:end]
-            return frame
-        self._split_large_frame()
+        data, start, end = self._data, self._start, self._end
+        if end - start >= 4:
+            frame_end = start + 4 + self._check(_SIZE.unpack_from(data, start)[0])
+            if frame_end <= end:
+                self._start = frame_end
+                return memoryview(data)[start + 4:frame_end]
+            self._split_large_frame()
+            if self._body is not None:
+                return None
+        self._compact()
         return None
 
     def _split_large_frame(self) -> None:
-        """A frame larger than what is pending: give it a buffer of its own, to fill in place."""
-        pending = self._pending
-        if len(pending) < 4:
+        """A frame larger than one read: give it a buffer of its own, to fill in place."""
+        data, start, end = self._data, self._start, self._end
+        if end - start < 4:
             return
-        size = self._check(_SIZE.unpack_from(pending)[0])
-        if len(pending) >= 4 + size or size <= READ_BYTES:
+        size = self._check(_SIZE.unpack_from(data, start)[0])
+        if start + 4 + size <= end or size <= READ_BYTES:
             return
+        got = end - start - 4
         body = bytearray(size)
-        got = len(pending) - 4
-        body[:got] = memoryview(pending)[4:]
-        pending.clear()
+        body[:got] = memoryview(data)[start + 4:end]
         self._body, self._filled = body, got
+        self._data, self._start, self._end = b"", 0, 0
+
+    def _compact(self) -> None:
+        """Keep only the bytes of the incomplete frame, not the read buffer around them."""
+        if self._start or len(self._data) > self._end:
+            self._data = bytes(memoryview(self._data)[self._start:self._end])
+            self._start, self._end = 0, len(self._data)
 
     def _check(self, size: int) -> int:
         if size < 0:

@@ -221,7 +221,8 @@ def test_many_clients_at_once(server):
     assert errors == []
 
 
-def test_thread_count_does_not_grow_with_connections(server):
+def test_thread_count_does_not_grow_with_connections(tmp_path):
+    server = EchoServer(tmp_path, connections_max_idle_ms=60_000)
     before = threading.active_count()
     sockets = [connect(server) for _ in range(200)]
     try:
@@ -233,6 +234,7 @@ def test_thread_count_does_not_grow_with_connections(server):
     finally:
         for sock in sockets:
             sock.close()
+        server.stop()
 
 
 def test_a_client_that_never_reads_does_not_stall_the_others(tmp_path):
@@ -359,3 +361,74 @@ def test_drop_connections_cuts_every_connection(server):
     with connect(server) as other:  # the listener keeps accepting
         other.sendall(frame(b"again"))
         assert read_frame(other) == b"again"
+
+
+def answered(sock: socket.socket, within_s: float) -> bool:
+    """Whether a request on ``sock`` is answered within ``within_s`` (False: no answer yet)."""
+    sock.sendall(frame(b"are you there"))
+    sock.settimeout(within_s)
+    try:
+        return read_frame(sock) == b"are you there"
+    except TimeoutError:
+        return False
+    finally:
+        sock.settimeout(5)
+
+
+def test_max_connections_makes_newcomers_wait_for_a_slot(tmp_path):
+    """Kafka's max.connections (KIP-402): at the limit the acceptor accepts no more; the
+    newcomer waits in the listen backlog and is served once a connection closes, while the
+    connected clients keep working."""
+    server = EchoServer(tmp_path, max_connections=2, connections_max_idle_ms=60_000)
+    try:
+        first, second = connect(server), connect(server)
+        assert answered(first, 5) and answered(second, 5)
+        third = connect(server)  # the kernel completes the handshake: it waits in the backlog
+        assert not answered(third, 0.5)
+        assert server.server.connection_count == 2
+        assert answered(first, 5)  # the others are not held up
+        second.close()
+        assert read_frame(third) == b"are you there"  # accepted now, its request answered
+        assert server.server.connection_count == 2
+        first.close()
+        third.close()
+    finally:
+        server.stop()
+
+
+def test_max_connections_per_ip_closes_the_extra_connection_at_once(tmp_path):
+    server = EchoServer(tmp_path, max_connections_per_ip=2, connections_max_idle_ms=60_000)
+    try:
+        allowed = [connect(server), connect(server)]
+        refused = connect(server)
+        assert refused.recv(1) == b""  # closed by the broker as soon as it was accepted
+        refused.close()
+        assert all(answered(sock, 5) for sock in allowed)
+        allowed.pop().close()
+        wait_until(lambda: server.server.connection_count == 1, 5, "the slot is free again")
+        with connect(server) as again:
+            assert answered(again, 5)
+        allowed[0].close()
+    finally:
+        server.stop()
+
+
+def test_max_connections_per_ip_overrides_name_addresses_with_their_own_limit(tmp_path):
+    server = EchoServer(tmp_path, max_connections_per_ip=1, connections_max_idle_ms=60_000,
+                        max_connections_per_ip_overrides="127.0.0.2:3")
+
+    def connect_from(address):
+        return socket.create_connection(("127.0.0.1", server.port), timeout=5,
+                                        source_address=(address, 0))
+
+    try:
+        many = [connect_from("127.0.0.2") for _ in range(3)]
+        one = connect_from("127.0.0.1")
+        assert all(answered(sock, 5) for sock in [*many, one])
+        for address in ("127.0.0.2", "127.0.0.1"):
+            with connect_from(address) as extra:
+                assert extra.recv(1) == b""
+        for sock in [*many, one]:
+            sock.close()
+    finally:
+        server.stop()
