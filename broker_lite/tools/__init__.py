@@ -15,6 +15,7 @@ from . import (
     consumer_groups,
     consumer_perf_test,
     dump_log,
+    metrics,
     producer_perf_test,
     topics,
     zookeeper_shell,
@@ -30,4 +31,5 @@ TOOLS = (
     dump_log,
     producer_perf_test,
     consumer_perf_test,
+    metrics,
 )
