@@ -37,6 +37,7 @@ from .admin import ZkTopicAdmin
 from .apis import handlers
 from .dispatcher import Dispatcher, supported_versions
 from .metadata import ClusterMetadata
+from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics, MetricsListener
 from .network import Listener, NetworkConfig, RequestHandlerPool, SocketServer
 from .purgatory import Purgatory
@@ -84,7 +85,8 @@ class Broker:
         partitions = PartitionManager(logs, lambda topic: get_topic_config(client, topic))
         listener = self._listener()
         self.purgatory = purgatory = Purgatory()
-        cluster = ClusterMetadata(client, listener.listener_name)
+        cluster = MetadataCache(client, lambda watching: ClusterMetadata(watching,
+                                                                         listener.listener_name))
         producer_ids = ZkProducerIdManager(client, lambda: partitions.broker_id)
         self.groups = start_group_coordinator(config, partitions, client,
                                               purgatory.notify_appended)
