@@ -47,7 +47,10 @@ class _WatchingClient:
         try:
             return read(path, watch=self._on_change, **options)
         except NoNodeError:
-            self._client.exists(path, watch=self._on_change)  # told when it is created
+            # Told when it is created; created between the two reads, the watch will not fire,
+            # so the answer being computed is not kept.
+            if self._client.exists(path, watch=self._on_change) is not None:
+                self._on_change()
             raise
 
     def __getattr__(self, name: str):

@@ -2,6 +2,7 @@
 znode changes, then the new state."""
 
 import pytest
+from kazoo.exceptions import NoNodeError
 
 from broker_lite.server.metadata import ClusterMetadata
 from broker_lite.server.metadata_cache import MetadataCache
@@ -98,3 +99,40 @@ def test_answers_beyond_the_limit_are_read_each_time(cache, zookeeper_client, mo
     reads = cache.reads()
     assert cache.topic("c") is None
     assert cache.reads() > reads  # not kept: read again
+
+
+class CreatedBetweenReads:
+    """A client on which a znode appears between a read that missed it and the watch set."""
+
+    def __init__(self):
+        self.created = False
+
+    def get(self, path, watch=None):
+        raise NoNodeError(path)
+
+    def exists(self, path, watch=None):
+        self.created = True
+        return object()  # a stat: it exists now, and its creation will notify no one
+
+    def add_listener(self, listener):
+        pass
+
+
+def test_an_answer_missing_a_znode_created_meanwhile_is_not_kept():
+    client = CreatedBetweenReads()
+    reads = []
+
+    class View:
+        def __init__(self, watching):
+            self.client = watching
+
+        def controller_id(self):
+            reads.append(1)
+            try:
+                self.client.get("/controller")
+            except NoNodeError:
+                return -1
+
+    cache = MetadataCache(client, View)
+    assert cache.controller_id() == -1 and cache.controller_id() == -1
+    assert len(reads) == 2  # not kept: read again
