@@ -17,6 +17,7 @@ rounds, and ratios are broker_lite / mock.
 
 import argparse
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -105,16 +106,23 @@ class BrokerLiteProcess:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "broker_lite", "start", str(path), "--log-level",
              "WARNING"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
-            cwd=directory)  # not the caller's directory, which `-m` would put first on the path
+            cwd=directory,  # not the caller's directory, which `-m` would put first on the path
+            start_new_session=True)  # a process group: stop() can end it with its children
         line = self.process.stdout.readline()
         if "listening on" not in line:
             self.process.kill()
             raise RuntimeError(f"broker-lite did not start: {line!r}")
         self.bootstrap = line.rsplit(" ", 1)[-1].strip()
 
-    def stop(self) -> None:
+    def stop(self, timeout_s: float = 60) -> None:
+        """Stop the broker; killed (with its embedded ZooKeeper, its process group) when it
+        has not ended within ``timeout_s`` (a broker with a thread per connection may not)."""
         self.process.terminate()
-        self.process.wait(timeout=60)
+        try:
+            self.process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
 
 
 def run_round(values: list[bytes], codec: str, broker: BrokerLiteProcess,
