@@ -120,7 +120,7 @@ class KafkaChannel:
         self.sends: deque[ResponseSend] = deque()
         self.paused = False  # the request queue was full
         self.pending = None  # a request read while the request queue was full
-        self.events = 0  # what the selector watches for
+        self.events = None  # what the selector watches for; None: not registered
         self.last_active = 0.0
         self.in_flight = None  # the request being handled
 

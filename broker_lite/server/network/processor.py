@@ -180,6 +180,10 @@ class Processor:
                 continue
             if channel.id not in self._channels:
                 continue  # closed earlier in this turn
+            if not mask:  # watching for nothing, it hung up or failed (epoll reports those)
+                logger.debug("connection %s hung up", _address(channel.peer))
+                self._close(channel)
+                continue
             try:
                 if mask & WRITE:
                     self._write(channel, now)
@@ -256,12 +260,12 @@ class Processor:
         if self._channels.pop(channel.id, None) is None:
             return
         self._by_activity.pop(channel.id, None)
-        if channel.events:
+        if channel.events is not None:
             try:
                 self._selector.unregister(channel.transport.sock)
             except (KeyError, ValueError, OSError):
                 pass
-            channel.events = 0
+            channel.events = None
         channel.close()
         self._quotas.dec(channel.peer[0])
         self.connections_closed += 1
@@ -296,11 +300,11 @@ class Processor:
         if events == channel.events:
             return
         sock = channel.transport.sock
-        if channel.events == 0:
+        if channel.events is None:
+            if not events:
+                return
             self._selector.register(sock, events, channel)
-        elif events == 0:
-            self._selector.unregister(sock)
-        else:
+        else:  # a muted connection stays registered, watching for nothing: one system call
             self._selector.modify(sock, events, channel)
         channel.events = events
 

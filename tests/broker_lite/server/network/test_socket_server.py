@@ -194,6 +194,19 @@ def test_idle_connections_are_closed(server):
     wait_until(lambda: server.server.connection_count == 0, 2, "the idle connection is gone")
 
 
+def test_a_connection_reset_while_its_request_is_handled_is_closed_at_once(server):
+    """A connection waiting for its answer reads nothing, yet its reset is noticed now (not
+    when the answer is ready) and costs the others nothing."""
+    sock = connect(server)
+    sock.sendall(frame(b"sleep3"))
+    wait_until(lambda: server.server.connection_count == 1, 5, "the connection accepted")
+    time.sleep(0.2)  # the request is being handled: the connection is muted
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()  # a reset
+    wait_until(lambda: server.server.connection_count == 0, 2, "the reset connection closed")
+    assert_served_promptly(server, 10, 0.5)
+
+
 def test_a_connection_waiting_for_its_answer_is_not_idle(server):
     with connect(server) as sock:
         sock.sendall(frame(b"later1.0"))  # twice connections.max.idle.ms
