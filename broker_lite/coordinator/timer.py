@@ -34,6 +34,7 @@ class TimerTask:
 
     def cancel(self) -> None:
         self.cancelled = True
+        self.callback = None  # what it would have run is released now, not at its deadline
 
 
 class _TaskQueue:
@@ -57,10 +58,11 @@ class _TaskQueue:
 
 
 def _run(task: TimerTask) -> None:
-    if task.cancelled:
+    callback = task.callback
+    if task.cancelled or callback is None:
         return
     try:
-        task.callback()
+        callback()
     except Exception:  # one failing callback must not stop the others' deadlines
         logger.exception("timer task failed")
 

@@ -17,6 +17,7 @@ rounds, and ratios are broker_lite / mock.
 
 import argparse
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -90,25 +91,38 @@ def consume(bootstrap: str, topic: str) -> tuple[float, int]:
 
 
 class BrokerLiteProcess:
-    """``broker-lite start`` in a temporary directory, on a free port."""
+    """``broker-lite start`` in ``directory``, on a free port; ``properties`` add to (or
+    override) the broker's settings, ``env`` is the process's environment."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, properties: dict[str, str] | None = None,
+                 env: dict[str, str] | None = None):
         self.directory = directory
-        properties = directory / "server.properties"
-        properties.write_text(f"broker.id=0\nlisteners=PLAINTEXT://127.0.0.1:0\n"
-                              f"log.dirs={directory / 'logs'}\nnum.partitions=1\n")
+        directory.mkdir(parents=True, exist_ok=True)
+        settings = {"broker.id": "0", "listeners": "PLAINTEXT://127.0.0.1:0",
+                    "log.dirs": str(directory / "logs"), "num.partitions": "1",
+                    **(properties or {})}
+        path = directory / "server.properties"
+        path.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "broker_lite", "start", str(properties), "--log-level",
-             "WARNING"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            [sys.executable, "-m", "broker_lite", "start", str(path), "--log-level",
+             "WARNING"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+            cwd=directory,  # not the caller's directory, which `-m` would put first on the path
+            start_new_session=True)  # a process group: stop() can end it with its children
         line = self.process.stdout.readline()
         if "listening on" not in line:
             self.process.kill()
             raise RuntimeError(f"broker-lite did not start: {line!r}")
         self.bootstrap = line.rsplit(" ", 1)[-1].strip()
 
-    def stop(self) -> None:
+    def stop(self, timeout_s: float = 60) -> None:
+        """Stop the broker; killed (with its embedded ZooKeeper, its process group) when it
+        has not ended within ``timeout_s`` (a broker with a thread per connection may not)."""
         self.process.terminate()
-        self.process.wait(timeout=60)
+        try:
+            self.process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
 
 
 def run_round(values: list[bytes], codec: str, broker: BrokerLiteProcess,

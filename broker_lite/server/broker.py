@@ -2,13 +2,16 @@
 
 Start-up order, as a Kafka broker's: ZooKeeper (an embedded server when ``zookeeper.connect`` is
 unset), the dynamic broker configs stored there, the logs (recovered if the last shutdown was not
-clean), the listener bound (so the port is known when registering), registration and the
-controller election in ZooKeeper, and last, once ZooKeeper shows this broker and a controller,
-request processing (Kafka's ``SocketServer.enableRequestProcessing``). So the first answer any
-client gets already names the cluster id, this broker and the controller; a client that connects
-earlier waits for it. ``start()`` returns only then. Shutdown reverses it and leaves the
-clean-shutdown marker, so the next start skips recovery. Config changes made anywhere in the
-cluster reach the broker through ``/config/changes`` (:mod:`.config_changes`).
+clean), the listener bound (so the port is known when registering: ``SocketServer.start``),
+registration and the controller election in ZooKeeper, and last, once ZooKeeper shows this broker
+and a controller, request processing (Kafka's ``SocketServer.enableRequestProcessing``: until
+then clients' connections wait in the listen backlog). So the first answer any client gets
+already names the cluster id, this broker and the controller. ``start()`` returns only then.
+Config changes made anywhere in the cluster reach the broker through ``/config/changes``
+(:mod:`.config_changes`). Shutdown answers the requests waiting in the purgatory, stops the
+network, lets the requests being handled finish, then closes the rest in reverse order and leaves
+the clean-shutdown marker, so the next start skips recovery. The network's threads are described
+in :mod:`broker_lite.server.network`.
 """
 
 import logging
@@ -40,7 +43,9 @@ from .apis import handlers
 from .config_changes import ConfigChangeListener, DynamicBrokerConfigs
 from .dispatcher import Dispatcher, supported_versions
 from .metadata import BrokerInfo, ClusterMetadata
-from .network import SocketServer
+from .metadata_cache import MetadataCache
+from .metrics import BrokerMetrics, MetricsListener
+from .network import Listener, NetworkConfig, RequestHandlerPool, SocketServer
 from .purgatory import Purgatory
 from .services import HandlerServices
 
@@ -60,6 +65,9 @@ class Broker:
         self.zookeeper: ZooKeeperConnection | None = None
         self.logs: LogManager | None = None
         self.server: SocketServer | None = None
+        self.request_handlers: RequestHandlerPool | None = None
+        self.metrics: BrokerMetrics | None = None
+        self.metrics_listener: MetricsListener | None = None
         self.zk_broker: ZkBroker | None = None
         self.services: HandlerServices | None = None
         self.purgatory: Purgatory | None = None
@@ -96,7 +104,8 @@ class Broker:
         partitions = PartitionManager(logs, lambda topic: get_topic_config(client, topic))
         listener = self._listener()
         self.purgatory = purgatory = Purgatory()
-        cluster = ClusterMetadata(client, listener.listener_name)
+        cluster = MetadataCache(client, lambda watching: ClusterMetadata(watching,
+                                                                         listener.listener_name))
         producer_ids = ZkProducerIdManager(client, lambda: partitions.broker_id)
         self.groups = start_group_coordinator(config, partitions, client,
                                               purgatory.notify_appended)
@@ -113,11 +122,17 @@ class Broker:
             markers=self.transactions.markers, producer_ids=producer_ids, purgatory=purgatory,
             zk_offsets=ZkConsumerOffsets(client),
             api_versions=supported_versions(api_handlers))
-        self.server = SocketServer(
-            listener.host, listener.port, Dispatcher(api_handlers, services),
-            max_request_bytes=config["socket.request.max.bytes"],
-            idle_timeout_ms=config["connections.max.idle.ms"],
-        ).start()  # bound: the port is known, but no request is served yet
+        # The listener is bound now (the port is registered below) and serves requests once
+        # the broker is registered: Kafka's SocketServer.startup, then enableRequestProcessing.
+        self.server = SocketServer([Listener(listener.listener_name, listener.host,
+                                             listener.port)], NetworkConfig.of(config)).start()
+        self.request_handlers = RequestHandlerPool(
+            self.server.request_channel, Dispatcher(api_handlers, services),
+            config["num.io.threads"]).start()
+        self.metrics = BrokerMetrics(self.server, purgatory, lambda: services.broker_id)
+        if config["metrics.listener"]:
+            self.metrics_listener = MetricsListener(config["metrics.listener"],
+                                                    self.metrics).start()
         advertised = self._advertised(listener, self.server.port)
         self._wait_for_previous_session(client, config["broker.id"])
         self.zk_broker = ZkBroker(client, config, partitions, endpoints=(advertised,))
@@ -218,11 +233,17 @@ class Broker:
         """Stop serving, leave the cluster, close the logs cleanly."""
         if self.config_changes is not None:
             self.config_changes.stop()
-        if self.purgatory is not None:
+        if self.metrics_listener is not None:
+            self.metrics_listener.stop()
+            self.metrics_listener = None
+        if self.purgatory is not None:  # waiting requests answer now
             self.purgatory.stop()
         if self.server is not None:
             self.server.stop()
             self.server = None
+        if self.request_handlers is not None:  # the requests being handled finish first
+            self.request_handlers.stop()
+            self.request_handlers = None
         if self.transactions is not None:
             self.transactions.shutdown()
             self.transactions = None

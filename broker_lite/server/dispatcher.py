@@ -1,4 +1,24 @@
-"""Turning request payloads into responses: parse, check the version, handle, encode.
+"""Turning requests into responses: parse, check the version, handle, encode.
+
+A request handler thread calls the :class:`Dispatcher` with each request. An API's handler has
+the signature ``handle(context, body)`` and returns one of:
+
+- the response body (a dict): encoded at the request's version and sent;
+- ``None``: no response is sent (Produce with acks=0), and the connection reads its next request;
+- :data:`RESPONDS_LATER`: the handler arranged for the answer to come later, and the handler
+  thread moves on. The answer is then given exactly once, from whatever thread has it, with
+  ``context.respond(body)`` (``None``: no response) or ``context.close_connection(reason)``.
+
+Most waits are a :class:`DelayedResponse`: a delayed operation (:mod:`.purgatory`) bound to the
+request, whose completion sends ``response()``, or closes the connection when ``response()``
+raises :class:`CloseConnection`::
+
+    operation = DelayedFetch(context, ...)            # a DelayedResponse
+    services.purgatory.fetch.try_complete_else_watch(operation, partitions)
+    return RESPONDS_LATER
+
+The connection stays muted meanwhile (its next request is not read), so responses keep their
+order.
 
 A request for an API or version the broker does not serve closes the connection, as Kafka does,
 with one exception kept for compatibility: ApiVersions in a version the broker does not know is
@@ -9,6 +29,7 @@ can find a version both sides speak.
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from broker_lite.protocol import (
     ApiKey,
@@ -25,34 +46,81 @@ from broker_lite.protocol import (
     parse_request_header,
 )
 
-from .network import CloseConnection, Connection
+from .network import RESPONDS_LATER, CloseConnection, Request
+from .purgatory import DelayedOperation
 from .services import HandlerServices
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["RESPONDS_LATER", "ApiHandler", "DelayedResponse", "Dispatcher", "RequestContext",
+           "Responder", "supported_versions"]
 
 
 @dataclass(frozen=True)
 class ApiHandler:
     """The versions of an API this broker serves, and the function serving them:
-    ``handle(context, body) -> response body`` (None: send no response)."""
+    ``handle(context, body) -> response body | None | RESPONDS_LATER``."""
 
     min_version: int
     max_version: int
-    handle: Callable[["RequestContext", dict], dict | None]
+    handle: Callable[["RequestContext", dict], object]
+
+
+class Responder(Protocol):
+    """How a request is answered later (see the module docstring)."""
+
+    def respond(self, body: dict | None) -> None: ...
+
+    def close_connection(self, reason: str) -> None: ...
 
 
 @dataclass(frozen=True)
 class RequestContext:
-    """A request as its handler sees it: the header, the broker's services, and the client's
-    address (``/host``, as Kafka shows it in DescribeGroups; empty when unknown)."""
+    """A request as its handler sees it: the header, the broker's services, the client's
+    address (``/host``, as Kafka shows it in DescribeGroups; empty when unknown), and the way
+    to answer it later."""
 
     header: RequestHeader
     services: HandlerServices
     client_host: str = ""
+    responder: Responder | None = None
 
     @property
     def version(self) -> int:
         return self.header.api_version
+
+    def respond(self, body: dict | None) -> None:
+        """Answer the request now, from any thread (after the handler returned
+        :data:`RESPONDS_LATER`): ``body`` at the request's version, or no response."""
+        assert self.responder is not None, "this request cannot be answered later"
+        self.responder.respond(body)
+
+    def close_connection(self, reason: str) -> None:
+        """Close the connection instead of answering."""
+        assert self.responder is not None, "this request cannot be answered later"
+        self.responder.close_connection(reason)
+
+
+class DelayedResponse(DelayedOperation):
+    """A delayed operation that answers its request when it completes: subclasses give
+    ``try_complete`` (see :class:`~.purgatory.DelayedOperation`) and :meth:`response`."""
+
+    def __init__(self, context: RequestContext, delay_ms: float | None):
+        super().__init__(delay_ms)
+        self.context = context
+
+    def response(self) -> dict | None:
+        """The response body to send now that the operation is complete; raise
+        :class:`CloseConnection` to close the connection instead."""
+        raise NotImplementedError
+
+    def on_complete(self) -> None:
+        try:
+            body = self.response()
+        except CloseConnection as exc:
+            self.context.close_connection(str(exc))
+        else:
+            self.context.respond(body)
 
 
 def supported_versions(handlers: dict[ApiKey, ApiHandler]) -> list[dict]:
@@ -61,12 +129,42 @@ def supported_versions(handlers: dict[ApiKey, ApiHandler]) -> list[dict]:
             for key, h in sorted(handlers.items())]
 
 
+class _NetworkResponder:
+    """Answers a network request: encodes the body with the request's header."""
+
+    __slots__ = ("request", "header")
+
+    def __init__(self, request: Request, header: RequestHeader):
+        self.request, self.header = request, header
+
+    def respond(self, body: dict | None) -> None:
+        if body is None:
+            self.request.no_response()
+            return
+        header = self.header
+        try:
+            chunks = encode_response(header.api_key, header.api_version, header.correlation_id,
+                                     body)
+        except Exception:
+            logger.exception("encoding the %s response failed", ApiKey(header.api_key).name)
+            self.request.close_connection("unexpected error")
+            return
+        self.request.send_response(chunks)
+
+    def close_connection(self, reason: str) -> None:
+        self.request.close_connection(reason)
+
+
 class Dispatcher:
+    """The request handlers' handler: ``dispatcher(request)`` returns the response chunks,
+    None or :data:`RESPONDS_LATER` (see :mod:`.network.request_handler`)."""
+
     def __init__(self, handlers: dict[ApiKey, ApiHandler], services: HandlerServices):
         self.handlers = handlers
         self.services = services
 
-    def __call__(self, payload: memoryview, connection: Connection):
+    def __call__(self, request: Request):
+        payload = request.payload
         try:
             header, body_offset = parse_request_header(payload)
         except UnsupportedVersionError as exc:
@@ -89,11 +187,12 @@ class Dispatcher:
         except ProtocolError as exc:
             raise CloseConnection(f"malformed {ApiKey(header.api_key).name} request: {exc}") \
                 from None
-        peer = connection.peer
-        context = RequestContext(header, self.services, f"/{peer[0]}" if peer else "")
+        peer = request.peer
+        context = RequestContext(header, self.services, f"/{peer[0]}" if peer else "",
+                                 _NetworkResponder(request, header))
         response = handler.handle(context, body)
-        if response is None:
-            return None
+        if response is None or response is RESPONDS_LATER:
+            return response
         return encode_response(header.api_key, header.api_version, header.correlation_id,
                                response)
 

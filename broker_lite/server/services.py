@@ -12,14 +12,15 @@ field           type                       in a broker
 config          BrokerConfig               server.properties
 logs            LogManager                 the partition logs on disk
 partitions      PartitionManager           the partitions held here: state, leader logs
-cluster         :class:`ClusterView`       :class:`~.metadata.ClusterMetadata` (ZooKeeper)
+cluster         :class:`ClusterView`       :class:`~.metadata.ClusterMetadata` (ZooKeeper) in a
+                                           :class:`~.metadata_cache.MetadataCache`
 admin           :class:`TopicAdmin`        :class:`~.admin.ZkTopicAdmin` (``zk.admin``)
 groups          GroupCoordinator           the group coordinator
 transactions    :class:`Transactions`      the transaction coordinator
 markers         :class:`MarkerWriter`      transaction markers appended to local logs
 producer_ids    :class:`ProducerIds`       ``ZkProducerIdManager``: blocks from ZooKeeper
 zk_offsets      :class:`ZkGroupOffsets`    ``ZkConsumerOffsets``: ``/consumers/[group]/offsets``
-purgatory       Purgatory                  long polls; waits that end when the broker stops
+purgatory       Purgatory                  where requests wait (delayed operations)
 api_versions    list of dict               the APIs and versions served (ApiVersions)
 cluster_id      str or None                known once the broker has registered
 ==============  =========================  ===================================================

@@ -16,6 +16,7 @@ from . import (
     consumer_perf_test,
     delete_records,
     dump_log,
+    metrics,
     producer_perf_test,
     topics,
     zookeeper_shell,
@@ -32,4 +33,5 @@ TOOLS = (
     dump_log,
     producer_perf_test,
     consumer_perf_test,
+    metrics,
 )

@@ -31,6 +31,21 @@ def test_broker_defaults_are_kafkas():
     assert config.log_config() == LogConfig()
 
 
+def test_network_defaults_are_kafkas():
+    config = BrokerConfig()
+    assert {name: config[name] for name in (
+        "num.network.threads", "num.io.threads", "queued.max.requests",
+        "socket.send.buffer.bytes", "socket.receive.buffer.bytes", "socket.listen.backlog.size",
+        "socket.request.max.bytes", "connections.max.idle.ms", "max.connections",
+        "max.connections.per.ip", "max.connections.per.ip.overrides", "metrics.listener")} == {
+        "num.network.threads": 3, "num.io.threads": 8, "queued.max.requests": 500,
+        "socket.send.buffer.bytes": 102400, "socket.receive.buffer.bytes": 102400,
+        "socket.listen.backlog.size": 50, "socket.request.max.bytes": 104857600,
+        "connections.max.idle.ms": 600000, "max.connections": 2**31 - 1,
+        "max.connections.per.ip": 2**31 - 1, "max.connections.per.ip.overrides": "",
+        "metrics.listener": None}
+
+
 @pytest.mark.parametrize("broker,expected_ms", [
     ({"log.retention.hours": "2"}, 2 * 3_600_000),
     ({"log.retention.hours": "2", "log.retention.minutes": "3"}, 3 * 60_000),

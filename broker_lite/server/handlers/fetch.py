@@ -4,7 +4,8 @@ Each partition contributes whole batches from its fetch offset up to its high wa
 ``partition_max_bytes`` and the request's ``max_bytes`` (the first batch found always whole, so a
 consumer progresses past a batch larger than its limits). The data travels as file regions, sent
 with ``sendfile``. When fewer than ``min_bytes`` are available the request waits (long poll) until
-an append brings enough or ``max_wait_ms`` passes. Fetch sessions (KIP-227) are not kept: every
+an append brings enough or ``max_wait_ms`` passes: it waits in the purgatory as a
+:class:`DelayedFetch`, holding no thread. Fetch sessions (KIP-227) are not kept: every
 response has session id 0, which tells clients to send full fetch requests.
 
 The isolation level decides how far a consumer reads (KIP-98):
@@ -21,13 +22,11 @@ Kafka's does. Fetch v0-v3 reads message formats v0/v1: what is read is down-conv
 (:mod:`.down_conversion`).
 """
 
-import time
-
 from broker_lite.log import OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
-from broker_lite.vocabulary import INT32_MAX
+from broker_lite.vocabulary import INT32_MAX, TopicPartition
 
-from ..dispatcher import RequestContext
+from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
 from ..errors import not_served_error
 from ..services import HandlerServices
 from . import down_conversion
@@ -35,27 +34,61 @@ from . import down_conversion
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 
 
-def handle(context: RequestContext, body: dict) -> dict:
+def handle(context: RequestContext, body: dict):
     services = context.services
-    purgatory = services.purgatory
-    deadline = time.monotonic() + max(body["max_wait_ms"], 0) / 1000
-    while True:
-        responses, total, failed = _read(services, body, context.version)
-        remaining = deadline - time.monotonic()
-        if total >= body["min_bytes"] or failed or remaining <= 0 or purgatory.stopping:
-            return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0,
-                    "responses": responses}
-        _release(responses)
-        purgatory.wait_for_append(remaining)
+    names = _topic_names(services, body, context.version)
+    responses, total, failed = _read(services, body, context.version, names)
+    if total >= body["min_bytes"] or failed or body["max_wait_ms"] <= 0 \
+            or services.purgatory.stopping:
+        return _response(responses)
+    _release(responses)
+    fetch = DelayedFetch(context, body, names)
+    services.purgatory.fetch.try_complete_else_watch(fetch, fetch.partitions)
+    return RESPONDS_LATER
 
 
-def _read(services: HandlerServices, body: dict, version: int) -> tuple[list, int, bool]:
+class DelayedFetch(DelayedResponse):
+    """A Fetch waiting for ``min_bytes`` (Kafka's DelayedFetch): watched under its partitions,
+    it re-reads them after each append to one of them, and answers as soon as there is enough
+    (or a partition fails), or with what there is once ``max_wait_ms`` passed."""
+
+    def __init__(self, context: RequestContext, body: dict, names: list[str | None]):
+        super().__init__(context, max(body["max_wait_ms"], 0))
+        self.body = body
+        self.names = names
+        self.partitions = [TopicPartition(name, request["partition"])
+                           for name, topic in zip(names, body["topics"], strict=True)
+                           if name is not None for request in topic["partitions"]]
+
+    def _read(self) -> tuple[list, int, bool]:
+        return _read(self.context.services, self.body, self.context.version, self.names)
+
+    def try_complete(self) -> bool:
+        responses, total, failed = self._read()
+        _release(responses)  # read again when answering: by then there may be more
+        return (total >= self.body["min_bytes"] or failed) and self.force_complete()
+
+    def response(self) -> dict:
+        return _response(self._read()[0])
+
+
+def _response(responses: list) -> dict:
+    return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+
+
+def _topic_names(services: HandlerServices, body: dict, version: int) -> list[str | None]:
+    """The name of each topic fetched (Fetch 13+ names topics by id only; None: unknown)."""
+    if version < 13:
+        return [topic["topic"] for topic in body["topics"]]
+    return [services.cluster.topic_name(topic["topic_id"]) for topic in body["topics"]]
+
+
+def _read(services: HandlerServices, body: dict, version: int,
+          names: list[str | None]) -> tuple[list, int, bool]:
     budget = body["max_bytes"] if version >= 3 else INT32_MAX
     total, failed = 0, False
     responses = []
-    for topic in body["topics"]:
-        # Fetch 13+ names topics by id only
-        name = topic["topic"] if version < 13 else services.cluster.topic_name(topic["topic_id"])
+    for name, topic in zip(names, body["topics"], strict=True):
         partitions = []
         for request in topic["partitions"]:
             if name is None:

@@ -3,9 +3,10 @@ DescribeGroups and DeleteGroups, served by the group coordinator
 (:mod:`broker_lite.coordinator`).
 
 JoinGroup and SyncGroup may wait: a JoinGroup until the group's rebalance completes, a
-SyncGroup until the leader hands out the assignment. The connection's thread waits for the
-coordinator's answer, which keeps the connection's responses in order, as Kafka keeps a
-connection muted while its request waits in purgatory. Everything else answers at once.
+SyncGroup until the leader hands out the assignment. Each waits in the purgatory (under its
+group id) for the coordinator's callback, holding no thread; its connection stays muted
+meanwhile, as Kafka keeps it, so the connection's responses stay in order. A stopping broker
+closes the connections of the requests still waiting. Everything else answers at once.
 
 Version differences are settled here: JoinGroup v0 has no rebalance timeout (the session timeout
 serves), v4+ make a new member ask for its id first (MEMBER_ID_REQUIRED), v5+ carry static
@@ -14,47 +15,59 @@ name; LeaveGroup v3+ removes a batch of members, before that one member whose er
 response's.
 """
 
-import threading
+from collections.abc import Callable
 
 from broker_lite.coordinator.coordinator import LeavingMember
 from broker_lite.protocol import ErrorCode
 
-from ..dispatcher import RequestContext
+from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
 from ..network import CloseConnection
 
 # DescribeGroups' authorized operations when asked (no authorizer: all a group supports):
 # READ (3), DELETE (6), DESCRIBE (8), as bits of Kafka's AclOperation codes.
 GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
 OPERATIONS_NOT_REQUESTED = -(2**31)
-_WAIT_POLL_S = 0.2
 
 
-class _Answer:
-    """A coordinator answer that may come later, from another thread."""
+class CoordinatorAnswer(DelayedResponse):
+    """A request waiting for the group coordinator's answer: the callback given to the
+    coordinator (call it with the result), answered with ``respond_with(result)``."""
 
-    def __init__(self):
-        self._done = threading.Event()
-        self.result = None
+    def __init__(self, context: RequestContext, respond_with: Callable[[object], dict]):
+        super().__init__(context, delay_ms=None)  # the coordinator's own timeouts apply
+        self._respond_with = respond_with
+        self._result = None
 
     def __call__(self, result) -> None:
-        self.result = result
-        self._done.set()
+        self._result = result
+        self.force_complete()
 
-    def wait(self, context: RequestContext):
-        purgatory = context.services.purgatory
-        while not self._done.wait(_WAIT_POLL_S):
-            if purgatory.stopping:
-                raise CloseConnection("the broker is stopping")
-        return self.result
+    def try_complete(self) -> bool:
+        return self._result is not None and self.force_complete()
+
+    def response(self) -> dict:
+        if self._result is None:
+            raise CloseConnection("the broker is stopping")
+        return self._respond_with(self._result)
+
+
+def _wait_for_coordinator(context: RequestContext, group_id: str,
+                          respond_with: Callable[[object], dict]) -> CoordinatorAnswer:
+    answer = CoordinatorAnswer(context, respond_with)
+    context.services.purgatory.groups.try_complete_else_watch(answer, [group_id])
+    return answer
 
 
 # -- JoinGroup -------------------------------------------------------------------------------
 
 
-def join_group(context: RequestContext, body: dict) -> dict:
+def join_group(context: RequestContext, body: dict):
     version = context.version
     instance_id = body.get("group_instance_id") if version >= 5 else None
-    answer = _Answer()
+    answer = _wait_for_coordinator(context, body["group_id"],
+                                   lambda result: _join_response(version, result))
+    if answer.is_completed:  # the broker is stopping
+        return RESPONDS_LATER
     context.services.groups.handle_join_group(
         body["group_id"], body["member_id"], instance_id,
         require_known_member_id=version >= 4 and instance_id is None,
@@ -66,7 +79,10 @@ def join_group(context: RequestContext, body: dict) -> dict:
         protocols=[(p["name"], bytes(p["metadata"])) for p in body["protocols"]],
         callback=answer, reason=body.get("reason") if version >= 8 else None,
     )
-    result = answer.wait(context)
+    return RESPONDS_LATER
+
+
+def _join_response(version: int, result) -> dict:
     return {
         "throttle_time_ms": 0, "error_code": result.error,
         "generation_id": result.generation_id, "protocol_type": result.protocol_type,
@@ -81,20 +97,22 @@ def join_group(context: RequestContext, body: dict) -> dict:
 # -- SyncGroup -------------------------------------------------------------------------------
 
 
-def sync_group(context: RequestContext, body: dict) -> dict:
+def sync_group(context: RequestContext, body: dict):
     version = context.version
     protocol_type = body.get("protocol_type") if version >= 5 else None
     protocol_name = body.get("protocol_name") if version >= 5 else None
     if version >= 5 and (protocol_type is None or protocol_name is None):
         return _sync_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
-    answer = _Answer()
+    answer = _wait_for_coordinator(
+        context, body["group_id"], lambda result: _sync_response(
+            result.error, result.assignment, result.protocol_type, result.protocol_name))
+    if answer.is_completed:  # the broker is stopping
+        return RESPONDS_LATER
     context.services.groups.handle_sync_group(
         body["group_id"], body["generation_id"], body["member_id"], protocol_type,
         protocol_name, body.get("group_instance_id") if version >= 3 else None,
         {a["member_id"]: bytes(a["assignment"]) for a in body["assignments"]}, answer)
-    result = answer.wait(context)
-    return _sync_response(result.error, result.assignment, result.protocol_type,
-                          result.protocol_name)
+    return RESPONDS_LATER
 
 
 def _sync_response(error: int, assignment: bytes = b"", protocol_type: str | None = None,

@@ -1,8 +1,10 @@
 """Produce: append each partition's batches to its log, when this broker leads the partition.
 
-With one replica per partition, acks=1 and acks=-1 (all) are both satisfied once the leader has
-appended; acks=0 gets no response at all, and when a partition failed the connection is closed
-(the only signal such a client gets: it refreshes its metadata before sending more). Each
+acks=1 is answered once the leader has appended; acks=-1 (all) once the high watermark reached
+the appended offsets (a :class:`DelayedProduce` in the purgatory: with one replica per partition
+it completes at once); acks=0 gets no response at all, and when a partition failed the
+connection is closed (the only signal such a client gets: it refreshes its metadata before
+sending more). Each
 partition's outcome is independent: a corrupt batch for one partition does not fail the others.
 Kafka's internal topics are written by the coordinators only: a Produce to them is answered
 INVALID_TOPIC_EXCEPTION.
@@ -43,8 +45,9 @@ from broker_lite.records.record_batch import (
     MAGIC,
     MAGIC_OFFSET,
 )
+from broker_lite.vocabulary import TopicPartition
 
-from ..dispatcher import RequestContext
+from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
 from ..errors import error_code_for, not_served_error
 from ..network import CloseConnection
 from ..services import HandlerServices
@@ -56,25 +59,70 @@ FIRST_BATCH_VERSION = 3  # record batches only (KIP-98)
 FIRST_ZSTD_VERSION = 7  # KIP-110
 
 
-def handle(context: RequestContext, body: dict) -> dict | None:
+def handle(context: RequestContext, body: dict):
     services = context.services
     acks = body["acks"]
+    appended: dict[TopicPartition, int] = {}  # partition -> the offset after its records
     if acks not in VALID_ACKS:
         results = [_topic(t, lambda p: _error(p, ErrorCode.INVALID_REQUIRED_ACKS))
                    for t in body["topic_data"]]
     else:
         results = [_topic(t, lambda p, name=t["name"]: _append(services, name, p,
                                                                body.get("transactional_id"),
-                                                               context.version))
+                                                               context.version, appended))
                    for t in body["topic_data"]]
-        services.purgatory.notify_appended()
+        services.purgatory.notify_appended(appended)
     if acks == 0:
         failed = {f"{t['name']}-{p['index']}": ErrorCode(p["error_code"]).name
                   for t in results for p in t["partition_responses"] if p["error_code"]}
         if failed:  # as Kafka does: the client notices the drop and refreshes its metadata
             raise CloseConnection(f"acks=0 produce failed: {failed}")
         return None
+    if acks == -1 and appended:
+        return _wait_for_replicas(context, body["timeout_ms"], results, appended)
     return {"responses": results, "throttle_time_ms": 0}
+
+
+# -- acks=all ----------------------------------------------------------------------------------
+
+
+def _wait_for_replicas(context: RequestContext, timeout_ms: int, results: list,
+                       appended: dict[TopicPartition, int]):
+    produce = DelayedProduce(context, timeout_ms, results, appended)
+    context.services.purgatory.produce.try_complete_else_watch(produce, list(appended))
+    return RESPONDS_LATER
+
+
+class DelayedProduce(DelayedResponse):
+    """A Produce with acks=all waiting until every partition's high watermark reaches the
+    offsets it appended (Kafka's DelayedProduce): watched under those partitions, answered when
+    all are committed, or after ``timeout_ms`` with REQUEST_TIMED_OUT for those that are not.
+    With one replica the high watermark moves with the append, so it completes at once."""
+
+    def __init__(self, context: RequestContext, timeout_ms: int, results: list,
+                 required: dict[TopicPartition, int]):
+        super().__init__(context, max(timeout_ms, 0))
+        self.results = results
+        self.pending = dict(required)  # partition -> offset the high watermark must reach
+        self._responses = {TopicPartition(t["name"], p["index"]): p
+                           for t in results for p in t["partition_responses"]}
+
+    def try_complete(self) -> bool:
+        partitions = self.context.services.partitions
+        for partition, offset in list(self.pending.items()):
+            log = partitions.leader_log(partition.topic, partition.partition)
+            if log is None:  # leadership moved away while waiting
+                self._responses[partition].update(error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                                                  base_offset=-1)
+                del self.pending[partition]
+            elif log.high_watermark >= offset:
+                del self.pending[partition]
+        return not self.pending and self.force_complete()
+
+    def response(self) -> dict:
+        for partition in self.pending:
+            self._responses[partition]["error_code"] = ErrorCode.REQUEST_TIMED_OUT
+        return {"responses": self.results, "throttle_time_ms": 0}
 
 
 def _topic(topic: dict, produce_one) -> dict:
@@ -100,7 +148,8 @@ def _record_errors(partition: dict, exc: RecordValidationError, log_start_offset
 
 
 def _append(services: HandlerServices, topic: str, partition: dict,
-            transactional_id: str | None, version: int) -> dict:
+            transactional_id: str | None, version: int,
+            appended: dict[TopicPartition, int] | None = None) -> dict:
     index = partition["index"]
     if topic in INTERNAL_TOPICS:  # only the coordinators write there
         return _error(partition, ErrorCode.INVALID_TOPIC_EXCEPTION,
@@ -122,7 +171,7 @@ def _append(services: HandlerServices, topic: str, partition: dict,
         if error != ErrorCode.NONE:
             return _error(partition, error)
     try:
-        appended = log.append(records, partition_leader_epoch=state.leader_epoch)
+        written = log.append(records, partition_leader_epoch=state.leader_epoch)
     except RecordValidationError as exc:
         return _record_errors(partition, exc, log.log_start_offset)
     except (RecordsError, LogError) as exc:
@@ -130,9 +179,11 @@ def _append(services: HandlerServices, topic: str, partition: dict,
     except Exception as exc:  # answered as UNKNOWN_SERVER_ERROR; the others keep being served
         logger.exception("append to %s-%d failed", topic, index)
         return _error(partition, ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))
-    log_append_time = appended.max_timestamp \
+    if appended is not None:
+        appended[TopicPartition(topic, index)] = written.last_offset + 1
+    log_append_time = written.max_timestamp \
         if log.config.message_timestamp_type == "LogAppendTime" else -1
-    return {"index": index, "error_code": 0, "base_offset": appended.first_offset,
+    return {"index": index, "error_code": 0, "base_offset": written.first_offset,
             "log_append_time_ms": log_append_time, "log_start_offset": log.log_start_offset}
 
 

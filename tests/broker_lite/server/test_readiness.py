@@ -13,7 +13,6 @@ import pytest
 from broker_lite.protocol import ApiKey, encode_request, parse_response
 from broker_lite.server.broker import Broker
 from broker_lite.server.metadata import BrokerInfo, ClusterMetadata
-from broker_lite.server.network import SocketServer
 from broker_lite.server.testing import broker_config, recv_exactly
 from broker_lite.zk.cluster import ensure_persistent_paths
 from broker_lite.zk.endpoints import EndPoint
@@ -45,23 +44,6 @@ def connect_when_bound(port: int, timeout_s: float = 60) -> socket.socket:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.001)
-
-
-def test_a_bound_server_answers_only_once_request_processing_is_enabled():
-    server = SocketServer("127.0.0.1", 0, lambda payload, _: [struct.pack(">i", len(payload)),
-                                                             bytes(payload)],
-                          max_request_bytes=1000, idle_timeout_ms=-1).start()
-    try:
-        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
-            sock.sendall(struct.pack(">i", 5) + b"early")
-            sock.settimeout(0.5)
-            with pytest.raises(TimeoutError):
-                sock.recv(1)  # connected (the listen backlog), but nobody reads the request
-            server.enable_request_processing()
-            sock.settimeout(5)
-            assert recv_exactly(sock, 9) == struct.pack(">i", 5) + b"early"
-    finally:
-        server.stop()
 
 
 class StartInThread:

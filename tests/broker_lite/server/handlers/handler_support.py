@@ -32,8 +32,9 @@ from broker_lite.protocol import (
 )
 from broker_lite.server.apis import handlers
 from broker_lite.server.config_changes import DynamicBrokerConfigs
-from broker_lite.server.dispatcher import RequestContext, supported_versions
+from broker_lite.server.dispatcher import RESPONDS_LATER, RequestContext, supported_versions
 from broker_lite.server.metadata import BrokerInfo, PartitionInfo, TopicInfo
+from broker_lite.server.network import CloseConnection
 from broker_lite.server.purgatory import Purgatory
 from broker_lite.server.services import HandlerServices
 from broker_lite.vocabulary import TopicPartition
@@ -46,6 +47,7 @@ OTHER_BROKER = 2
 CLUSTER_ID = "handler-tests"
 BASE_MS = 1_700_000_000_000
 OFFSETS_PARTITIONS = 2  # partition 0 is led here, partition 1 by the other broker
+ANSWER_TIMEOUT_S = 60  # longest a request answered later is waited for
 
 
 class FakeCluster:
@@ -205,6 +207,23 @@ class FakeZkOffsets:
         self.offsets.update({(group, tp): offset for tp, offset in offsets.items()})
 
 
+class Answer:
+    """The way back of a request handled here (a :class:`~broker_lite.server.dispatcher.
+    Responder`): the response body given later, or the connection closed."""
+
+    def __init__(self):
+        self._future: Future = Future()
+
+    def respond(self, body: dict | None) -> None:
+        self._future.set_result(body)
+
+    def close_connection(self, reason: str) -> None:
+        self._future.set_exception(CloseConnection(reason))
+
+    def result(self, timeout_s: float) -> dict | None:
+        return self._future.result(timeout=timeout_s)
+
+
 class Harness:
     """The services of broker 1, and requests to its handlers."""
 
@@ -286,12 +305,18 @@ class Harness:
     # -- requests -----------------------------------------------------------------------------
 
     def call(self, api_key: int, version: int, body: dict) -> dict | None:
-        """Handle one request as the dispatcher would; the response body (None: none sent)."""
+        """Handle one request as the dispatcher would; the response body (None: none sent),
+        waited for when the handler answers later (raising ``CloseConnection`` when the answer
+        is to close the connection)."""
         header, decoded = parse_request(memoryview(
             encode_request(api_key, version, 7, "handler-tests", body))[4:])
         handler = self.handlers[api_key]
         assert handler.min_version <= version <= handler.max_version
-        response = handler.handle(RequestContext(header, self.services, "/127.0.0.1"), decoded)
+        answer = Answer()
+        response = handler.handle(RequestContext(header, self.services, "/127.0.0.1", answer),
+                                  decoded)
+        if response is RESPONDS_LATER:
+            response = answer.result(ANSWER_TIMEOUT_S)
         if response is not None:
             encode_response(api_key, version, 7, response)  # it must encode at this version
         return response

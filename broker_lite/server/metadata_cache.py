@@ -1,0 +1,133 @@
+"""The cluster as this broker answers it (Kafka's MetadataCache): the answers of a
+:class:`~.services.ClusterView`, kept until ZooKeeper says what they were read from changed.
+
+Kafka's brokers answer Metadata from a cache the controller keeps current. broker_lite's view
+reads ZooKeeper (:class:`~.metadata.ClusterMetadata`), and :class:`MetadataCache` keeps each of
+its answers: every read the view makes leaves a ZooKeeper watch (a data or children watch on a
+znode that exists, an existence watch on one that does not), and when any of them fires, or the
+ZooKeeper session changes state, the whole cache is dropped and the next calls read again.
+Changes are rare (topics created or deleted, leaders elected, brokers joining or leaving), so
+Metadata, FindCoordinator and Fetch by topic id cost no ZooKeeper round trip between them. An
+answer being computed while a change arrives is returned but not kept, and at most
+:data:`MAX_ANSWERS` are kept (clients asking for ever new topic names do not grow it further).
+"""
+
+import threading
+import uuid
+from collections.abc import Callable
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+
+from broker_lite.zk.layout import PartitionState
+
+from .metadata import BrokerInfo, PartitionInfo, TopicInfo
+
+MAX_ANSWERS = 10_000
+
+
+class _WatchingClient:
+    """A kazoo client whose reads leave a watch calling ``on_change`` (and everything else as
+    the client does it)."""
+
+    def __init__(self, client: KazooClient, on_change: Callable[..., None]):
+        self._client = client
+        self._on_change = on_change
+
+    def get(self, path: str, watch=None):
+        return self._read(self._client.get, path)
+
+    def get_children(self, path: str, watch=None, include_data: bool = False):
+        return self._read(self._client.get_children, path, include_data=include_data)
+
+    def exists(self, path: str, watch=None):
+        return self._client.exists(path, watch=self._on_change)
+
+    def _read(self, read, path: str, **options):
+        try:
+            return read(path, watch=self._on_change, **options)
+        except NoNodeError:
+            # Told when it is created; created between the two reads, the watch will not fire,
+            # so the answer being computed is not kept.
+            if self._client.exists(path, watch=self._on_change) is not None:
+                self._on_change()
+            raise
+
+    def __getattr__(self, name: str):
+        return getattr(self._client, name)
+
+
+class MetadataCache:
+    """A :class:`~.services.ClusterView` keeping the answers of the view ``make_view`` builds
+    on a watching client (see the module docstring)."""
+
+    def __init__(self, client: KazooClient, make_view: Callable[[KazooClient], object]):
+        self._lock = threading.Lock()
+        self._answers: dict[tuple, object] = {}
+        self._generation = 0
+        self._view = make_view(_WatchingClient(client, self.invalidate))
+        client.add_listener(self._on_session_state)
+
+    def invalidate(self, *_event) -> None:
+        """Drop every answer: what it was read from changed."""
+        with self._lock:
+            self._generation += 1
+            self._answers.clear()
+
+    def _on_session_state(self, _state) -> bool:
+        self.invalidate()  # watches may have been lost with the session
+        return False  # keep listening
+
+    def _answer(self, key: tuple, compute: Callable[[], object]):
+        with self._lock:
+            if key in self._answers:
+                return self._answers[key]
+            generation = self._generation
+        value = compute()
+        with self._lock:
+            if self._generation == generation and len(self._answers) < MAX_ANSWERS:
+                self._answers[key] = value
+        return value
+
+    @property
+    def local_broker(self) -> BrokerInfo | None:
+        """This broker, once registered (listed even while ZooKeeper does not show it yet)."""
+        return self._view.local_broker
+
+    @local_broker.setter
+    def local_broker(self, broker: BrokerInfo | None) -> None:
+        self._view.local_broker = broker
+        self.invalidate()  # the broker list includes it from now on
+
+    def shows_itself(self) -> bool:
+        """Whether ZooKeeper lists this broker and names a controller, read afresh: the broker
+        asks it while it waits to be shown, so no answer may be kept."""
+        return self._view.shows_itself()
+
+    # -- ClusterView ------------------------------------------------------------------------
+
+    def brokers(self) -> list[BrokerInfo]:
+        return list(self._answer(("brokers",), self._view.brokers))
+
+    def controller_id(self) -> int:
+        return self._answer(("controller",), self._view.controller_id)
+
+    def topic_names(self) -> list[str]:
+        return list(self._answer(("topics",), self._view.topic_names))
+
+    def topic(self, name: str) -> TopicInfo | None:
+        return self._answer(("topic", name), lambda: self._view.topic(name))
+
+    def partitions(self, name: str) -> list[PartitionInfo] | None:
+        found = self._answer(("partitions", name), lambda: self._view.partitions(name))
+        return None if found is None else list(found)
+
+    def partition_count(self, name: str) -> int | None:
+        return self._answer(("partition_count", name), lambda: self._view.partition_count(name))
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState | None:
+        return self._answer(("partition_state", topic, partition),
+                            lambda: self._view.partition_state(topic, partition))
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        return self._answer(("topic_name", topic_id), lambda: self._view.topic_name(topic_id))

@@ -1,0 +1,55 @@
+"""The network layer, as Kafka's implementation chapter (5.1) describes it: "a fairly
+straightforward NIO server": one acceptor thread per listener, and ``num.network.threads``
+processor threads each serving a fixed share of the connections, with a selector; then a bounded
+request queue, ``num.io.threads`` request handler threads, and a purgatory where requests that
+wait are parked without holding a thread. The number of threads does not depend on the number of
+connections.
+
+How a request travels::
+
+    client --> acceptor ------------> processor (reads the frame; the connection is muted)
+                (quotas: max.connections,      |
+                 max.connections.per.ip)       v
+                                       request queue (queued.max.requests; full: stop reading)
+                                               |
+                                               v
+                                       request handler thread --> Dispatcher --> API handler
+                                               |                                     |
+                                               |        (may wait: purgatory, completed by an
+                                               |         append, a coordinator, a timeout)
+                                               v                                     v
+                                       response queue of the processor  <------------+
+                                               |
+                                               v
+    client <-- processor (writes: sendmsg for bytes, sendfile for record data; the connection
+               is unmuted once the response is sent, and its next request is read)
+
+=========================  ======================================================================
+module                     concept (Kafka's class)
+=========================  ======================================================================
+:mod:`.socket_server`      listeners, acceptors and processors; start, enable, stop (SocketServer)
+:mod:`.acceptor`           accepting connections, handing them to processors (Acceptor)
+:mod:`.processor`          one network thread and its connections (Processor)
+:mod:`.channel`            one connection: transport, authenticator, frames, sends (KafkaChannel)
+:mod:`.transport`          plaintext bytes; where TLS goes (TransportLayer)
+:mod:`.authenticator`      who the client is; where SASL goes (Authenticator)
+:mod:`.receive`            size-prefixed frames out of a byte stream (NetworkReceive)
+:mod:`.quotas`             max.connections and max.connections.per.ip (ConnectionQuotas)
+:mod:`.request_channel`    the request queue, the way back, stage times (RequestChannel)
+:mod:`.request_handler`    the request handler threads (KafkaRequestHandlerPool)
+:mod:`.request_metrics`    per-API request counts and stage latencies (RequestChannel metrics)
+:mod:`.config`             the settings, with Kafka's names
+=========================  ======================================================================
+
+Kafka frames every request and response with a 4-byte big-endian size; a request larger than
+``socket.request.max.bytes`` closes its connection before its body is read, and a connection idle
+for ``connections.max.idle.ms`` is closed by its processor.
+"""
+
+from .config import NetworkConfig
+from .request_channel import RESPONDS_LATER, CloseConnection, Request, RequestChannel
+from .request_handler import RequestHandlerPool
+from .socket_server import Listener, SocketServer
+
+__all__ = ["RESPONDS_LATER", "CloseConnection", "Listener", "NetworkConfig", "Request",
+           "RequestChannel", "RequestHandlerPool", "SocketServer"]

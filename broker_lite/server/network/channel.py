@@ -1,0 +1,172 @@
+"""One client connection as its processor sees it (Kafka's KafkaChannel): a transport, an
+authenticator, the frames coming in and the responses going out.
+
+A channel is ready for requests once its transport finished its handshake and its authenticator
+accepted the client (:mod:`.transport`, :mod:`.authenticator`); :meth:`KafkaChannel.prepare`
+takes both a step further on every readiness event. It then carries one request at a time: once
+a request is read the channel is *muted*, and its next request is not read until the response
+to this one is queued on the channel, so responses go back in request order, as Kafka's
+processors keep them. It stays muted while more than :data:`MAX_UNSENT_RESPONSES` of its
+responses are not written yet, so a client that does not read its responses stops being read
+too. A channel is also *paused* while the request queue is full (back-pressure: nothing more is
+read).
+
+Responses leave as :class:`ResponseSend` objects: byte chunks (several sent in one gathering
+write) and file regions (record data, sent with the transport's ``send_region``), written as far
+as the socket takes them; the processor asks to be told when the socket can take more.
+"""
+
+import itertools
+from collections import deque
+
+from .authenticator import Authenticator
+from .receive import FrameReceive
+from .transport import PlaintextTransport
+
+IOV_MAX = 64  # buffers in one gathering write
+# A connection's next request is read while at most this many of its responses wait to be
+# written: the next request is handled while the last response is being written.
+MAX_UNSENT_RESPONSES = 1
+_BYTES = (bytes, bytearray, memoryview)
+
+
+class ResponseSend:
+    """The chunks of one response on their way out (Kafka's NetworkSend): bytes-like objects and
+    file regions (``fd``, ``position``, ``size``, ``close()``), in order."""
+
+    __slots__ = ("_chunks", "_offset", "request")
+
+    def __init__(self, chunks, request=None):
+        self._chunks = deque(chunks)
+        self._offset = 0  # bytes of the first chunk already sent
+        self.request = request
+
+    def write_to(self, transport) -> bool:
+        """Send as much as the transport takes now; whether everything is sent."""
+        chunks = self._chunks
+        while chunks:
+            head = chunks[0]
+            if isinstance(head, _BYTES):
+                if not self._write_buffers(transport):
+                    return False
+            elif not self._write_region(transport, head):
+                return False
+        return True
+
+    def _write_buffers(self, transport) -> bool:
+        chunks = self._chunks
+        first = chunks[0]
+        buffers = [memoryview(first)[self._offset:] if self._offset else first]
+        for chunk in itertools.islice(chunks, 1, IOV_MAX):
+            if not isinstance(chunk, _BYTES):
+                break
+            buffers.append(chunk)
+        wanted = sum(len(b) for b in buffers)
+        try:
+            sent = transport.send_buffers(buffers) if wanted else 0
+        except BlockingIOError:
+            return False
+        for buffer in buffers:
+            size = len(buffer)
+            if sent >= size:
+                sent -= size
+                chunks.popleft()
+                self._offset = 0
+            else:
+                self._offset += sent
+                return False  # the socket is full
+        return True
+
+    def _write_region(self, transport, region) -> bool:
+        while (remaining := region.size - self._offset) > 0:
+            try:
+                sent = transport.send_region(region, region.position + self._offset, remaining)
+            except BlockingIOError:
+                return False
+            if sent == 0:  # the file is shorter than promised (truncated meanwhile): pad it
+                region.close()
+                self._chunks[0] = bytes(remaining)
+                self._offset = 0
+                return True
+            self._offset += sent  # short: the socket is full, or the file ends (the next says)
+        region.close()
+        self._chunks.popleft()
+        self._offset = 0
+        return True
+
+    def close(self) -> None:
+        """Release the file regions not sent."""
+        for chunk in self._chunks:
+            if not isinstance(chunk, _BYTES):
+                chunk.close()
+        self._chunks.clear()
+
+
+class KafkaChannel:
+    """A connection: ``id`` (unique in the broker), the peer's ``(host, port)``, its transport,
+    its authenticator and its state in the processor."""
+
+    __slots__ = ("id", "peer", "listener", "transport", "authenticator", "receive", "sends",
+                 "paused", "pending", "events", "last_active", "in_flight")
+
+    def __init__(self, connection_id: str, sock, peer: tuple, listener: str,
+                 authenticator: Authenticator, max_request_bytes: int):
+        self.id = connection_id
+        self.peer = peer
+        self.listener = listener
+        self.transport = PlaintextTransport(sock)
+        self.authenticator = authenticator
+        self.receive = FrameReceive(max_request_bytes)
+        self.sends: deque[ResponseSend] = deque()
+        self.paused = False  # the request queue was full
+        self.pending = None  # a request read while the request queue was full
+        self.events = None  # what the selector watches for; None: not registered
+        self.last_active = 0.0
+        self.in_flight = None  # the request being handled
+
+    @property
+    def fileno(self) -> int:
+        return self.transport.sock.fileno()
+
+    @property
+    def ready(self) -> bool:
+        """Handshake and authentication done: requests may be dispatched."""
+        return self.transport.ready and self.authenticator.complete
+
+    @property
+    def muted(self) -> bool:
+        """Its next request waits: one is being handled, or its responses are not written."""
+        return self.in_flight is not None or len(self.sends) > MAX_UNSENT_RESPONSES
+
+    @property
+    def principal(self) -> str:
+        return self.authenticator.principal
+
+    def prepare(self) -> None:
+        """Take the transport's handshake, then the authentication, a step further."""
+        if not self.transport.ready:
+            self.transport.handshake()
+        if self.transport.ready and not self.authenticator.complete:
+            self.authenticator.authenticate(self)
+
+    def queue_send(self, chunks, request=None) -> None:
+        self.sends.append(ResponseSend(chunks, request))
+
+    def write(self) -> list[ResponseSend]:
+        """Write queued responses as far as the socket takes them; those completely sent."""
+        done = []
+        sends = self.sends
+        while sends:
+            if not sends[0].write_to(self.transport):
+                break
+            done.append(sends.popleft())
+        return done
+
+    def close(self) -> None:
+        for send in self.sends:
+            send.close()
+        self.sends.clear()
+        try:
+            self.transport.close()
+        except OSError:
+            pass

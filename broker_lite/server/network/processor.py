@@ -1,0 +1,430 @@
+"""A network thread (Kafka's Processor): it serves a share of the connections, multiplexed with
+a selector, and does all their reading and writing, never blocking on any one of them.
+
+Each turn of its loop:
+
+1. registers the connections the acceptor handed over;
+2. takes the responses the request handlers queued for it (it is woken through a socket pair
+   when it sleeps): queues a response's bytes on its connection, sends the connection's next
+   request (already read, or once read) to the request queue, then writes what the socket
+   takes;
+3. waits for sockets to be ready (``selectors``) and serves them: reads frames, writes what the
+   socket takes;
+4. closes connections idle for ``connections.max.idle.ms``.
+
+A connection has one request in flight at most: after a request is read the connection is
+muted (the selector stops watching it for reads) until the response is queued and its earlier
+responses are written (see :mod:`.channel`), as Kafka's processors keep per-connection order.
+When the request queue is full, the request stays with its connection and the processor stops
+reading from every connection it serves (each pauses at its next readiness), while it keeps
+writing responses; it resumes once the handlers made room.
+A client that never reads its responses thus holds its own connection only, and one that sends
+a request a byte at a time holds nothing but its few bytes.
+"""
+
+import logging
+import selectors
+import socket
+import threading
+import time
+from collections import OrderedDict, deque
+
+from .authenticator import AuthenticationFailed, NoAuthentication
+from .channel import KafkaChannel
+from .config import NetworkConfig
+from .quotas import ConnectionQuotas
+from .receive import InvalidFrameSize
+from .request_channel import CLOSE, NO_RESPONSE, SEND, Request, RequestChannel
+from .request_metrics import RequestMetrics
+
+logger = logging.getLogger(__name__)
+
+READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
+MAX_POLL_S = 1.0
+_perf_ns = time.perf_counter_ns
+
+
+class Processor:
+    """Serves the connections handed to it by :meth:`accept`, on a thread of its own."""
+
+    def __init__(self, processor_id: int, request_channel: RequestChannel,
+                 quotas: ConnectionQuotas, metrics: RequestMetrics, config: NetworkConfig,
+                 name: str = "broker"):
+        self.id = processor_id
+        self._requests = request_channel
+        self._quotas = quotas
+        self._metrics = metrics
+        self._max_request_bytes = config.socket_request_max_bytes
+        self._idle_s = config.idle_timeout_s
+        self._selector = selectors.DefaultSelector()
+        self._wake_in, self._wake_out = socket.socketpair()
+        self._wake_in.setblocking(False)
+        self._wake_out.setblocking(False)
+        self._selector.register(self._wake_in, READ, None)
+        self._sleeping = False
+        self._woken = False
+        self._new: deque = deque()  # (socket, peer, listener) from the acceptor
+        self._responses: deque[Request] = deque()  # answered requests from the handlers
+        self._commands: deque = deque()  # functions to run on this thread
+        self._channels: dict[str, KafkaChannel] = {}
+        self._by_activity: OrderedDict[str, KafkaChannel] = OrderedDict()  # least recent first
+        self._paused: deque[KafkaChannel] = deque()  # stopped reading while the queue was full
+        self._blocked = False  # the request queue was full
+        self._next_index = 0
+        self._stopping = False
+        self.connections_created = 0
+        self.connections_closed = 0
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"{name}-network-thread-{processor_id}")
+
+    # -- from other threads ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @property
+    def started(self) -> bool:
+        return self._thread.ident is not None
+
+    def accept(self, sock: socket.socket, peer: tuple, listener: str) -> None:
+        """Take a connection (the acceptor's, already counted in the quotas)."""
+        self._new.append((sock, peer, listener))
+        self.wakeup()
+
+    def enqueue_response(self, request: Request) -> None:
+        """Queue an answered request for sending (the request channel's, any thread)."""
+        self._responses.append(request)
+        self.wakeup()
+
+    def wakeup(self) -> None:
+        """Make the selector return, when the thread is waiting in it."""
+        if self._sleeping and not self._woken:
+            self._woken = True
+            try:
+                self._wake_out.send(b"\0")
+            except OSError:  # full (a wake-up is pending anyway) or closed (stopping)
+                pass
+
+    def call(self, function, timeout_s: float = 10):
+        """Run ``function()`` on this thread (between two turns of its loop); its result."""
+        if not self.started or not self._thread.is_alive():
+            return function()
+        done = threading.Event()
+        result = []
+        self._commands.append(lambda: (result.append(function()), done.set()))
+        self.wakeup()
+        done.wait(timeout_s)
+        return result[0] if result else None
+
+    @property
+    def connection_count(self) -> int:
+        return len(self._channels)
+
+    @property
+    def response_queue_size(self) -> int:
+        return len(self._responses)
+
+    def drop_connections(self) -> int:
+        """Close every connection now, as a network failure would; how many."""
+        return self.call(self._close_all) or 0
+
+    def shutdown(self) -> None:
+        self._stopping = True
+        self.wakeup()
+        if self.started and self._thread is not threading.current_thread():
+            self._thread.join(timeout=10)
+        if not self.started:
+            self._close_all()
+            self._release_selector()
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            while not self._stopping:
+                self._configure_new_connections()
+                self._process_responses()
+                self._run_commands()
+                if self._blocked and self._requests.has_room():
+                    self._unblock()
+                self._poll()
+                self._close_idle()
+        except Exception:
+            logger.exception("network thread %d failed", self.id)
+        finally:
+            try:
+                self._process_responses()  # answers given at stop go out if the socket takes them
+            finally:
+                self._close_all()
+                self._release_selector()
+
+    def _poll(self) -> None:
+        timeout = MAX_POLL_S
+        if self._idle_s is not None and self._by_activity:
+            oldest = next(iter(self._by_activity.values()))
+            timeout = min(timeout, max(oldest.last_active + self._idle_s - time.monotonic(),
+                                       0.001))
+        if self._blocked:
+            timeout = min(timeout, 0.01)  # room may come without a wake-up
+        self._woken = False
+        self._sleeping = True
+        if self._new or self._responses or self._commands or self._stopping:
+            timeout = 0
+        events = self._selector.select(timeout)
+        self._sleeping = False
+        now = time.monotonic()
+        for key, mask in events:
+            channel = key.data
+            if channel is None:
+                self._drain_wakeups()
+                continue
+            if channel.id not in self._channels:
+                continue  # closed earlier in this turn
+            if not mask:  # watching for nothing, it hung up or failed (epoll reports those)
+                logger.debug("connection %s hung up", _address(channel.peer))
+                self._close(channel)
+                continue
+            try:
+                if mask & WRITE:
+                    self._write(channel, now)
+                if mask & READ and channel.id in self._channels:
+                    self._read(channel, now)
+            except InvalidFrameSize as exc:
+                self._refuse(channel, exc)
+            except AuthenticationFailed as exc:
+                logger.info("closing %s: authentication failed: %s", _address(channel.peer), exc)
+                self._close(channel)
+            except OSError as exc:
+                logger.debug("connection %s failed: %s", _address(channel.peer), exc)
+                self._close(channel)
+
+    def _drain_wakeups(self) -> None:
+        try:
+            while self._wake_in.recv(4096):
+                pass
+        except OSError:
+            pass
+
+    def _run_commands(self) -> None:
+        while self._commands:
+            self._commands.popleft()()
+
+    # -- connections ------------------------------------------------------------------------
+
+    def _configure_new_connections(self) -> None:
+        while self._new:
+            sock, peer, listener = self._new.popleft()
+            if self._stopping:
+                self._quotas.dec(peer[0])
+                sock.close()
+                continue
+            self._next_index += 1
+            local = sock.getsockname()
+            connection_id = (f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-"
+                             f"{self.id}-{self._next_index}")
+            channel = KafkaChannel(connection_id, sock, peer, listener, NoAuthentication(),
+                                   self._max_request_bytes)
+            self._channels[connection_id] = channel
+            self.connections_created += 1
+            self._touch(channel, time.monotonic())
+            try:
+                channel.prepare()
+            except (OSError, AuthenticationFailed) as exc:
+                logger.debug("connection %s failed: %s", _address(peer), exc)
+                self._close(channel)
+                continue
+            self._update_interest(channel)
+
+    def _touch(self, channel: KafkaChannel, now: float) -> None:
+        channel.last_active = now
+        by_activity = self._by_activity
+        by_activity[channel.id] = channel
+        by_activity.move_to_end(channel.id)
+
+    def _close_idle(self) -> None:
+        if self._idle_s is None:
+            return
+        now = time.monotonic()
+        deadline = now - self._idle_s
+        while self._by_activity:
+            channel = next(iter(self._by_activity.values()))
+            if channel.last_active > deadline:
+                return
+            if channel.in_flight is not None or channel.sends or channel.paused:
+                self._touch(channel, now)  # waiting for its response or for room: not idle
+                continue
+            logger.debug("closing idle connection %s", _address(channel.peer))
+            self._close(channel)
+
+    def _close(self, channel: KafkaChannel) -> None:
+        if self._channels.pop(channel.id, None) is None:
+            return
+        self._by_activity.pop(channel.id, None)
+        if channel.events is not None:
+            try:
+                self._selector.unregister(channel.transport.sock)
+            except (KeyError, ValueError, OSError):
+                pass
+            channel.events = None
+        channel.close()
+        self._quotas.dec(channel.peer[0])
+        self.connections_closed += 1
+
+    def _close_all(self) -> int:
+        channels = list(self._channels.values())
+        for channel in channels:
+            self._close(channel)
+        self._paused.clear()
+        self._blocked = False
+        while self._new:
+            sock, peer, _ = self._new.popleft()
+            self._quotas.dec(peer[0])
+            sock.close()
+        while self._responses:
+            self._responses.popleft().release()
+        return len(channels)
+
+    def _release_selector(self) -> None:
+        self._selector.close()
+        self._wake_in.close()
+        self._wake_out.close()
+
+    def _update_interest(self, channel: KafkaChannel) -> None:
+        if channel.id not in self._channels:
+            return  # closed
+        events = 0
+        if not channel.muted and not channel.paused:
+            events = READ
+        if channel.sends:
+            events |= WRITE
+        if events == channel.events:
+            return
+        sock = channel.transport.sock
+        if channel.events is None:
+            if not events:
+                return
+            self._selector.register(sock, events, channel)
+        else:  # a muted connection stays registered, watching for nothing: one system call
+            self._selector.modify(sock, events, channel)
+        channel.events = events
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _read(self, channel: KafkaChannel, now: float) -> None:
+        if not channel.ready:
+            channel.prepare()
+            if not channel.ready:
+                self._update_interest(channel)
+                return
+        if self._blocked:
+            self._pause(channel)
+            return
+        try:
+            count = channel.receive.read_from(channel.transport.read_into)
+        except BlockingIOError:
+            return
+        if count == 0:
+            logger.debug("connection %s closed by the peer", _address(channel.peer))
+            self._close(channel)
+            return
+        self._touch(channel, now)
+        self._dispatch(channel)
+
+    def _dispatch(self, channel: KafkaChannel) -> None:
+        """Send the channel's next request to the request queue, if it has a whole one and none
+        in flight; otherwise make sure it is read."""
+        if not channel.muted and not self._stopping:
+            try:
+                payload = channel.receive.next_frame()
+            except InvalidFrameSize as exc:
+                self._refuse(channel, exc)
+                return
+            if payload is not None:
+                request = Request(self.id, channel.id, payload, channel.peer, channel.listener,
+                                  channel.principal, self._requests)
+                channel.in_flight = request
+                if self._blocked or not self._requests.try_send_request(request, self):
+                    channel.pending = request
+                    self._blocked = True
+                    self._pause(channel)
+        self._update_interest(channel)
+
+    def _refuse(self, channel: KafkaChannel, exc: InvalidFrameSize) -> None:
+        logger.warning("closing %s: %s (socket.request.max.bytes %d)", _address(channel.peer),
+                       exc, self._max_request_bytes)
+        self._close(channel)
+
+    def _pause(self, channel: KafkaChannel) -> None:
+        if not channel.paused:
+            channel.paused = True
+            self._paused.append(channel)
+            self._update_interest(channel)
+
+    def _unblock(self) -> None:
+        """The request queue has room again: queue what waited, read again."""
+        paused = self._paused
+        while paused:
+            channel = paused[0]
+            if channel.id in self._channels:
+                if channel.pending is not None:
+                    if not self._requests.try_send_request(channel.pending, self):
+                        return
+                    channel.pending = None
+                channel.paused = False
+                self._update_interest(channel)
+            paused.popleft()
+        self._blocked = False
+        for channel in list(self._channels.values()):  # frames that arrived while blocked
+            if not channel.muted and channel.receive.partial:
+                self._dispatch(channel)
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def _process_responses(self) -> None:
+        responses = self._responses
+        while responses:
+            request = responses.popleft()
+            channel = self._channels.get(request.connection_id)
+            if channel is None or channel.in_flight is not request:
+                request.release()  # the connection is gone
+                continue
+            request.sending = _perf_ns()
+            action = request.action
+            try:
+                if action == SEND:
+                    channel.queue_send(request.chunks, request)
+                    request.chunks = None
+                    channel.in_flight = None
+                    self._dispatch(channel)  # handled while this response is being written
+                    self._write(channel, time.monotonic())
+                elif action == NO_RESPONSE:
+                    channel.in_flight = None
+                    self._finish(request)
+                    self._dispatch(channel)
+                else:
+                    assert action == CLOSE
+                    logger.info("closing %s: %s", _address(channel.peer), request.reason)
+                    self._finish(request)
+                    self._close(channel)
+            except OSError as exc:
+                logger.debug("connection %s failed: %s", _address(channel.peer), exc)
+                self._close(channel)
+
+    def _write(self, channel: KafkaChannel, now: float) -> None:
+        done = channel.write()
+        if done:
+            self._touch(channel, now)
+            for send in done:
+                if send.request is not None:
+                    self._finish(send.request)
+            self._dispatch(channel)  # it may have waited for its responses to be written
+        else:
+            self._update_interest(channel)
+
+    def _finish(self, request: Request) -> None:
+        request.sent = _perf_ns()
+        self._metrics.record(request)
+
+
+def _address(peer: tuple) -> str:
+    return f"{peer[0]}:{peer[1]}" if peer else "?"
