@@ -280,3 +280,21 @@ def serve_logs(topic: str, logs: dict[int, ScriptedLog], **answer) -> dict[int, 
             for p in t["partitions"]]} for t in body["topics"]]}
 
     return {ApiKey.FETCH: fetch, ApiKey.LIST_OFFSETS: list_offsets}
+
+
+def full_listener() -> tuple[socket.socket, list[socket.socket]]:
+    """A listener whose accept queue is full, so that new connections hang."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    queued = []
+    for _ in range(4):
+        sock = socket.socket()
+        sock.setblocking(False)
+        try:
+            sock.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        queued.append(sock)
+    return listener, queued

@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from scripted_broker import CLOSE, SILENT, ScriptedBroker, sequence
+from scripted_broker import CLOSE, SILENT, ScriptedBroker, full_listener, sequence
 
 from broker_lite.client import (
     BrokerNotAvailableError,
@@ -60,19 +60,8 @@ def test_a_closed_port_fails_within_the_timeout_naming_the_servers():
 def test_a_connection_that_cannot_be_set_up_fails_within_the_setup_timeout():
     """A listener with a full accept queue drops new SYNs: the connect hangs until
     socket.connection.setup.timeout.ms, then the client tries again until request.timeout.ms."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
+    listener, queued = full_listener()
     port = listener.getsockname()[1]
-    queued = []
-    for _ in range(4):  # fill the accept queue
-        sock = socket.socket()
-        sock.setblocking(False)
-        try:
-            sock.connect(("127.0.0.1", port))
-        except BlockingIOError:
-            pass
-        queued.append(sock)
     try:
         client = KafkaClient({"bootstrap.servers": f"127.0.0.1:{port}",
                               "socket.connection.setup.timeout.ms": "300",

@@ -9,7 +9,7 @@ import socket
 import time
 
 import pytest
-from scripted_broker import CLOSE, ScriptedBroker, sequence
+from scripted_broker import CLOSE, ScriptedBroker, full_listener, sequence
 
 from broker_lite.client import (
     BrokerNotAvailableError,
@@ -128,21 +128,3 @@ def test_a_connection_idle_longer_than_connections_max_idle_ms_is_replaced():
 def closed_port() -> int:
     with socket.create_server(("127.0.0.1", 0)) as sock:
         return sock.getsockname()[1]
-
-
-def full_listener() -> tuple[socket.socket, list[socket.socket]]:
-    """A listener whose accept queue is full, so that new connections hang."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(0)
-    port = listener.getsockname()[1]
-    queued = []
-    for _ in range(4):
-        sock = socket.socket()
-        sock.setblocking(False)
-        try:
-            sock.connect(("127.0.0.1", port))
-        except BlockingIOError:
-            pass
-        queued.append(sock)
-    return listener, queued
