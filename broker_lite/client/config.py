@@ -318,13 +318,19 @@ class ClientConfig:
         False
         """
         return tuple((name, _hashable(getattr(self, name.replace(".", "_"))))
-                     for name in CONNECTION_SETTINGS)
+                     for name in CONNECTION_SETTINGS) \
+            + tuple(sorted((name, _hashable(value)) for name, value in self.security.items())) \
+            + (("oauth_cb", self.oauth_cb),)
 
     def connection_config(self) -> ClientConfig:
-        """A config of this one's :data:`CONNECTION_SETTINGS` only, as given (the others at
-        their defaults): what shared connections are opened with."""
-        return ClientConfig({key: text for key, text in self.given.items()
-                             if ALIASES.get(key, key) in CONNECTION_SETTINGS})
+        """A config of this one's :data:`CONNECTION_SETTINGS` and TLS and SASL settings only,
+        as given (the others at their defaults): what shared connections are opened with."""
+        settings = {key: text for key, text in self.given.items()
+                    if ALIASES.get(key, key) in CONNECTION_SETTINGS
+                    or is_security_setting(ALIASES.get(key, key))}
+        if self.oauth_cb is not None:
+            settings["oauth_cb"] = self.oauth_cb
+        return ClientConfig(settings)
 
     def is_set(self, name: str) -> bool:
         """Whether setting ``name`` was given (under its name or a librdkafka alias), rather

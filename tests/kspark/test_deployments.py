@@ -106,7 +106,11 @@ def test_a_multi_process_cluster(broker, tmp_path, read_committed):
         from pyspark.sql import SparkSession
         session = (SparkSession.builder.master("local-cluster[2,1,1024]")
                    .config("spark.ui.enabled", "false").getOrCreate())
-        executors = session.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+        import time
+        deadline = time.monotonic() + 120  # executors register a while after the session starts
+        while (executors := session.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1) \
+                < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
         assert executors == 2, executors
     """)
     assert result["batches"] >= 3  # maxOffsetsPerTrigger=100 over 300 records

@@ -152,3 +152,20 @@ def test_security_settings_are_kept_and_hidden_when_printed():
     assert "alice-secret" not in repr(config)
     copy = pickle.loads(pickle.dumps(config))  # Spark ships configs to executors
     assert copy.ssl_context is not None and copy.sasl.username == "alice"
+
+
+def test_shared_connections_keep_the_tls_and_sasl_settings():
+    """Connections shared between tasks are opened with the security settings too, and two
+    configs that authenticate differently never share them."""
+    secured = {"bootstrap.servers": "b1", "security.protocol": "SASL_PLAINTEXT",
+               "sasl.mechanism": "SCRAM-SHA-256",
+               "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule '
+                                   'required username="alice" password="alice-secret";'}
+    config = ClientConfig({**secured, "max.partition.fetch.bytes": "1024"})
+    shared = config.connection_config()
+    assert shared.security == config.security
+    assert shared.sasl is not None and shared.sasl.mechanism == "SCRAM-SHA-256"
+    other = ClientConfig({**secured, "sasl.jaas.config": secured["sasl.jaas.config"]
+                          .replace("alice", "bob")})
+    assert config.connection_key != other.connection_key
+    assert shared.connection_key == config.connection_key

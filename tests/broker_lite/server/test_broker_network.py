@@ -63,12 +63,15 @@ def test_idle_connections_cost_no_threads_and_metadata_stays_quick(broker):
     """1,000 idle connections: the process keeps its threads (a thread per connection made
     them 1,018 at 1,000), and a client beside them keeps getting Metadata answers."""
     sockets = []
+    # The process's threads also serve other tests' fixtures (Spark's, other brokers'): what
+    # counts is that the connections add none.
+    before = threading.active_count()
     try:
         for _ in range(IDLE_CONNECTIONS):
             sockets.append(socket.create_connection(("127.0.0.1", broker.port), timeout=10))
         wait_until(lambda: broker.server.connection_count >= IDLE_CONNECTIONS, 30,
                    "every connection accepted")
-        assert threading.active_count() < 64
+        assert threading.active_count() - before < 8
         producer = Producer({"bootstrap.servers": bootstrap(broker), "log_level": 0})
         producer.list_topics(timeout=10)  # connected
         times = []
@@ -79,7 +82,7 @@ def test_idle_connections_cost_no_threads_and_metadata_stays_quick(broker):
         # The 10,000-connection figures (median under 5 ms) are the benchmark's
         # (python -m broker_lite.server.bench_connections); this guards the order of magnitude.
         assert statistics.median(times) < 0.05, sorted(times)
-        assert threading.active_count() < 64
+        assert threading.active_count() - before < 8
     finally:
         for sock in sockets:
             sock.close()

@@ -48,8 +48,8 @@ def test_batch_read_equals_what_was_produced(spark, servers, topic_name, codec):
 
 
 def test_batch_read_of_every_message_format(spark, broker, topic_name, kafka_call):
-    """Partitions holding v0 and v1 message sets (plain and compressed), as pre-0.11 clients
-    wrote them, and v2 batches after them."""
+    """Records that pre-0.11 clients sent as v0 and v1 message sets (plain and compressed), which
+    the broker up-converts to v2 batches as Kafka 3.x does, and v2 batches after them."""
     servers = bootstrap(broker)
     create_topic(servers, topic_name, 1)
     expected, offset = [], 0
@@ -59,16 +59,16 @@ def test_batch_read_of_every_message_format(spark, broker, topic_name, kafka_cal
         rows = [(f"k{magic}{codec.name}{i}".encode(), f"v{i}".encode()) for i in range(4)]
         data = build_message_set(rows, magic=magic, compression=codec,
                                  timestamp=1_600_000_000_000)
-        response = kafka_call(broker.port, ApiKey.PRODUCE, 3, {
-            "transactional_id": None, "acks": 1, "timeout_ms": 5000,
+        # message sets travel in Produce v0-v2, as pre-0.11 clients sent them
+        response = kafka_call(broker.port, ApiKey.PRODUCE, 2, {
+            "acks": 1, "timeout_ms": 5000,
             "topic_data": [{"name": topic_name, "partition_data": [
                 {"index": 0, "records": data}]}]})
         assert response["responses"][0]["partition_responses"][0]["error_code"] == 0
         for key, value in rows:
-            # v0 messages have no timestamp: -1 ms of no timestamp type (-1), as Spark shows them
+            # v0 messages have no timestamp: up-converted, they are CreateTime records of -1 ms
             expected.append(Produced(key, value, topic_name, 0, offset,
-                                     -1 if magic == 0 else 1_600_000_000_000,
-                                     timestamp_type=-1 if magic == 0 else 0))
+                                     -1 if magic == 0 else 1_600_000_000_000, timestamp_type=0))
             offset += 1
     expected += produce(servers, topic_name, [(b"v2", b"new", [], 1_700_000_000_000)])
     df = read(spark, servers, subscribe=topic_name, includeHeaders="true")
