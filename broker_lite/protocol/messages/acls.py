@@ -9,7 +9,8 @@ hosts) or the code ANY (1).
 
 from ..schema import INT8, INT16, INT32, STRING, A, F, Request, Response
 
-DESCRIBE_ACLS_REQUEST = Request("DescribeAclsRequest", 29, "0-3", "2+", [
+# An ACL filter: DescribeAcls' request, each of DeleteAcls' filters.
+_FILTER_FIELDS = [
     F("ResourceTypeFilter", INT8, "0+"),
     F("ResourceNameFilter", STRING, "0+", nullable="0+"),
     F("PatternTypeFilter", INT8, "1+", default=3),
@@ -17,7 +18,9 @@ DESCRIBE_ACLS_REQUEST = Request("DescribeAclsRequest", 29, "0-3", "2+", [
     F("HostFilter", STRING, "0+", nullable="0+"),
     F("Operation", INT8, "0+"),
     F("PermissionType", INT8, "0+"),
-])
+]
+
+DESCRIBE_ACLS_REQUEST = Request("DescribeAclsRequest", 29, "0-3", "2+", _FILTER_FIELDS)
 
 DESCRIBE_ACLS_RESPONSE = Response("DescribeAclsResponse", 29, "0-3", "2+", [
     F("ThrottleTimeMs", INT32, "0+"),
@@ -57,15 +60,7 @@ CREATE_ACLS_RESPONSE = Response("CreateAclsResponse", 30, "0-3", "2+", [
 ])
 
 DELETE_ACLS_REQUEST = Request("DeleteAclsRequest", 31, "0-3", "2+", [
-    A("Filters", "DeleteAclsFilter", "0+", [
-        F("ResourceTypeFilter", INT8, "0+"),
-        F("ResourceNameFilter", STRING, "0+", nullable="0+"),
-        F("PatternTypeFilter", INT8, "1+", default=3),
-        F("PrincipalFilter", STRING, "0+", nullable="0+"),
-        F("HostFilter", STRING, "0+", nullable="0+"),
-        F("Operation", INT8, "0+"),
-        F("PermissionType", INT8, "0+"),
-    ]),
+    A("Filters", "DeleteAclsFilter", "0+", _FILTER_FIELDS),
 ])
 
 DELETE_ACLS_RESPONSE = Response("DeleteAclsResponse", 31, "0-3", "2+", [
