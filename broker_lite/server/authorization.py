@@ -13,6 +13,10 @@ with bit ``code`` set for each ``AclOperation`` the principal may do among those
 type supports (``AclEntry.supportedOperations``; without an authorizer, all of them), and
 :data:`NOT_REQUESTED` (-2**31) when the request did not ask for them.
 
+The SCRAM credential APIs check the cluster as Kafka does: DescribeUserScramCredentials
+``context.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER)``, AlterUserScramCredentials
+``AclOperation.ALTER``, each refusal CLUSTER_AUTHORIZATION_FAILED.
+
 Every decision is written to the ``broker_lite.authorizer`` log as Kafka's authorizer logger
 writes it: a denial of what the request asked for at INFO, an allowed request at DEBUG, and
 the checks that only shape an answer (which topics Metadata lists, authorized operations) at
@@ -103,5 +107,6 @@ def authorize_by_resource_type(context: RequestContext, operation: AclOperation,
         return True
     allowed = authorizer.authorize_by_resource_type(context.principal, context.client_address,
                                                     operation, resource_type)
-    _log(context, operation, f"{resource_type_name(resource_type)}:ANY", allowed, True, 0)
+    _log(context, operation, f"{resource_type_name(resource_type)}:UNKNOWN:NONE", allowed, True,
+         0)  # Kafka's placeholder resource for a decision on a whole type
     return allowed

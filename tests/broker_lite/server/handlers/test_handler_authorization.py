@@ -2,6 +2,7 @@
 principal (``User:alice``, as the network layer would hand it over) to handlers deciding by
 ACLs the test grants. Without the right ACL nothing is written, read, committed or changed."""
 
+import logging
 import uuid
 
 import pytest
@@ -535,3 +536,20 @@ def test_super_users_are_allowed_everything(harness):
     assert produce(harness, ["events"]) == {"events": E.NONE}
     assert harness.call(ApiKey.METADATA, 12, {"topics": None}, principal="User:bob")[
         "topics"] == []
+
+
+def test_decisions_are_logged_as_kafkas_authorizer_logs_them(acl_harness, caplog):
+    acl_harness.grant(ALICE, Op.WRITE, R.TOPIC, "events")
+    with caplog.at_level(logging.DEBUG, logger="broker_lite.authorizer"):
+        produce(acl_harness, ["events", "other"])
+        metadata(acl_harness, None)  # an all-topics answer: its refusals at DEBUG only
+    logged = [(r.levelno, r.getMessage()) for r in caplog.records
+              if r.name == "broker_lite.authorizer"]
+    assert (logging.INFO, "Principal = User:alice is Denied Operation = Write from host = "
+            "127.0.0.1 on resource = Topic:LITERAL:other for request = Produce with "
+            "resourceRefCount = 1") in logged
+    assert (logging.DEBUG, "Principal = User:alice is Allowed Operation = Write from host = "
+            "127.0.0.1 on resource = Topic:LITERAL:events for request = Produce with "
+            "resourceRefCount = 1") in logged
+    assert [message for level, message in logged if level == logging.INFO] == [
+        message for level, message in logged if "Produce" in message and "Denied" in message]
