@@ -1,13 +1,16 @@
 """A streaming read whose principal may not Read its consumer group fails, with an error that
-names the group (a real SparkSession, a broker with Kafka's ACL authorizer); with Read on the
-group the same query runs and commits its progress there."""
+names the group (a real SparkSession, a broker with Kafka's ACL authorizer; and the source's
+driver side as Spark drives it); with Read on the group the same query runs and commits its
+progress there."""
 
 import uuid
 
 import pytest
 from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
+from pyspark.sql.streaming.datasource import ReadAllAvailable
 
+from broker_lite.client.errors import GroupAuthorizationFailedError
 from broker_lite.security.acl import (
     AccessControlEntry,
     AclBinding,
@@ -18,6 +21,8 @@ from broker_lite.security.acl import (
 )
 from broker_lite.server.network.authenticator import ANONYMOUS
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
+from kspark.options import parse_source_options
+from kspark.source import KpyStreamReader
 from kspark.testing.tiers import needs
 
 from .conftest import create_topic, produce, sample_rows
@@ -81,3 +86,21 @@ def test_with_read_on_its_group_the_query_commits_there(spark, acl_broker, tmp_p
     finally:
         consumer.close()
     assert committed.offset == 20
+
+
+def test_the_refused_commit_is_raised_by_the_driver_naming_the_group(acl_broker):
+    servers, topic = bootstrap(acl_broker), f"t-{uuid.uuid4().hex[:8]}"
+    create_topic(servers, topic, 1)
+    produce(servers, topic, sample_rows(5))
+    source = KpyStreamReader(parse_source_options({
+        "kafka.bootstrap.servers": servers, "subscribe": topic, "startingOffsets": "earliest",
+        "kafka.group.id": "etl-progress"}))
+    try:
+        start = source.initialOffset()
+        with pytest.raises(GroupAuthorizationFailedError) as raised:
+            source.latestOffset(start, ReadAllAvailable())  # commits the finished batches first
+        assert str(raised.value).startswith(
+            "the query's progress cannot be committed to its consumer group 'etl-progress' "
+            "(kafka.group.id): GROUP_AUTHORIZATION_FAILED (30) for group etl-progress")
+    finally:
+        source.stop()
