@@ -12,6 +12,7 @@ the broker's authorizer, as kafka-acls.sh's ZooKeeper path writes them, so that 
 principal allowed to change ACLs but the ones about the admin APIs.
 """
 
+import logging
 import uuid
 from dataclasses import dataclass, field
 
@@ -344,3 +345,46 @@ def test_admin_client_acls_reach_every_broker(acl_cluster, source):
                                CkOperation.ANY, CkPermission.ANY)
     assert admin.delete_acls([every])[every].result(20) == [binding]
     wait_until(lambda: everywhere(False), message="every broker forgets the deleted ACL")
+
+
+@pytest.mark.broker
+def test_transaction_markers_between_brokers_need_cluster_action(zookeeper_connect, tmp_path,
+                                                                 caplog):
+    """On plaintext listeners the brokers themselves are ``User:ANONYMOUS``: the markers the
+    coordinator sends to another leader wait (and say why) until ClusterAction is granted."""
+    brokers = start_brokers(zookeeper_connect, tmp_path, 2, {
+        **ACL_BROKER, "transaction.state.log.num.partitions": "1"})
+    try:
+        for operation, resource_type, name in (
+                (Op.CREATE, R.CLUSTER, "kafka-cluster"), (Op.WRITE, R.TOPIC, "*"),
+                (Op.READ, R.TOPIC, "*"), (Op.WRITE, R.TRANSACTIONAL_ID, "*"),
+                (Op.READ, R.GROUP, "*")):
+            grant(brokers[0], ANONYMOUS, operation, resource_type, name)
+        servers = bootstrap(brokers)
+        wait_until(lambda: all(b.authorizer.authorize(ANONYMOUS, "127.0.0.1", Op.READ, R.GROUP,
+                                                      "g") for b in brokers))
+        admin = AdminClient({"bootstrap.servers": servers, "log_level": 3})
+        admin.create_topics([NewTopic("spread", 2, 1)])["spread"].result(30)
+        producer = Producer({"bootstrap.servers": servers, "transactional.id": "tx-spread",
+                             "log_level": 3})
+        producer.init_transactions(30)
+        producer.begin_transaction()
+        for partition in (0, 1):
+            producer.produce("spread", value=b"p%d" % partition, partition=partition)
+        with caplog.at_level(logging.WARNING, logger="broker_lite"):
+            producer.commit_transaction(30)
+            wait_until(lambda: any("refused the transaction markers of tx-spread" in r.message
+                                   for r in caplog.records), 30,
+                       "the coordinator says why the markers wait")
+        grant(brokers[0], ANONYMOUS, Op.CLUSTER_ACTION, R.CLUSTER)
+        reader = KafkaConsumer(bootstrap_servers=servers, isolation_level="read_committed",
+                               auto_offset_reset="earliest", consumer_timeout_ms=30000)
+        from kafka import TopicPartition as KpTopicPartition
+        reader.assign([KpTopicPartition("spread", p) for p in (0, 1)])
+        try:
+            values = sorted(m.value for _, m in zip(range(2), reader, strict=False))
+        finally:
+            reader.close()
+        assert values == [b"p0", b"p1"]
+    finally:
+        stop_brokers(brokers)
