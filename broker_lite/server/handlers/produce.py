@@ -23,10 +23,12 @@ A transactional batch for a partition its transaction does not hold is INVALID_T
 this broker coordinates the transactional id (see
 :meth:`~broker_lite.coordinator.transactions.TransactionCoordinator.verify_produce`).
 
-Authorization, as Kafka's: a request carrying transactional batches needs Write on its
-transactional id, else every partition is answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED and
-nothing is written; each topic needs Write, else its partitions are TOPIC_AUTHORIZATION_FAILED
-(the others are written). Idempotent producers prove themselves at InitProducerId.
+Authorization, as Kafka's: a request carrying transactional batches (the first batch of some
+partition says so) needs a transactional id, and Write on it, else every partition is answered
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing is written (without a transactional id, with
+or without an authorizer); each topic needs Write, else its partitions are
+TOPIC_AUTHORIZATION_FAILED (the others are written). Idempotent producers prove themselves at
+InitProducerId.
 
 Versions 0-2 carry message sets (formats v0/v1), which the log converts to its own format
 (:mod:`broker_lite.log.validator`). From version 3 the records must be exactly one record batch
