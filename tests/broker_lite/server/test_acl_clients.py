@@ -60,19 +60,21 @@ ACL_BROKER = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"
 
 @dataclass(frozen=True)
 class PrincipalSource:
-    """How a client connects, and the principal the broker then sees."""
+    """How each client connects (``security.protocol``, TLS and SASL settings in its own
+    names), and the principal the broker then sees."""
 
     name: str
     principal: str
-    settings: dict = field(default_factory=dict)  # Kafka's names: every client takes them
+    confluent_settings: dict = field(default_factory=dict)  # librdkafka's names
+    kafka_python_settings: dict = field(default_factory=dict)  # its keyword arguments
 
     def confluent(self, servers: str, **extra) -> dict:
-        return {"bootstrap.servers": servers, "log_level": 3, **self.settings, **extra}
+        return {"bootstrap.servers": servers, "log_level": 3, **self.confluent_settings,
+                **extra}
 
     def kafka_python(self, servers: str, **extra) -> dict:
-        translated = {k.replace(".", "_"): v for k, v in self.settings.items()}
-        return {"bootstrap_servers": servers, "request_timeout_ms": 15000, **translated,
-                **extra}
+        return {"bootstrap_servers": servers, "request_timeout_ms": 15000,
+                **self.kafka_python_settings, **extra}
 
 
 PRINCIPAL_SOURCES = [PrincipalSource("plaintext", ANONYMOUS)]
