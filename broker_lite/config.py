@@ -225,6 +225,48 @@ def _throttled_replicas(text: str) -> tuple[str, ...]:
 _throttled_replicas.config_type = "LIST"
 
 
+ACL_AUTHORIZER = "kafka.security.authorizer.AclAuthorizer"
+# The AclAuthorizer's name before Kafka 2.4 (KIP-504), still found in older server.properties.
+SIMPLE_ACL_AUTHORIZER = "kafka.security.auth.SimpleAclAuthorizer"
+ACL_AUTHORIZERS = (ACL_AUTHORIZER, SIMPLE_ACL_AUTHORIZER)
+
+
+def _authorizer_class(text: str) -> str:
+    """``authorizer.class.name``: empty for none, or the ZooKeeper-mode ACL authorizer under
+    either of its names (broker_lite loads no classes)."""
+    name = text.strip()
+    if name and name not in ACL_AUTHORIZERS:
+        raise InvalidValue(f"the authorizer here is {ACL_AUTHORIZER} (or, by its older name, "
+                           f"{SIMPLE_ACL_AUTHORIZER}); empty for none", text)
+    return name
+
+
+_authorizer_class.config_type = "CLASS"
+
+
+def super_users(text: str | None) -> tuple[str, ...]:
+    """``super.users``: principals separated by semicolons (``User:admin;User:broker``), as
+    Kafka's AclAuthorizer reads them; each must be ``Type:name``.
+
+    >>> super_users("User:admin; User:CN=broker,O=kpy"), super_users("")
+    (('User:admin', 'User:CN=broker,O=kpy'), ())
+    """
+    principals = tuple(p.strip() for p in (text or "").split(";") if p.strip())
+    for principal in principals:
+        if ":" not in principal:
+            raise InvalidValue("expected principals in format principalType:principalName, "
+                               "separated by ';'", principal)
+    return principals
+
+
+def _super_users(text: str) -> str:
+    super_users(text)
+    return text
+
+
+_super_users.config_type = "STRING"
+
+
 BROKER_CONFIG = _defs(
     Setting("broker.id", int32(-1), -1, "this broker's id; -1 takes one from /brokers/seqid"),
     Setting("listeners", string, "PLAINTEXT://127.0.0.1:9092", "where the broker listens"),
@@ -240,6 +282,13 @@ BROKER_CONFIG = _defs(
     Setting("default.replication.factor", int32(1), 1, "replicas of auto-created topics"),
     Setting("auto.create.topics.enable", boolean, True, "create topics on first use"),
     Setting("delete.topic.enable", boolean, True, "allow topic deletion"),
+    # Authorization (Kafka's AclAuthorizer; broker_lite.server.authorizer)
+    Setting("authorizer.class.name", _authorizer_class, "",
+            "empty: every request allowed; kafka.security.authorizer.AclAuthorizer: ACLs"),
+    Setting("super.users", _super_users, None,
+            "principals allowed everything, separated by ';' (User:admin;User:broker)"),
+    Setting("allow.everyone.if.no.acl.found", boolean, False,
+            "allow what no ACL speaks of (the ACL authorizer)"),
     Setting("zookeeper.connect", string, None, "host:port[,host:port][/chroot]; unset: embedded"),
     Setting("zookeeper.port", int32(0, 65535), 0, "embedded ZooKeeper port; 0 picks a free one"),
     Setting("zookeeper.session.timeout.ms", int32(1), 18000, "ZooKeeper session timeout"),

@@ -178,7 +178,7 @@ THREAD_COUNT_CONFIGS = ("background.threads", "num.io.threads", "num.network.thr
 #: them at run time, as Kafka does, though it never reads them).
 KAFKA_READ_ONLY_CONFIG_NAMES = frozenset({
     "alter.config.policy.class.name", "alter.log.dirs.replication.quota.window.num",
-    "alter.log.dirs.replication.quota.window.size.seconds", "authorizer.class.name",
+    "alter.log.dirs.replication.quota.window.size.seconds",
     "auto.include.jmx.reporter", "auto.leader.rebalance.enable", "broker.heartbeat.interval.ms",
     "broker.id.generation.enable", "broker.session.timeout.ms", "client.quota.callback.class",
     "connection.failed.authentication.delay.ms", "connections.max.reauth.ms",

@@ -6,8 +6,9 @@ connection), :mod:`.throttling` (broker quotas, KIP-219), :mod:`.metadata` (clus
 :mod:`.cluster` (connections and routing), :mod:`.retry` (deadlines and backoff),
 :mod:`.fetcher` (Fetch), :mod:`.partition_reader` (reading partitions forward from positions:
 the one read loop), :mod:`.offsets` (ListOffsets), :mod:`.group_offsets` (OffsetCommit /
-OffsetFetch), :mod:`.admin` (topic administration), :mod:`.partitioner` (Kafka's default
-partitioner), :mod:`.batching` (cutting rows into batches), :mod:`.producer` (idempotent and
+OffsetFetch), :mod:`.admin` (topic administration; groups, configs and ACLs in
+:mod:`.groups_admin`, :mod:`.configs_admin`, :mod:`.acls_admin`), :mod:`.partitioner` (Kafka's
+default partitioner), :mod:`.batching` (cutting rows into batches), :mod:`.producer` (idempotent and
 transactional producing), :mod:`.sender` (delivering its batches), :mod:`.transactions` (the
 transaction coordinator's APIs), :mod:`.client`, the :class:`KafkaClient` facade, whose
 docstring states the retry policy, and :mod:`.shared`, which lends clients over connections

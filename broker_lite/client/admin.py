@@ -9,8 +9,9 @@ Brokers answer once the controller has acted, but other brokers may learn of the
 later; so by default (``wait=True``) each call returns only when the cluster metadata shows the
 outcome (every partition with a leader, or the topic gone), and a topic is usable right away.
 
-Consumer groups (:mod:`.groups_admin`) and topic and broker configuration (:mod:`.configs_admin`)
-are administered through ``admin.groups`` and ``admin.configs``.
+Consumer groups (:mod:`.groups_admin`), topic and broker configuration (:mod:`.configs_admin`)
+and ACLs (:mod:`.acls_admin`) are administered through ``admin.groups``, ``admin.configs`` and
+``admin.acls`` (``admin.create_acls``, ``describe_acls`` and ``delete_acls`` are the same).
 
 >>> NewTopic.of(("events", 3, 1, {"retention.ms": "60000"}))
 NewTopic(name='events', num_partitions=3, replication_factor=1, configs={'retention.ms': '60000'})
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 
 from broker_lite.protocol import ZERO_UUID, ApiKey, ErrorCode
 
+from .acls_admin import AclsAdmin
 from .cluster import Cluster
 from .configs_admin import ConfigsAdmin
 from .errors import (
@@ -67,12 +69,18 @@ class NewTopic:
 
 class Admin:
     """Administrative operations; get one from :attr:`KafkaClient.admin`. Topics here;
-    consumer groups in :attr:`groups`, topic and broker configuration in :attr:`configs`."""
+    consumer groups in :attr:`groups`, topic and broker configuration in :attr:`configs`, ACLs
+    in :attr:`acls` (its methods also here: :meth:`create_acls`, :meth:`describe_acls`,
+    :meth:`delete_acls`)."""
 
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
         self._groups: GroupsAdmin | None = None
         self._configs: ConfigsAdmin | None = None
+        self.acls = AclsAdmin(cluster)
+        self.create_acls = self.acls.create_acls
+        self.describe_acls = self.acls.describe_acls
+        self.delete_acls = self.acls.delete_acls
 
     @property
     def groups(self) -> GroupsAdmin:

@@ -160,6 +160,9 @@ TopicAuthorizationFailedError = _api_error("TopicAuthorizationFailedError",
                                            E.TOPIC_AUTHORIZATION_FAILED)
 ClusterAuthorizationFailedError = _api_error("ClusterAuthorizationFailedError",
                                              E.CLUSTER_AUTHORIZATION_FAILED)
+SecurityDisabledError = _api_error(
+    "SecurityDisabledError", E.SECURITY_DISABLED,
+    doc="SECURITY_DISABLED (54): the broker has no authorizer, so it keeps no ACLs.")
 TopicAlreadyExistsError = _api_error("TopicAlreadyExistsError", E.TOPIC_ALREADY_EXISTS)
 InvalidPartitionsError = _api_error("InvalidPartitionsError", E.INVALID_PARTITIONS)
 InvalidReplicationFactorError = _api_error("InvalidReplicationFactorError",
@@ -295,6 +298,7 @@ ERROR_CLASSES: dict[ErrorCode, type[KafkaClientError]] = {
         InvalidTopicError, IllegalGenerationError, InvalidGroupIdError, UnknownMemberIdError,
         RebalanceInProgressError, InvalidCommitOffsetSizeError, TopicAuthorizationFailedError,
         GroupAuthorizationFailedError, ClusterAuthorizationFailedError, UnsupportedVersionError,
+        SecurityDisabledError,
         TopicAlreadyExistsError, InvalidPartitionsError, InvalidReplicationFactorError,
         InvalidReplicaAssignmentError, InvalidConfigurationError, NotControllerError,
         InvalidRequestError, UnsupportedForMessageFormatError, PolicyViolationError,

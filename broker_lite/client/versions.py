@@ -50,6 +50,9 @@ CLIENT_VERSIONS: dict[ApiKey, tuple[int, int]] = {
         ApiKey.ADD_PARTITIONS_TO_TXN: (0, 3),  # v4+ is the batched broker-to-broker form
         ApiKey.END_TXN: (0, 4),  # v5 (KIP-890) returns a new epoch after each transaction
         ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
+        ApiKey.DESCRIBE_ACLS: (0, 3),
+        ApiKey.CREATE_ACLS: (0, 3),
+        ApiKey.DELETE_ACLS: (0, 3),
         ApiKey.SASL_HANDSHAKE: (1, 1),  # v0 sent the mechanism's messages as raw frames
         ApiKey.SASL_AUTHENTICATE: (0, 2),  # v1+: session lifetime (KIP-368)
     }.items()

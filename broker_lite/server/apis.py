@@ -12,6 +12,7 @@ from broker_lite.protocol import ApiKey
 
 from .dispatcher import ApiHandler
 from .handlers import (
+    acls,
     api_versions,
     cluster,
     configs,
@@ -67,4 +68,7 @@ def handlers() -> dict[ApiKey, ApiHandler]:
         ApiKey.TXN_OFFSET_COMMIT: ApiHandler(0, 4, transactions.txn_offset_commit),
         ApiKey.LIST_TRANSACTIONS: ApiHandler(0, 1, transactions.list_transactions),
         ApiKey.DESCRIBE_TRANSACTIONS: ApiHandler(0, 0, transactions.describe_transactions),
+        ApiKey.DESCRIBE_ACLS: ApiHandler(0, 3, acls.describe_acls),
+        ApiKey.CREATE_ACLS: ApiHandler(0, 3, acls.create_acls),
+        ApiKey.DELETE_ACLS: ApiHandler(0, 3, acls.delete_acls),
     }

@@ -8,7 +8,9 @@ and a controller, request processing (Kafka's ``SocketServer.enableRequestProces
 then clients' connections wait in the listen backlog). So the first answer any client gets
 already names the cluster id, this broker and the controller. ``start()`` returns only then.
 Config changes made anywhere in the cluster reach the broker through ``/config/changes``
-(:mod:`.config_changes`). Shutdown answers the requests waiting in the purgatory, stops the
+(:mod:`.config_changes`); with ``authorizer.class.name`` set, the ACLs are loaded from
+ZooKeeper before any request is served, and changes follow through ``/kafka-acl-changes``
+(:mod:`.authorizer`). Shutdown answers the requests waiting in the purgatory, stops the
 network, lets the requests being handled finish, then closes the rest in reverse order and leaves
 the clean-shutdown marker, so the next start skips recovery. The network's threads are described
 in :mod:`broker_lite.server.network`.
@@ -40,6 +42,7 @@ from broker_lite.zk.producer_ids import ZkProducerIdManager
 from . import meta_properties
 from .admin import ZkTopicAdmin
 from .apis import handlers
+from .authorizer import AclAuthorizer, create_authorizer
 from .config_changes import ConfigChangeListener, DynamicBrokerConfigs
 from .dispatcher import Dispatcher, supported_versions
 from .metadata import BrokerInfo, ClusterMetadata
@@ -75,6 +78,7 @@ class Broker:
         self.transactions: TransactionService | None = None
         self.config_changes: ConfigChangeListener | None = None
         self.dynamic_configs: DynamicBrokerConfigs | None = None
+        self.authorizer: AclAuthorizer | None = None
 
     def start(self) -> "Broker":
         try:
@@ -114,6 +118,7 @@ class Broker:
             brokers=cluster.brokers, generate_producer_id=producer_ids.generate,
             group_coordinator=self.groups, on_appended=purgatory.notify_appended)
         api_handlers = handlers()
+        self.authorizer = create_authorizer(config, client)  # ACLs loaded before any request
         self.services = services = HandlerServices(
             config=config, logs=logs, partitions=partitions, cluster=cluster,
             admin=ZkTopicAdmin(client, config, on_config_changed=logs.update_config,
@@ -121,7 +126,7 @@ class Broker:
             groups=self.groups, transactions=self.transactions.coordinator,
             markers=self.transactions.markers, producer_ids=producer_ids, purgatory=purgatory,
             zk_offsets=ZkConsumerOffsets(client),
-            api_versions=supported_versions(api_handlers))
+            api_versions=supported_versions(api_handlers), authorizer=self.authorizer)
         # The listener is bound now (the port is registered below) and serves requests once
         # the broker is registered: Kafka's SocketServer.startup, then enableRequestProcessing.
         self.server = SocketServer([Listener(listener.listener_name, listener.host,
@@ -250,6 +255,9 @@ class Broker:
         if self.groups is not None:
             self.groups.shutdown()
             self.groups = None
+        if self.authorizer is not None:
+            self.authorizer.stop()
+            self.authorizer = None
         if self.zk_broker is not None:
             self.zk_broker.stop()
             self.zk_broker = None

@@ -45,8 +45,11 @@ from broker_lite.protocol import (
     encode_response,
     parse_request_header,
 )
+from broker_lite.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 
+from . import authorization
 from .network import RESPONDS_LATER, CloseConnection, Request
+from .network.authenticator import ANONYMOUS
 from .purgatory import DelayedOperation
 from .services import HandlerServices
 
@@ -77,17 +80,42 @@ class Responder(Protocol):
 @dataclass(frozen=True)
 class RequestContext:
     """A request as its handler sees it: the header, the broker's services, the client's
-    address (``/host``, as Kafka shows it in DescribeGroups; empty when unknown), and the way
-    to answer it later."""
+    address (``/host``, as Kafka shows it in DescribeGroups; empty when unknown), the way to
+    answer it later, and who sent it (the connection's principal, ``User:ANONYMOUS`` when
+    nobody authenticated), which the ``authorize`` methods ask the authorizer about
+    (:mod:`.authorization`)."""
 
     header: RequestHeader
     services: HandlerServices
     client_host: str = ""
     responder: Responder | None = None
+    principal: str = ANONYMOUS
 
     @property
     def version(self) -> int:
         return self.header.api_version
+
+    @property
+    def client_address(self) -> str:
+        """The client's address, as ACL hosts name it (``10.0.0.7``)."""
+        return self.client_host.removeprefix("/")
+
+    def authorize(self, operation: AclOperation, resource_type: ResourceType,
+                  name: str = CLUSTER_NAME, *, log_denied: bool = True) -> bool:
+        """Whether the principal may do ``operation`` on the resource (default: the cluster)."""
+        return authorization.authorize(self, operation, resource_type, name,
+                                       log_denied=log_denied)
+
+    def authorized_names(self, operation: AclOperation, resource_type: ResourceType,
+                         names, *, log_denied: bool = True) -> set[str]:
+        """Those of ``names`` the principal may do ``operation`` on."""
+        return authorization.authorized_names(self, operation, resource_type, names,
+                                              log_denied=log_denied)
+
+    def authorized_operations(self, resource_type: ResourceType,
+                              name: str = CLUSTER_NAME) -> int:
+        """What the principal may do on the resource, as KIP-430's bit field."""
+        return authorization.authorized_operations(self, resource_type, name)
 
     def respond(self, body: dict | None) -> None:
         """Answer the request now, from any thread (after the handler returned
@@ -189,7 +217,7 @@ class Dispatcher:
                 from None
         peer = request.peer
         context = RequestContext(header, self.services, f"/{peer[0]}" if peer else "",
-                                 _NetworkResponder(request, header))
+                                 _NetworkResponder(request, header), request.principal)
         response = handler.handle(context, body)
         if response is None or response is RESPONDS_LATER:
             return response

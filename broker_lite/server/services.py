@@ -23,6 +23,8 @@ zk_offsets      :class:`ZkGroupOffsets`    ``ZkConsumerOffsets``: ``/consumers/[
 purgatory       Purgatory                  where requests wait (delayed operations)
 api_versions    list of dict               the APIs and versions served (ApiVersions)
 cluster_id      str or None                known once the broker has registered
+authorizer      :class:`~.authorizer.      ``authorizer.class.name``: None (everything
+                Authorizer` or None        allowed) or the ZooKeeper-backed AclAuthorizer
 ==============  =========================  ===================================================
 """
 
@@ -45,6 +47,7 @@ from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.admin import TopicPlan, TopicSpec
 from broker_lite.zk.layout import PartitionState
 
+from .authorizer import Authorizer
 from .metadata import BrokerInfo, PartitionInfo, TopicInfo
 from .purgatory import Purgatory
 
@@ -188,6 +191,7 @@ class HandlerServices:
     purgatory: Purgatory
     api_versions: list[dict]
     cluster_id: str | None = None
+    authorizer: Authorizer | None = None
 
     @property
     def broker_id(self) -> int:

@@ -9,6 +9,7 @@ topic, a broker that cannot be reached), 2 for a usage error.
 """
 
 from . import (
+    acls,
     configs,
     console_consumer,
     console_producer,
@@ -25,6 +26,7 @@ from . import (
 TOOLS = (
     topics,
     configs,
+    acls,
     delete_records,
     consumer_groups,
     zookeeper_shell,

@@ -28,6 +28,14 @@ The tree (``[x]`` is a variable name, ``->`` the data; ``E`` ephemeral, ``S`` se
                                                      "pattern":"static","timestamp":"<ms>"}
     /consumers/[group]/owners/[topic]/[p]    E   -> <consumer thread id>
     /consumers/[group]/offsets/[topic]/[p]       -> <offset>
+    /kafka-acl/[ResourceType]/[name]             -> {"version":1,"acls":[{"principal":"User:alice",
+                                                     "permissionType":"Allow","operation":"Read",
+                                                     "host":"*"}]}
+    /kafka-acl-extended/prefixed/[ResourceType]/[name]  (the same, for PREFIXED patterns)
+    /kafka-acl-changes/acl_changes_[seq]     S   -> TOPIC:events  (a LITERAL pattern changed)
+    /kafka-acl-extended-changes/acl_changes_[seq]
+                                             S   -> {"version":1,"resourceType":"TOPIC",
+                                                     "name":"events-","patternType":"PREFIXED"}
 
 JSON is written as Kafka's Jackson writes it: compact, UTF-8, keys in the order Kafka's Scala maps
 put them (the orders above), so the bytes match a real broker's. Decoders accept any key order and
@@ -45,6 +53,21 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+from broker_lite.security.acl import (
+    AccessControlEntry,
+    InvalidAclError,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+    operation_name,
+    parse_operation,
+    parse_permission_type,
+    parse_principal,
+    parse_resource_type,
+    permission_type_name,
+    resource_type_name,
+)
 
 from .endpoints import EndPoint, parse_endpoints
 from .errors import MalformedZnodeError
@@ -587,6 +610,136 @@ class ConsumerOffsetZNode:
     @staticmethod
     def decode(data: bytes | None, path: str) -> int:
         return _decimal(data, path)
+
+
+# -- ACLs (Kafka's ZkAclStore, ResourceZNode, ZkAclChangeStore) --------------------------------
+
+KAFKA_ACL_PATH = "/kafka-acl"
+KAFKA_ACL_EXTENDED_PATH = "/kafka-acl-extended"
+KAFKA_ACL_CHANGES_PATH = "/kafka-acl-changes"
+KAFKA_ACL_EXTENDED_CHANGES_PATH = "/kafka-acl-extended-changes"
+ACL_CHANGE_PREFIX = "acl_changes_"
+# The resource types under each ACL root (AclEntry.RESOURCE_TYPES, created at startup).
+ACL_RESOURCE_TYPES = tuple(t for t in ResourceType if t not in (ResourceType.UNKNOWN,
+                                                                 ResourceType.ANY))
+
+
+class AclStore:
+    """Where the ACLs of one pattern type live: LITERAL patterns under ``/kafka-acl``, the
+    others under ``/kafka-acl-extended/<pattern type, lower case>``; each root has a child per
+    resource type (``Topic``, ``Group``, ...) holding a znode per pattern name."""
+
+    @staticmethod
+    def root(pattern_type: PatternType) -> str:
+        if pattern_type == PatternType.LITERAL:
+            return KAFKA_ACL_PATH
+        if pattern_type == PatternType.PREFIXED:
+            return f"{KAFKA_ACL_EXTENDED_PATH}/{pattern_type.name.lower()}"
+        raise ValueError(f"no ACL store for pattern type {pattern_type.name}")
+
+    @staticmethod
+    def type_path(pattern_type: PatternType, resource_type: ResourceType) -> str:
+        return f"{AclStore.root(pattern_type)}/{resource_type_name(resource_type)}"
+
+    @staticmethod
+    def changes_path(pattern_type: PatternType) -> str:
+        """Where changes of such patterns are announced."""
+        return KAFKA_ACL_CHANGES_PATH if pattern_type == PatternType.LITERAL \
+            else KAFKA_ACL_EXTENDED_CHANGES_PATH
+
+
+ACL_PATTERN_TYPES = (PatternType.LITERAL, PatternType.PREFIXED)
+ACL_PATHS = (
+    *(AclStore.type_path(p, t) for p in ACL_PATTERN_TYPES for t in ACL_RESOURCE_TYPES),
+    KAFKA_ACL_CHANGES_PATH, KAFKA_ACL_EXTENDED_CHANGES_PATH,
+)
+
+
+class ResourceZNode:
+    """The ACLs of one resource pattern (Kafka's ``ResourceZNode``, entries as ``AclEntry``
+    writes them): PascalCase operation and permission names, ``version`` 1. Written with
+    conditional updates on the znode's version, so concurrent changes from several brokers
+    never lose one another."""
+
+    @staticmethod
+    def path(pattern: ResourcePattern) -> str:
+        return f"{AclStore.type_path(pattern.pattern_type, pattern.resource_type)}/{pattern.name}"
+
+    @staticmethod
+    def encode(entries: Sequence[AccessControlEntry]) -> bytes:
+        return _dump({"version": 1, "acls": [
+            {"principal": e.principal, "permissionType": permission_type_name(e.permission_type),
+             "operation": operation_name(e.operation), "host": e.host}
+            for e in sorted(entries)]})
+
+    @staticmethod
+    def decode(data: bytes | None, path: str) -> frozenset[AccessControlEntry]:
+        """The entries; none for an empty znode, as Kafka reads it."""
+        if not data:
+            return frozenset()
+        obj = _load(data, path)
+        if _int(obj, "version", path) != 1:
+            raise MalformedZnodeError(path, f"unsupported ACL version {obj['version']}")
+        entries = set()
+        for item in _get(obj, "acls", list, path):
+            if not isinstance(item, dict):
+                raise MalformedZnodeError(path, f"an ACL is not a JSON object: {item!r}")
+            principal = _get(item, "principal", str, path)
+            try:
+                parse_principal(principal)
+                entries.add(AccessControlEntry(
+                    principal, _get(item, "host", str, path),
+                    parse_operation(_get(item, "operation", str, path)),
+                    parse_permission_type(_get(item, "permissionType", str, path))))
+            except InvalidAclError as exc:
+                raise MalformedZnodeError(path, str(exc)) from None
+        return frozenset(entries)
+
+
+class AclChangeNotificationSequenceZNode:
+    """A sequential announcement that the ACLs of a pattern changed; every broker re-reads
+    that pattern's ACLs. ZooKeeper appends a 10-digit sequence number to
+    ``<changes path>/acl_changes_``. LITERAL patterns go to ``/kafka-acl-changes`` as
+    ``<ResourceType>:<name>`` (the type as Kafka 3.9 writes it, ``TOPIC``, read in any case),
+    the others to ``/kafka-acl-extended-changes`` as JSON (``ExtendedAclChangeEvent``)."""
+
+    @staticmethod
+    def path_prefix(pattern_type: PatternType) -> str:
+        return f"{AclStore.changes_path(pattern_type)}/{ACL_CHANGE_PREFIX}"
+
+    @staticmethod
+    def encode(pattern: ResourcePattern) -> bytes:
+        if pattern.pattern_type == PatternType.LITERAL:
+            return f"{pattern.resource_type.name}:{pattern.name}".encode()
+        return _dump({"version": 1, "resourceType": pattern.resource_type.name,
+                      "name": pattern.name, "patternType": pattern.pattern_type.name})
+
+    @staticmethod
+    def decode(data: bytes | None, path: str) -> ResourcePattern:
+        if path.startswith(KAFKA_ACL_CHANGES_PATH + "/"):
+            try:
+                resource_type, sep, name = (data or b"").decode("utf-8").partition(":")
+            except UnicodeDecodeError:
+                raise MalformedZnodeError(path, "not UTF-8") from None
+            if not sep:
+                raise MalformedZnodeError(path, "expected a string in format "
+                                                "ResourceType:ResourceName")
+            pattern_type = PatternType.LITERAL
+        else:
+            obj = _load(data, path)
+            if _int(obj, "version", path) > 1:
+                raise MalformedZnodeError(path, f"unsupported ACL change event version "
+                                                f"{obj['version']}")
+            resource_type, name = _get(obj, "resourceType", str, path), _get(obj, "name", str,
+                                                                              path)
+            pattern_type = PatternType.__members__.get(_get(obj, "patternType", str, path),
+                                                       PatternType.UNKNOWN)
+        kind = ResourceType.__members__.get(resource_type.upper()) \
+            or parse_resource_type(resource_type)
+        if kind in (ResourceType.UNKNOWN, ResourceType.ANY) or not pattern_type.is_specific:
+            raise MalformedZnodeError(path, f"no such resource pattern: {resource_type}, "
+                                            f"{pattern_type.name}")
+        return ResourcePattern(kind, name, pattern_type)
 
 
 # Kafka's ZkData.PersistentZkPaths: created (empty) by every broker at startup.

@@ -8,16 +8,19 @@ per partition (see :mod:`.positions`); a micro-batch reads exactly ``[start, end
 partition, so a query restarted from its checkpoint re-reads the same records.
 
 Progress goes to the query's consumer group, ``kafka.group.id``, with OffsetCommit, so lag
-monitors and Kafka tools see it. A query without ``kafka.group.id`` commits nothing, as Spark's
-Kafka source commits nothing: its generated group id would change at every start (PySpark's
-Python source API gives a source neither the checkpoint location nor the query id, so nothing
-stable could name it), and every start would leave behind a group whose lag only grows. Spark
-calls ``commit(end)`` for a batch
-only when it plans the next one with new data, which would leave the group a batch behind (and
-the last batch of a Trigger.AvailableNow run never committed); but whenever Spark asks for
-``latestOffset(start, ...)``, every batch up to ``start`` has finished and is in the commit log,
-so ``start`` is committed there too. (With Spark's asynchronous progress tracking batches may
-be planned before earlier ones finish; the group then shows planned progress.)
+monitors and Kafka tools see it. A failed commit loses nothing (Spark's checkpoint decides
+what is read) and is only logged, except a refusal by the cluster's authorizer
+(GROUP_AUTHORIZATION_FAILED: the query's principal may not Read the group), which fails the
+query with an error naming the group, since no retry can mend it. A query without
+``kafka.group.id`` commits nothing, as Spark's Kafka source commits nothing: its generated
+group id would change at every start (PySpark's Python source API gives a source neither the
+checkpoint location nor the query id, so nothing stable could name it), and every start would
+leave behind a group whose lag only grows. Spark calls ``commit(end)`` for a batch only when
+it plans the next one with new data, which would leave the group a batch behind (and the last
+batch of a Trigger.AvailableNow run never committed); but whenever Spark asks for
+``latestOffset(start, ...)``, every batch up to ``start`` has finished and is in the commit
+log, so ``start`` is committed there too. (With Spark's asynchronous progress tracking batches
+may be planned before earlier ones finish; the group then shows planned progress.)
 
 Read limits: ``maxOffsetsPerTrigger`` caps a micro-batch (shared among partitions in proportion
 to what each has waiting), ``minOffsetsPerTrigger`` holds a trigger back until that many records
@@ -52,6 +55,10 @@ from broker_lite.client import (
     KafkaClient,
     KafkaClientError,
     TopicPartition,
+)
+from broker_lite.client.errors import (
+    GroupAuthorizationFailedError,
+    TopicAuthorizationFailedError,
 )
 from kspark.options import SOURCE_KAFKA_SETTINGS, SourceOptions, log_unused_kafka_settings
 
@@ -160,7 +167,7 @@ class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _commit_progress(self, offsets: dict[TopicPartition, int]) -> None:
         """Record the query's progress in its consumer group, for lag monitors and tools; a
         failure here loses nothing (Spark's checkpoint is the source of truth), so it is
-        logged rather than failing the query."""
+        logged rather than failing the query, unless the authorizer refused it."""
         done = self._committed or {}
         if self.group_id is None or not offsets or \
                 all(done.get(tp, -1) >= offset for tp, offset in offsets.items()):
@@ -168,6 +175,12 @@ class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         try:
             self.client.commit(self.group_id, offsets)
             self._committed = dict(offsets)
+        except (GroupAuthorizationFailedError, TopicAuthorizationFailedError) as exc:
+            raise type(exc)(
+                f"the query's progress cannot be committed to its consumer group "
+                f"{self.group_id!r} (kafka.group.id): {exc}; the query's principal needs Read "
+                f"on group {self.group_id!r} and on the topics read, or leave kafka.group.id "
+                f"unset", where=exc.where) from exc
         except KafkaClientError as exc:
             logger.warning("could not commit offsets of group %s: %s", self.group_id, exc)
 

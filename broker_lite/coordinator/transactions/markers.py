@@ -336,6 +336,10 @@ class TxnMarkerWriter:
                 logger.info("abandoning the markers of %s: %s-%d answered %s",
                             job.transactional_id, tp.topic, tp.partition, error.name)
                 job.abandoned = True
+            elif error == ErrorCode.CLUSTER_AUTHORIZATION_FAILED:  # retried, but said aloud
+                logger.warning("the leader of %s-%d refused the transaction markers of %s: this "
+                               "broker's principal needs ClusterAction on the cluster", tp.topic,
+                               tp.partition, job.transactional_id)
             else:
                 logger.debug("marker of %s for %s-%d: %s, retrying", job.transactional_id,
                              tp.topic, tp.partition, error.name)

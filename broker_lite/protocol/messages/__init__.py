@@ -7,6 +7,7 @@ specs. Which versions the broker advertises is the server's business.
 """
 
 from . import (
+    acls,
     api_versions,
     configs,
     fetch,
@@ -23,6 +24,7 @@ from . import (
     topics,
     transactions,
 )
+from .acls import *
 from .api_versions import *
 from .configs import *
 from .fetch import *
@@ -44,7 +46,7 @@ ALL_MESSAGES = {
     m.name: m
     for module in (
         headers, api_versions, metadata, produce, fetch, offsets, topics, configs, groups,
-        group_offsets, sasl, producer_ids, producers, transactions, records_admin,
+        group_offsets, sasl, producer_ids, producers, transactions, records_admin, acls,
     )
     for m in (getattr(module, n) for n in module.__all__)
 }

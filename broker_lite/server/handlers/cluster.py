@@ -1,13 +1,15 @@
 """DescribeCluster: the live brokers, the controller and the cluster id, as Kafka 3.9 answers it
 on a broker listener (endpoint type BROKER; a request for the CONTROLLER endpoints is answered
 MISMATCHED_ENDPOINT_TYPE, an unknown type UNSUPPORTED_ENDPOINT_TYPE, both INVALID_REQUEST in v0).
-Without an authorizer every cluster operation is authorized, as in Kafka
-(:mod:`..authorized_operations`)."""
+The cluster's authorized operations, when asked for, are those the authorizer allows (every
+one without an authorizer), or 0 without Describe on the cluster, as in Kafka
+(:mod:`..authorization`)."""
 
 from broker_lite.protocol import ErrorCode
 
-from ..authorized_operations import CLUSTER_OPERATIONS, NOT_REQUESTED
+from ..authorization import NOT_REQUESTED
 from ..dispatcher import RequestContext
+from .metadata import cluster_operations
 
 UNKNOWN_ENDPOINT, BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 0, 1, 2
 _ENDPOINT_NAMES = {BROKER_ENDPOINT: "BROKER", CONTROLLER_ENDPOINT: "CONTROLLER"}
@@ -39,5 +41,5 @@ def describe_cluster(context: RequestContext, body: dict) -> dict:
                  for b in cluster.brokers()],
     )
     if body.get("include_cluster_authorized_operations"):
-        response["cluster_authorized_operations"] = CLUSTER_OPERATIONS
+        response["cluster_authorized_operations"] = cluster_operations(context)
     return response

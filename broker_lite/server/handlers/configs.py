@@ -8,6 +8,12 @@ AlterConfigs replaces a topic's whole override set; IncrementalAlterConfigs edit
 DELETE, APPEND and SUBTRACT. Both validate every name and value with the broker's own parser
 (INVALID_CONFIG) and write through the topic admin, which applies the overrides to this broker's
 logs at once. Broker resources (dynamic broker configs) are :mod:`.broker_configs`'.
+
+Authorization, as Kafka's: describing a topic's configs needs DescribeConfigs on the topic, a
+broker's DescribeConfigs on the cluster; changing them AlterConfigs. A refusal is
+TOPIC_AUTHORIZATION_FAILED or CLUSTER_AUTHORIZATION_FAILED for that resource alone, answered
+after the request-level checks above (Kafka checks a broker resource's new values before its
+authorization; here the authorization comes first).
 """
 
 import logging
@@ -26,6 +32,12 @@ from broker_lite.config_resolution import (
     validate_topic_overrides,
 )
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import (
+    AUTHORIZATION_ERRORS,
+    CLUSTER_NAME,
+    AclOperation,
+    ResourceType,
+)
 from broker_lite.zk.admin import validate_topic_name
 from broker_lite.zk.errors import InvalidTopicError, UnknownTopicError, ZooKeeperError
 
@@ -40,6 +52,20 @@ logger = logging.getLogger(__name__)
 UNKNOWN_RESOURCE, TOPIC, BROKER, BROKER_LOGGER = 0, 2, 4, 8
 _RESOURCE_NAMES = {0: "UNKNOWN", 2: "TOPIC", 3: "GROUP", 4: "BROKER", 8: "BROKER_LOGGER",
                    16: "CLIENT_METRICS"}
+
+
+def _check_authorized(context: RequestContext, operation: AclOperation, resource: dict) -> None:
+    """Raise TOPIC_ or CLUSTER_AUTHORIZATION_FAILED unless the principal may do ``operation``
+    (DescribeConfigs, AlterConfigs) on the resource: a topic, or the cluster for a broker."""
+    kind = resource["resource_type"]
+    if kind not in (TOPIC, BROKER, BROKER_LOGGER):
+        return  # refused for its type
+    resource_type, name = (ResourceType.TOPIC, resource["resource_name"]) if kind == TOPIC \
+        else (ResourceType.CLUSTER, CLUSTER_NAME)
+    if not context.authorize(operation, resource_type, name):
+        error = AUTHORIZATION_ERRORS[resource_type]  # DescribeConfigs gives its message
+        raise ApiError(error, error.message if operation == AclOperation.DESCRIBE_CONFIGS
+                       else None)
 
 
 def _unknown_topic(topic: str) -> ApiError:
@@ -98,6 +124,7 @@ def describe_configs(context: RequestContext, body: dict) -> dict:
                   "resource_type": resource["resource_type"],
                   "resource_name": resource["resource_name"], "configs": []}
         try:
+            _check_authorized(context, AclOperation.DESCRIBE_CONFIGS, resource)
             entries = _describe(context.services, resource)
         except ApiError as exc:
             result.update(error_code=exc.code, error_message=exc.message)
@@ -138,7 +165,7 @@ def _alter_topic(services: HandlerServices, topic: str, overrides: dict[str, str
     logger.info("updated topic %s with new configuration %s", topic, overrides)
 
 
-def _alter_each(services: HandlerServices, body: dict,
+def _alter_each(context: RequestContext, body: dict,
                 alter_one: Callable[[HandlerServices, dict, bool], None],
                 is_null_update: Callable[[dict], bool]) -> dict:
     """Each resource checked as Kafka's ``ConfigAdminManager.preprocess`` checks it, then
@@ -161,7 +188,8 @@ def _alter_each(services: HandlerServices, body: dict,
                                f"Null value not supported for : {', '.join(nulls)}")
             if kind not in (TOPIC, BROKER):
                 raise ApiError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
-            alter_one(services, resource, bool(body.get("validate_only")))
+            _check_authorized(context, AclOperation.ALTER_CONFIGS, resource)
+            alter_one(context.services, resource, bool(body.get("validate_only")))
         except ApiError as exc:
             response.update(error_code=exc.code, error_message=exc.message)
         except ZooKeeperError as exc:
@@ -180,7 +208,7 @@ def _alter_configs_one(services: HandlerServices, resource: dict, validate_only:
 
 def alter_configs(context: RequestContext, body: dict) -> dict:
     """AlterConfigs: the resource's new override set, replacing the old one."""
-    return _alter_each(context.services, body, _alter_configs_one,
+    return _alter_each(context, body, _alter_configs_one,
                        lambda config: config["value"] is None)
 
 
@@ -208,5 +236,5 @@ def _incremental_one(services: HandlerServices, resource: dict, validate_only: b
 
 def incremental_alter_configs(context: RequestContext, body: dict) -> dict:
     """IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on the current overrides."""
-    return _alter_each(context.services, body, _incremental_one,
+    return _alter_each(context, body, _incremental_one,
                        lambda c: c["config_operation"] != AlterOp.DELETE and c["value"] is None)

@@ -11,11 +11,16 @@ As Kafka does, the first lookup creates the topic and answers COORDINATOR_NOT_AV
 clients retry; so does a lookup while the partition has no leader yet, or its leader is not
 registered, or is this broker but has not taken the partition over yet. The answer comes from
 the cluster's metadata (ZooKeeper), so every broker gives the same one.
+
+Finding a group's coordinator needs Describe on the group (else GROUP_AUTHORIZATION_FAILED),
+a transactional id's Describe on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+as in Kafka.
 """
 
 import logging
 
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import AUTHORIZATION_ERRORS, AclOperation, ResourceType
 
 from ..dispatcher import RequestContext
 from ..services import CoordinatorTopic, HandlerServices
@@ -24,16 +29,17 @@ logger = logging.getLogger(__name__)
 
 GROUP_KEY, TRANSACTION_KEY = 0, 1
 NO_NODE = (-1, "", -1)
+_KEY_RESOURCES = {GROUP_KEY: ResourceType.GROUP, TRANSACTION_KEY: ResourceType.TRANSACTIONAL_ID}
 
 
 def find_coordinator(context: RequestContext, body: dict) -> dict:
     key_type = body.get("key_type", 0) if context.version >= 1 else 0
     if context.version >= 4:
         return {"throttle_time_ms": 0, "coordinators": [
-            _coordinator_entry(key, *_lookup(context.services, key_type, key))
+            _coordinator_entry(key, *_authorized_lookup(context, key_type, key))
             for key in body["coordinator_keys"]
         ]}
-    error, message, (node_id, host, port) = _lookup(context.services, key_type, body["key"])
+    error, message, (node_id, host, port) = _authorized_lookup(context, key_type, body["key"])
     return {"throttle_time_ms": 0, "error_code": error, "error_message": message,
             "node_id": node_id, "host": host, "port": port}
 
@@ -60,6 +66,16 @@ def _coordinator(services: HandlerServices, key_type: int) -> CoordinatorTopic |
     if key_type == TRANSACTION_KEY:
         return services.transactions
     return None
+
+
+def _authorized_lookup(context: RequestContext, key_type: int, key: str
+                       ) -> tuple[ErrorCode, str | None, tuple]:
+    resource_type = _KEY_RESOURCES.get(key_type)
+    if resource_type is not None and \
+            not context.authorize(AclOperation.DESCRIBE, resource_type, key):
+        error = AUTHORIZATION_ERRORS[resource_type]
+        return error, error.message, NO_NODE
+    return _lookup(context.services, key_type, key)
 
 
 def _lookup(services: HandlerServices, key_type: int, key: str

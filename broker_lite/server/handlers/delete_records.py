@@ -12,6 +12,7 @@ error and low watermark -1::
     a topic or partition unknown    UNKNOWN_TOPIC_OR_PARTITION
     led by another broker           NOT_LEADER_OR_FOLLOWER
     cleanup.policy without delete   POLICY_VIOLATION (compacted topics keep every key)
+    no Delete on the topic          TOPIC_AUTHORIZATION_FAILED
 
 Records below the new log start are unreadable at once: a Fetch below it is answered
 OFFSET_OUT_OF_RANGE and ListOffsets EARLIEST answers it. The log start offsets are
@@ -26,6 +27,7 @@ import logging
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.log import OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import AclOperation, ResourceType
 
 from ..dispatcher import RequestContext
 from ..errors import not_served_error
@@ -39,8 +41,13 @@ INVALID_LOW_WATERMARK = -1
 
 def handle(context: RequestContext, body: dict) -> dict:
     services = context.services
+    deletable = context.authorized_names(AclOperation.DELETE, ResourceType.TOPIC,
+                                         (t["name"] for t in body["topics"]))
     results = [{"name": topic["name"],
-                "partitions": [_delete(services, topic["name"], p) for p in topic["partitions"]]}
+                "partitions": [_delete(services, topic["name"], p) if topic["name"] in deletable
+                               else _result(p["partition_index"],
+                                            ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                               for p in topic["partitions"]]}
                for topic in body["topics"]]
     if any(p["error_code"] == ErrorCode.NONE for t in results for p in t["partitions"]):
         services.logs.checkpoint_log_start_offsets()

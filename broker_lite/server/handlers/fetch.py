@@ -17,6 +17,10 @@ The isolation level decides how far a consumer reads (KIP-98):
   overlap the returned batches, whose records the consumer drops (it stops dropping a producer's
   records at that producer's ABORT marker).
 
+Authorization, as Kafka's: a consumer needs Read on each topic (else its partitions are
+TOPIC_AUTHORIZATION_FAILED), a replica (replica id >= 0) ClusterAction on the cluster (else
+every partition is).
+
 Every response carries the partition's last stable offset, whatever the isolation level, as
 Kafka's does. Fetch v0-v3 reads message formats v0/v1: what is read is down-converted for it
 (:mod:`.down_conversion`).
@@ -24,6 +28,7 @@ Kafka's does. Fetch v0-v3 reads message formats v0/v1: what is read is down-conv
 
 from broker_lite.log import OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import AclOperation, ResourceType
 from broker_lite.vocabulary import INT32_MAX, TopicPartition
 
 from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
@@ -36,7 +41,7 @@ READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 
 def handle(context: RequestContext, body: dict):
     services = context.services
-    names = _topic_names(services, body, context.version)
+    names = _readable(context, body, _topic_names(services, body, context.version))
     responses, total, failed = _read(services, body, context.version, names)
     if total >= body["min_bytes"] or failed or body["max_wait_ms"] <= 0 \
             or services.purgatory.stopping:
@@ -52,13 +57,13 @@ class DelayedFetch(DelayedResponse):
     it re-reads them after each append to one of them, and answers as soon as there is enough
     (or a partition fails), or with what there is once ``max_wait_ms`` passed."""
 
-    def __init__(self, context: RequestContext, body: dict, names: list[str | None]):
+    def __init__(self, context: RequestContext, body: dict, names: list):
         super().__init__(context, max(body["max_wait_ms"], 0))
         self.body = body
         self.names = names
         self.partitions = [TopicPartition(name, request["partition"])
                            for name, topic in zip(names, body["topics"], strict=True)
-                           if name is not None for request in topic["partitions"]]
+                           if isinstance(name, str) for request in topic["partitions"]]
 
     def _read(self) -> tuple[list, int, bool]:
         return _read(self.context.services, self.body, self.context.version, self.names)
@@ -76,6 +81,22 @@ def _response(responses: list) -> dict:
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
 
 
+REFUSED = object()  # stands for the name of a topic the principal may not read
+
+
+def _readable(context: RequestContext, body: dict, names: list[str | None]) -> list:
+    """``names`` with :data:`REFUSED` for each topic the principal may not read: a consumer
+    needs Read on it, a replica (a replica id of 0 or more) ClusterAction on the cluster."""
+    replica_id = body["replica_state"]["replica_id"] if context.version >= 15 \
+        else body["replica_id"]
+    if replica_id >= 0:
+        allowed = context.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
+        return [name if allowed else REFUSED for name in names]
+    readable = context.authorized_names(AclOperation.READ, ResourceType.TOPIC,
+                                        (n for n in names if n is not None))
+    return [REFUSED if name is not None and name not in readable else name for name in names]
+
+
 def _topic_names(services: HandlerServices, body: dict, version: int) -> list[str | None]:
     """The name of each topic fetched (Fetch 13+ names topics by id only; None: unknown)."""
     if version < 13:
@@ -84,7 +105,7 @@ def _topic_names(services: HandlerServices, body: dict, version: int) -> list[st
 
 
 def _read(services: HandlerServices, body: dict, version: int,
-          names: list[str | None]) -> tuple[list, int, bool]:
+          names: list) -> tuple[list, int, bool]:
     budget = body["max_bytes"] if version >= 3 else INT32_MAX
     total, failed = 0, False
     responses = []
@@ -92,20 +113,22 @@ def _read(services: HandlerServices, body: dict, version: int,
         partitions = []
         for request in topic["partitions"]:
             if name is None:
-                response, size = _unknown_topic_id(request), 0
+                response, size = _error(request, ErrorCode.UNKNOWN_TOPIC_ID), 0
+            elif name is REFUSED:
+                response, size = _error(request, ErrorCode.TOPIC_AUTHORIZATION_FAILED), 0
             else:
                 response, size = _read_partition(services, name, request, budget - total,
                                                  total == 0, body["isolation_level"], version)
             failed |= response["error_code"] != 0
             total += size
             partitions.append(response)
-        responses.append({"topic": name or "", "topic_id": topic["topic_id"],
-                          "partitions": partitions})
+        responses.append({"topic": name if isinstance(name, str) else topic.get("topic", ""),
+                          "topic_id": topic["topic_id"], "partitions": partitions})
     return responses, total, failed
 
 
-def _unknown_topic_id(request: dict) -> dict:
-    return {"partition_index": request["partition"], "error_code": ErrorCode.UNKNOWN_TOPIC_ID,
+def _error(request: dict, error: ErrorCode) -> dict:
+    return {"partition_index": request["partition"], "error_code": error,
             "high_watermark": -1, "last_stable_offset": -1, "log_start_offset": -1,
             "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
 

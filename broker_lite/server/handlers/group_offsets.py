@@ -17,13 +17,19 @@ partition in v1, in the response in v2-v7, per group in v8+.
 
 In every version, partitions of topics that do not exist (or past a topic's partition count)
 are refused UNKNOWN_TOPIC_OR_PARTITION by OffsetCommit, and answered -1 by OffsetFetch v0.
+
+Authorization, as Kafka's: OffsetCommit needs Read on the group (else every partition is
+GROUP_AUTHORIZATION_FAILED) and Read on each topic (TOPIC_AUTHORIZATION_FAILED for that topic's
+partitions, the others committed); OffsetFetch Describe on the group, and leaves out of an
+answer for every committed partition the topics the principal may not Describe, answering those
+it named TOPIC_AUTHORIZATION_FAILED; OffsetDelete Delete on the group and Read on each topic.
 """
 
 import logging
 
-from broker_lite.coordinator import GroupCoordinator
 from broker_lite.coordinator.offsets import OffsetAndMetadata
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import AclOperation, ResourceType
 from broker_lite.vocabulary import TopicPartition
 
 from ..dispatcher import RequestContext
@@ -37,6 +43,22 @@ NO_METADATA = ""
 NO_RETENTION_TIME = -1
 NO_COMMIT_TIMESTAMP = -1
 ZOOKEEPER_VERSION = 0  # the version of OffsetCommit and OffsetFetch that ZooKeeper serves
+READ, DESCRIBE, DELETE = AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE
+GROUP, TOPIC = ResourceType.GROUP, ResourceType.TOPIC
+
+
+def _refused_topics(context: RequestContext, operation: AclOperation, topics) -> set[str]:
+    """The names among the request's ``topics`` the principal may not do ``operation`` on."""
+    names = [t["name"] for t in topics or ()]
+    return set(names) - context.authorized_names(operation, TOPIC, names)
+
+
+def _partition_errors(topics, partitions_of, error_of) -> list[dict]:
+    """A response's topics, each partition answered ``error_of(tp)``."""
+    return [{"name": t["name"], "partitions": [
+        {"partition_index": index,
+         "error_code": error_of(TopicPartition(t["name"], index))}
+        for index in partitions_of(t)]} for t in topics]
 
 
 class _TopicSizes:
@@ -58,8 +80,12 @@ class _TopicSizes:
 
 def offset_commit(context: RequestContext, body: dict) -> dict:
     version = context.version
+    if not context.authorize(READ, GROUP, body["group_id"]):
+        return {"throttle_time_ms": 0, "topics": _partition_errors(
+            body["topics"], _indexes, lambda tp: ErrorCode.GROUP_AUTHORIZATION_FAILED)}
+    refused = _refused_topics(context, READ, body["topics"])
     if version == ZOOKEEPER_VERSION:
-        return _commit_to_zookeeper(context, body)
+        return _commit_to_zookeeper(context, body, refused)
     coordinator = context.services.groups
     now = coordinator.clock_ms()
     retention = body.get("retention_time_ms", NO_RETENTION_TIME) if version <= 4 \
@@ -70,6 +96,9 @@ def offset_commit(context: RequestContext, body: dict) -> dict:
     for topic in body["topics"]:
         for partition in topic["partitions"]:
             tp = TopicPartition(topic["name"], partition["partition_index"])
+            if tp.topic in refused:
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             if not sizes.contains(tp):
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
@@ -87,15 +116,15 @@ def offset_commit(context: RequestContext, body: dict) -> dict:
             body["group_id"], body["member_id"],
             body.get("group_instance_id") if version >= 7 else None,
             body["generation_id_or_member_epoch"], offsets))
-    return {"throttle_time_ms": 0, "topics": [
-        {"name": topic["name"], "partitions": [
-            {"partition_index": p["partition_index"],
-             "error_code": errors[TopicPartition(topic["name"], p["partition_index"])]}
-            for p in topic["partitions"]]}
-        for topic in body["topics"]]}
+    return {"throttle_time_ms": 0,
+            "topics": _partition_errors(body["topics"], _indexes, errors.__getitem__)}
 
 
-def _commit_to_zookeeper(context: RequestContext, body: dict) -> dict:
+def _indexes(topic: dict) -> list[int]:
+    return [p["partition_index"] for p in topic["partitions"]]
+
+
+def _commit_to_zookeeper(context: RequestContext, body: dict, refused: set[str]) -> dict:
     services = context.services
     sizes = _TopicSizes(services.cluster)
     max_metadata = services.config["offset.metadata.max.bytes"]
@@ -106,7 +135,9 @@ def _commit_to_zookeeper(context: RequestContext, body: dict) -> dict:
         for partition in topic["partitions"]:
             tp = TopicPartition(topic["name"], partition["partition_index"])
             metadata = partition["committed_metadata"]
-            if not sizes.contains(tp):
+            if tp.topic in refused:
+                error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif not sizes.contains(tp):
                 error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif metadata is not None and len(metadata) > max_metadata:
                 error = ErrorCode.OFFSET_METADATA_TOO_LARGE
@@ -136,12 +167,11 @@ def offset_fetch(context: RequestContext, body: dict) -> dict:
     version = context.version
     if version == ZOOKEEPER_VERSION:
         return _fetch_from_zookeeper(context, body)
-    coordinator = context.services.groups
     if version >= 8:
         return {"throttle_time_ms": 0, "groups": [
-            _fetch_group(coordinator, group["group_id"], group["topics"], body["require_stable"])
+            _fetch_group(context, group["group_id"], group["topics"], body["require_stable"])
             for group in body["groups"]]}
-    error, topics = _fetch(coordinator, body["group_id"], body["topics"],
+    error, topics = _fetch(context, body["group_id"], body["topics"],
                            body.get("require_stable", False))
     if version < 2 and error != ErrorCode.NONE:  # v1 has no group error: each partition has it
         topics = [{"name": t["name"], "partitions": [
@@ -154,15 +184,23 @@ def _fetch_from_zookeeper(context: RequestContext, body: dict) -> dict:
     services = context.services
     sizes = _TopicSizes(services.cluster)
     group = body["group_id"]
+    group_refused = not context.authorize(DESCRIBE, GROUP, group)
+    refused = set() if group_refused else _refused_topics(context, DESCRIBE, body["topics"])
     topics = []
     for topic in body["topics"]:
         partitions = []
         for index in topic["partition_indexes"]:
             tp = TopicPartition(topic["name"], index)
-            offset, error = _in_zookeeper(
-                lambda: services.zk_offsets.read(group, tp),
-                f"reading the offset of {tp} for group {group}") \
-                if sizes.contains(tp) else (None, ErrorCode.NONE)
+            if group_refused:
+                offset, error = None, ErrorCode.GROUP_AUTHORIZATION_FAILED
+            elif tp.topic in refused:
+                offset, error = None, ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif sizes.contains(tp):
+                offset, error = _in_zookeeper(
+                    lambda: services.zk_offsets.read(group, tp),
+                    f"reading the offset of {tp} for group {group}")
+            else:
+                offset, error = None, ErrorCode.NONE
             partitions.append({"partition_index": index,
                                "committed_offset": NO_OFFSET if offset is None else offset,
                                "metadata": NO_METADATA, "error_code": error})
@@ -170,26 +208,38 @@ def _fetch_from_zookeeper(context: RequestContext, body: dict) -> dict:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def _fetch_group(coordinator: GroupCoordinator, group_id: str, requested,
+def _fetch_group(context: RequestContext, group_id: str, requested,
                  require_stable: bool) -> dict:
-    error, topics = _fetch(coordinator, group_id, requested, require_stable)
+    error, topics = _fetch(context, group_id, requested, require_stable)
     return {"group_id": group_id, "error_code": error, "topics": topics}
 
 
-def _fetch(coordinator: GroupCoordinator, group_id: str, requested, require_stable: bool
+def _fetch(context: RequestContext, group_id: str, requested, require_stable: bool
            ) -> tuple[ErrorCode, list[dict]]:
+    if not context.authorize(DESCRIBE, GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
+    refused = _refused_topics(context, DESCRIBE, requested)
     partitions = None if requested is None else [
-        TopicPartition(t["name"], index) for t in requested for index in t["partition_indexes"]]
-    error, offsets = coordinator.handle_fetch_offsets(group_id, partitions,
-                                                      require_stable=require_stable)
+        TopicPartition(t["name"], index) for t in requested if t["name"] not in refused
+        for index in t["partition_indexes"]]
+    error, offsets = context.services.groups.handle_fetch_offsets(
+        group_id, partitions, require_stable=require_stable)
     if error != ErrorCode.NONE:
         return error, []
+    if requested is None:  # every committed partition: those of topics it may describe
+        allowed = context.authorized_names(DESCRIBE, TOPIC, {tp.topic for tp in offsets})
+        offsets = {tp: value for tp, value in offsets.items() if tp.topic in allowed}
     by_topic: dict[str, list[dict]] = {}
     for tp in (partitions if partitions is not None else sorted(offsets)):
         value = offsets.get(tp)
         by_topic.setdefault(tp.topic, []).append(
             _partition(tp.partition, None, value) if isinstance(value, ErrorCode)
             else _partition(tp.partition, value, ErrorCode.NONE))
+    for topic in requested or ():
+        if topic["name"] in refused:
+            by_topic[topic["name"]] = [
+                _partition(index, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                for index in topic["partition_indexes"]]
     return ErrorCode.NONE, [{"name": name, "partitions": parts}
                             for name, parts in by_topic.items()]
 
@@ -208,13 +258,19 @@ def _partition(index: int, value: OffsetAndMetadata | None, error: ErrorCode) ->
 
 
 def offset_delete(context: RequestContext, body: dict) -> dict:
+    if not context.authorize(DELETE, GROUP, body["group_id"]):
+        return {"error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "throttle_time_ms": 0,
+                "topics": []}
+    refused = _refused_topics(context, READ, body["topics"])
     sizes = _TopicSizes(context.services.cluster)
     errors: dict[TopicPartition, ErrorCode] = {}
     known: list[TopicPartition] = []
     for topic in body["topics"]:
         for partition in topic["partitions"]:
             tp = TopicPartition(topic["name"], partition["partition_index"])
-            if sizes.contains(tp):
+            if tp.topic in refused:
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif sizes.contains(tp):
                 known.append(tp)
             else:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -223,10 +279,5 @@ def offset_delete(context: RequestContext, body: dict) -> dict:
     if group_error != ErrorCode.NONE:
         return {"error_code": group_error, "throttle_time_ms": 0, "topics": []}
     errors.update(deleted)
-    return {"error_code": 0, "throttle_time_ms": 0, "topics": [
-        {"name": topic["name"], "partitions": [
-            {"partition_index": p["partition_index"],
-             "error_code": errors.get(TopicPartition(topic["name"], p["partition_index"]),
-                                      ErrorCode.NONE)}
-            for p in topic["partitions"]]}
-        for topic in body["topics"]]}
+    return {"error_code": 0, "throttle_time_ms": 0, "topics": _partition_errors(
+        body["topics"], _indexes, lambda tp: errors.get(tp, ErrorCode.NONE))}

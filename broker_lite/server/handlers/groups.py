@@ -13,20 +13,27 @@ serves), v4+ make a new member ask for its id first (MEMBER_ID_REQUIRED), v5+ ca
 membership, v7+ may answer a null protocol name; SyncGroup v5+ must name the protocol type and
 name; LeaveGroup v3+ removes a batch of members, before that one member whose error is the
 response's.
+
+Authorization, as Kafka's: JoinGroup, SyncGroup, Heartbeat and LeaveGroup need Read on the
+group, DescribeGroups Describe (each group on its own), DeleteGroups Delete; each refusal is
+GROUP_AUTHORIZATION_FAILED. ListGroups lists every group to a principal that may Describe the
+cluster, else only the groups it may Describe. DescribeGroups reports a group's authorized
+operations (v3+) when asked.
 """
 
 from collections.abc import Callable
 
 from broker_lite.coordinator.coordinator import LeavingMember
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import AclOperation, ResourceType
 
+from ..authorization import NOT_REQUESTED
 from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
 from ..network import CloseConnection
 
-# DescribeGroups' authorized operations when asked (no authorizer: all a group supports):
-# READ (3), DELETE (6), DESCRIBE (8), as bits of Kafka's AclOperation codes.
-GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
-OPERATIONS_NOT_REQUESTED = -(2**31)
+READ, DESCRIBE, DELETE = AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE
+GROUP = ResourceType.GROUP
+REFUSED = ErrorCode.GROUP_AUTHORIZATION_FAILED
 
 
 class CoordinatorAnswer(DelayedResponse):
@@ -63,6 +70,8 @@ def _wait_for_coordinator(context: RequestContext, group_id: str,
 
 def join_group(context: RequestContext, body: dict):
     version = context.version
+    if not context.authorize(READ, GROUP, body["group_id"]):
+        return _join_response(version, JoinRefused())
     instance_id = body.get("group_instance_id") if version >= 5 else None
     answer = _wait_for_coordinator(context, body["group_id"],
                                    lambda result: _join_response(version, result))
@@ -80,6 +89,15 @@ def join_group(context: RequestContext, body: dict):
         callback=answer, reason=body.get("reason") if version >= 8 else None,
     )
     return RESPONDS_LATER
+
+
+class JoinRefused:
+    """JoinGroup's answer to a principal without Read on the group (Kafka's
+    ``JoinGroupRequest.getErrorResponse``)."""
+
+    error, generation_id, protocol_type, protocol_name = REFUSED, -1, None, None
+    leader_id = member_id = ""
+    skip_assignment, members = False, ()
 
 
 def _join_response(version: int, result) -> dict:
@@ -103,6 +121,8 @@ def sync_group(context: RequestContext, body: dict):
     protocol_name = body.get("protocol_name") if version >= 5 else None
     if version >= 5 and (protocol_type is None or protocol_name is None):
         return _sync_response(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+    if not context.authorize(READ, GROUP, body["group_id"]):
+        return _sync_response(REFUSED)
     answer = _wait_for_coordinator(
         context, body["group_id"], lambda result: _sync_response(
             result.error, result.assignment, result.protocol_type, result.protocol_name))
@@ -125,6 +145,8 @@ def _sync_response(error: int, assignment: bytes = b"", protocol_type: str | Non
 
 
 def heartbeat(context: RequestContext, body: dict) -> dict:
+    if not context.authorize(READ, GROUP, body["group_id"]):
+        return {"throttle_time_ms": 0, "error_code": REFUSED}
     error = context.services.groups.handle_heartbeat(
         body["group_id"], body["member_id"],
         body.get("group_instance_id") if context.version >= 3 else None, body["generation_id"])
@@ -136,6 +158,8 @@ def heartbeat(context: RequestContext, body: dict) -> dict:
 
 def leave_group(context: RequestContext, body: dict) -> dict:
     version = context.version
+    if not context.authorize(READ, GROUP, body["group_id"]):
+        return {"throttle_time_ms": 0, "error_code": REFUSED, "members": []}
     if version >= 3:
         leaving = [LeavingMember(m["member_id"], m.get("group_instance_id"),
                                  m.get("reason") if version >= 5 else None)
@@ -161,6 +185,9 @@ def list_groups(context: RequestContext, body: dict) -> dict:
     error, groups = context.services.groups.handle_list_groups(
         (body.get("states_filter") or []) if version >= 4 else [],
         (body.get("types_filter") or []) if version >= 5 else [])
+    if not context.authorize(DESCRIBE, ResourceType.CLUSTER, log_denied=False):
+        groups = [g for g in groups if context.authorize(DESCRIBE, GROUP, g.group_id,
+                                                         log_denied=False)]
     return {"throttle_time_ms": 0, "error_code": error, "groups": [
         {"group_id": g.group_id, "protocol_type": g.protocol_type, "group_state": g.state,
          "group_type": "classic"} for g in groups]}
@@ -171,6 +198,11 @@ def describe_groups(context: RequestContext, body: dict) -> dict:
     with_operations = context.version >= 3 and body.get("include_authorized_operations")
     described = []
     for group_id in body["groups"]:
+        if not context.authorize(DESCRIBE, GROUP, group_id):
+            described.append({"error_code": REFUSED, "group_id": group_id, "group_state": "",
+                              "protocol_type": "", "protocol_data": "", "members": [],
+                              "authorized_operations": NOT_REQUESTED})
+            continue
         error, summary = coordinator.handle_describe_group(group_id)
         described.append({
             "error_code": error, "group_id": group_id, "group_state": summary.state,
@@ -179,14 +211,16 @@ def describe_groups(context: RequestContext, body: dict) -> dict:
                          "client_id": m.client_id, "client_host": m.client_host,
                          "member_metadata": m.metadata, "member_assignment": m.assignment}
                         for m in summary.members],
-            "authorized_operations": GROUP_OPERATIONS if with_operations and error == 0
-            else OPERATIONS_NOT_REQUESTED,
+            "authorized_operations": context.authorized_operations(GROUP, group_id)
+            if with_operations and error == 0 else NOT_REQUESTED,
         })
     return {"throttle_time_ms": 0, "groups": described}
 
 
 def delete_groups(context: RequestContext, body: dict) -> dict:
     names = list(dict.fromkeys(body["groups_names"]))
-    errors = context.services.groups.handle_delete_groups(names)
+    allowed = context.authorized_names(DELETE, GROUP, names)
+    errors = context.services.groups.handle_delete_groups([n for n in names if n in allowed])
+    errors.update((name, REFUSED) for name in names if name not in allowed)
     return {"throttle_time_ms": 0, "results": [
         {"group_id": name, "error_code": errors[name]} for name in names]}

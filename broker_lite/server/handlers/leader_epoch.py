@@ -11,9 +11,13 @@ before it wrote anything).
 newer UNKNOWN_LEADER_EPOCH. Only the leader answers (NOT_LEADER_OR_FOLLOWER), except to the
 debugging replica id -2 (also the default of versions before 3), which any replica answers, as in
 Kafka.
+
+A principal with ClusterAction on the cluster (a broker) may ask for any topic; others need
+Describe on the topic (KIP-320), else TOPIC_AUTHORIZATION_FAILED.
 """
 
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import AclOperation, ResourceType
 
 from ..dispatcher import RequestContext
 from ..errors import not_served_error
@@ -27,12 +31,22 @@ DEBUGGING_REPLICA_ID = -2
 def handle(context: RequestContext, body: dict) -> dict:
     services = context.services
     leader_only = body.get("replica_id", DEBUGGING_REPLICA_ID) != DEBUGGING_REPLICA_ID
+    names = [topic["topic"] for topic in body["topics"]]
+    allowed = set(names) if context.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER,
+                                              log_denied=False) \
+        else context.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, names)
     return {"throttle_time_ms": 0, "topics": [
         {"topic": topic["topic"],
          "partitions": [_partition(services, topic["topic"], p, leader_only)
+                        if topic["topic"] in allowed else _refused(p)
                         for p in topic["partitions"]]}
         for topic in body["topics"]
     ]}
+
+
+def _refused(request: dict) -> dict:
+    return {"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "partition": request["partition"],
+            "leader_epoch": UNDEFINED_EPOCH, "end_offset": UNDEFINED_OFFSET}
 
 
 def _partition(services: HandlerServices, topic: str, request: dict, leader_only: bool) -> dict:

@@ -16,11 +16,14 @@ Version 0 answers the old way, a list of offsets (``old_style_offsets``), up to
 written (:meth:`~broker_lite.log.Log.offsets_before`): -1 gives the log end offset first, -2
 the log start offset; other negative times are UNSUPPORTED_VERSION. For a consumer (replica id
 -1) offsets past the high watermark are replaced by the high watermark, as Kafka 3.9 does.
+
+A topic the principal may not Describe is answered TOPIC_AUTHORIZATION_FAILED, as in Kafka.
 """
 
 from itertools import dropwhile
 
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import AclOperation, ResourceType
 
 from ..dispatcher import RequestContext
 from ..errors import not_served_error
@@ -33,20 +36,30 @@ CONSUMER_REPLICA_ID = -1
 
 def handle(context: RequestContext, body: dict) -> dict:
     services = context.services
-    if context.version == 0:
-        from_consumer = body["replica_id"] == CONSUMER_REPLICA_ID
-        return {"topics": [
-            {"name": topic["name"],
-             "partitions": [_old_style_offsets(services, topic["name"], p, from_consumer)
-                            for p in topic["partitions"]]}
-            for topic in body["topics"]]}
+    allowed = context.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                       (t["name"] for t in body["topics"]))
+    from_consumer = body["replica_id"] == CONSUMER_REPLICA_ID
     committed = body.get("isolation_level", 0) == READ_COMMITTED
-    return {"throttle_time_ms": 0, "topics": [
-        {"name": topic["name"],
-         "partitions": [_offset(services, topic["name"], p, committed)
-                       for p in topic["partitions"]]}
-        for topic in body["topics"]
-    ]}
+
+    def answer(topic: str, request: dict) -> dict:
+        if context.version == 0:
+            return _old_style_offsets(services, topic, request, from_consumer)
+        return _offset(services, topic, request, committed)
+
+    topics = [{"name": topic["name"],
+               "partitions": [answer(topic["name"], p) if topic["name"] in allowed
+                              else _refused(p, context.version) for p in topic["partitions"]]}
+              for topic in body["topics"]]
+    return {"topics": topics} if context.version == 0 else {"throttle_time_ms": 0,
+                                                            "topics": topics}
+
+
+def _refused(request: dict, version: int) -> dict:
+    refused = {"partition_index": request["partition_index"],
+               "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+    if version == 0:
+        return {**refused, "old_style_offsets": []}
+    return {**refused, "timestamp": -1, "offset": -1, "leader_epoch": -1}
 
 
 def _offset(services: HandlerServices, topic: str, request: dict, committed: bool) -> dict:

@@ -5,18 +5,22 @@ the controller has elected their leaders (and, when the leader is this broker, u
 them), and clients retry. Kafka's internal topics are marked
 internal; ``__consumer_offsets`` is auto-created by the group coordinator, with its own settings.
 
-Authorized operations (v8+, KIP-430) are reported when asked for
-(``include_cluster_authorized_operations``, v8-10; ``include_topic_authorized_operations``):
-without an authorizer, every operation the cluster or a topic supports, as Kafka reports them
-(:mod:`..authorized_operations`); -2**31 when not asked."""
+Authorization, as Kafka's ``handleTopicMetadataRequest``: a topic the principal may not
+Describe is left out of an all-topics answer and answered TOPIC_AUTHORIZATION_FAILED (without
+its id) when named; a topic to be auto-created needs Create on the cluster or on the topic,
+else TOPIC_AUTHORIZATION_FAILED. Authorized operations (v8+, KIP-430) are reported when asked
+for (``include_cluster_authorized_operations``, v8-10, only with Describe on the cluster, else
+0; ``include_topic_authorized_operations``) from the authorizer (:mod:`..authorization`);
+-2**31 when not asked."""
 
 from broker_lite.config import ConfigError
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import AclOperation, ResourceType
 from broker_lite.zk.admin import TopicSpec
 from broker_lite.zk.errors import TopicExistsError, ZooKeeperError
 
-from ..authorized_operations import CLUSTER_OPERATIONS, NOT_REQUESTED, TOPIC_OPERATIONS
+from ..authorization import NOT_REQUESTED
 from ..dispatcher import RequestContext
 from ..errors import error_code_for
 from ..metadata import NO_TOPIC_ID, PartitionInfo, has_serving_leader
@@ -28,18 +32,29 @@ def handle(context: RequestContext, body: dict) -> dict:
     services = context.services
     cluster = services.cluster
     requested = body.get("topics")
-    if requested is None or (context.version == 0 and not requested):
-        names = cluster.topic_names()  # null (v1+) or empty (v0) means every topic
+    every_topic = requested is None or (context.version == 0 and not requested)
+    if every_topic:  # null (v1+) or empty (v0) means every topic
+        names = cluster.topic_names()
         allow_create = False
     else:
         names = [t["name"] for t in requested]
         allow_create = body.get("allow_auto_topic_creation", True) and \
             services.config["auto.create.topics.enable"]
-    topics = [_topic(services, name, allow_create) for name in names]
-    topic_operations = TOPIC_OPERATIONS if body.get("include_topic_authorized_operations") \
-        else NOT_REQUESTED
+    describable = context.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC,
+                                           (n for n in names if n is not None),
+                                           log_denied=not every_topic)
+    topics = []
+    for name in names:
+        if name is None:
+            topics.append(_topic(services, name, False))
+        elif name in describable:
+            topics.append(_authorized_topic(context, name, allow_create))
+        elif not every_topic:
+            topics.append(_refused(name))
+    with_operations = body.get("include_topic_authorized_operations")
     for topic in topics:
-        topic["topic_authorized_operations"] = topic_operations
+        topic.setdefault("topic_authorized_operations", context.authorized_operations(
+            ResourceType.TOPIC, topic["name"]) if with_operations else NOT_REQUESTED)
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": b.broker_id, "host": b.host, "port": b.port, "rack": b.rack}
@@ -47,9 +62,35 @@ def handle(context: RequestContext, body: dict) -> dict:
         "cluster_id": services.cluster_id,
         "controller_id": cluster.controller_id(),
         "topics": topics,
-        "cluster_authorized_operations": CLUSTER_OPERATIONS
+        "cluster_authorized_operations": cluster_operations(context)
         if body.get("include_cluster_authorized_operations") else NOT_REQUESTED,
     }
+
+
+def cluster_operations(context: RequestContext) -> int:
+    """The cluster's authorized operations (Metadata v8-10, DescribeCluster): none without
+    Describe on the cluster."""
+    if not context.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER):
+        return 0
+    return context.authorized_operations(ResourceType.CLUSTER)
+
+
+def _refused(name: str) -> dict:
+    """A topic the principal may not describe (or create): its existence is not disclosed."""
+    return {"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "name": name,
+            "topic_id": NO_TOPIC_ID, "is_internal": False, "partitions": [],
+            "topic_authorized_operations": NOT_REQUESTED}
+
+
+def _authorized_topic(context: RequestContext, name: str, allow_create: bool) -> dict:
+    services = context.services
+    if allow_create and services.cluster.topic(name) is None and \
+            not context.authorize(AclOperation.CREATE, ResourceType.CLUSTER, log_denied=False) \
+            and not context.authorize(AclOperation.CREATE, ResourceType.TOPIC, name):
+        refused = _refused(name)
+        refused["is_internal"] = name in INTERNAL_TOPICS
+        return refused
+    return _topic(services, name, allow_create)
 
 
 def _topic(services: HandlerServices, name: str | None, allow_create: bool) -> dict:

@@ -23,6 +23,13 @@ A transactional batch for a partition its transaction does not hold is INVALID_T
 this broker coordinates the transactional id (see
 :meth:`~broker_lite.coordinator.transactions.TransactionCoordinator.verify_produce`).
 
+Authorization, as Kafka's: a request carrying transactional batches (the first batch of some
+partition says so) needs a transactional id, and Write on it, else every partition is answered
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED and nothing is written (without a transactional id, with
+or without an authorizer); each topic needs Write, else its partitions are
+TOPIC_AUTHORIZATION_FAILED (the others are written). Idempotent producers prove themselves at
+InitProducerId.
+
 Versions 0-2 carry message sets (formats v0/v1), which the log converts to its own format
 (:mod:`broker_lite.log.validator`). From version 3 the records must be exactly one record batch
 (magic 2), else INVALID_RECORD, and zstd needs version 7 (UNSUPPORTED_COMPRESSION_TYPE before), as
@@ -44,7 +51,9 @@ from broker_lite.records.record_batch import (
     LOG_OVERHEAD,
     MAGIC,
     MAGIC_OFFSET,
+    TRANSACTIONAL_FLAG,
 )
+from broker_lite.security.acl import AclOperation, ResourceType
 from broker_lite.vocabulary import TopicPartition
 
 from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
@@ -63,13 +72,18 @@ def handle(context: RequestContext, body: dict):
     services = context.services
     acks = body["acks"]
     appended: dict[TopicPartition, int] = {}  # partition -> the offset after its records
-    if acks not in VALID_ACKS:
-        results = [_topic(t, lambda p: _error(p, ErrorCode.INVALID_REQUIRED_ACKS))
-                   for t in body["topic_data"]]
+    refusal = _refusal(context, body)
+    if acks not in VALID_ACKS or refusal is not None:
+        error = refusal or ErrorCode.INVALID_REQUIRED_ACKS
+        results = [_topic(t, lambda p: _error(p, error)) for t in body["topic_data"]]
     else:
+        writable = context.authorized_names(AclOperation.WRITE, ResourceType.TOPIC,
+                                            (t["name"] for t in body["topic_data"]))
         results = [_topic(t, lambda p, name=t["name"]: _append(services, name, p,
                                                                body.get("transactional_id"),
-                                                               context.version, appended))
+                                                               context.version, appended)
+                          if name in writable
+                          else _error(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
                    for t in body["topic_data"]]
         services.purgatory.notify_appended(appended)
     if acks == 0:
@@ -81,6 +95,25 @@ def handle(context: RequestContext, body: dict):
     if acks == -1 and appended:
         return _wait_for_replicas(context, body["timeout_ms"], results, appended)
     return {"responses": results, "throttle_time_ms": 0}
+
+
+def _refusal(context: RequestContext, body: dict) -> ErrorCode | None:
+    """TRANSACTIONAL_ID_AUTHORIZATION_FAILED for transactional batches the principal may not
+    write for their transactional id (Kafka's ``hasTransactionalRecords`` looks at the first
+    batch of each partition)."""
+    transactional_id = body.get("transactional_id")
+    if any(_first_batch_transactional(p["records"])
+           for t in body["topic_data"] for p in t["partition_data"]) and \
+            (transactional_id is None or not context.authorize(
+                AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)):
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    return None
+
+
+def _first_batch_transactional(records) -> bool:
+    return records is not None and len(records) > ATTRIBUTES_OFFSET + 1 \
+        and records[MAGIC_OFFSET] == MAGIC \
+        and bool(records[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_FLAG)
 
 
 # -- acks=all ----------------------------------------------------------------------------------

@@ -19,15 +19,21 @@ With a transactional id the transaction coordinator answers (see
 the id's producer id with its epoch bumped, fencing earlier instances; the first request for a
 transactional id creates ``__transaction_state`` and is answered COORDINATOR_NOT_AVAILABLE,
 which clients retry. PRODUCER_FENCED is answered INVALID_PRODUCER_EPOCH before version 4.
+
+Authorization comes first, as in Kafka: a transactional id needs Write on it
+(TRANSACTIONAL_ID_AUTHORIZATION_FAILED); an idempotent producer IdempotentWrite on the cluster
+or Write on at least one topic (KIP-679), else CLUSTER_AUTHORIZATION_FAILED.
 """
 
 import logging
 
 from broker_lite.coordinator.transactions.coordinator import InitProducerIdResult
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import AclOperation, ResourceType
 from broker_lite.vocabulary import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from broker_lite.zk.errors import ProducerIdsExhaustedError, ProducerIdsUnavailableError
 
+from ..authorization import authorize_by_resource_type
 from ..dispatcher import RequestContext
 from ..errors import error_code_for
 from .coordinator import create_coordinator_topic
@@ -38,6 +44,9 @@ logger = logging.getLogger(__name__)
 
 def init_producer_id(context: RequestContext, body: dict) -> dict:
     transactional_id = body["transactional_id"]
+    refusal = _refusal(context, transactional_id)
+    if refusal is not None:
+        return _response(refusal)
     producer_id = body.get("producer_id", NO_PRODUCER_ID)
     epoch = body.get("producer_epoch", NO_PRODUCER_EPOCH)
     if (producer_id == NO_PRODUCER_ID) != (epoch == NO_PRODUCER_EPOCH):
@@ -59,6 +68,18 @@ def init_producer_id(context: RequestContext, body: dict) -> dict:
         return _response(ErrorCode.UNKNOWN_SERVER_ERROR)
     return _response(fenced_error(result.error, context.version, 4), result.producer_id,
                      result.producer_epoch)
+
+
+def _refusal(context: RequestContext, transactional_id: str | None) -> ErrorCode | None:
+    if transactional_id is not None:
+        if not context.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID,
+                                 transactional_id):
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not context.authorize(AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER,
+                               log_denied=False) and \
+            not authorize_by_resource_type(context, AclOperation.WRITE, ResourceType.TOPIC):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return None
 
 
 def _transactional(context: RequestContext, transactional_id: str, timeout_ms: int,

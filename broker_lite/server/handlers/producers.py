@@ -3,10 +3,12 @@
 Each partition answers every producer id its log remembers: epoch, last sequence, timestamp of
 its last batch, coordinator epoch of its last transaction marker, and the first offset of its
 open transaction (-1 when none), as Kafka 3.9 does. A partition that does not exist answers
-UNKNOWN_TOPIC_OR_PARTITION, one led by another broker NOT_LEADER_OR_FOLLOWER.
+UNKNOWN_TOPIC_OR_PARTITION, one led by another broker NOT_LEADER_OR_FOLLOWER, one of a topic the
+principal may not Read TOPIC_AUTHORIZATION_FAILED (as Kafka's).
 """
 
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import AclOperation, ResourceType
 
 from ..dispatcher import RequestContext
 from ..errors import not_served_error
@@ -20,9 +22,14 @@ _MESSAGES = {
 
 def describe_producers(context: RequestContext, body: dict) -> dict:
     services = context.services
+    readable = context.authorized_names(AclOperation.READ, ResourceType.TOPIC,
+                                        (t["name"] for t in body["topics"]))
     return {"throttle_time_ms": 0, "topics": [
         {"name": topic["name"],
-         "partitions": [_partition(services, topic["name"], index)
+         "partitions": [_partition(services, topic["name"], index) if topic["name"] in readable
+                        else {"partition_index": index, "active_producers": [],
+                              "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                              "error_message": None}
                         for index in topic["partition_indexes"]]}
         for topic in body["topics"]
     ]}

@@ -8,6 +8,12 @@ until this broker serves it), deleted topics until they are gone from ZooKeeper 
 broker's logs. What is not done by then answers REQUEST_TIMED_OUT, and so does everything a
 request with ``timeout_ms <= 0`` started (Kafka's answer: the work goes on, unobserved).
 ``validate_only`` requests run every check and change nothing.
+
+Authorization, as Kafka's: creating a topic needs Create on the cluster or on the topic, and
+its configs and layout are returned (v5+) only with DescribeConfigs on it (else
+``topic_config_error_code`` TOPIC_AUTHORIZATION_FAILED); deleting needs Delete on the topic
+(and Describe, to learn the name of a topic given by id); adding partitions Alter on the topic.
+Each refusal is TOPIC_AUTHORIZATION_FAILED for that topic alone.
 """
 
 import logging
@@ -19,6 +25,7 @@ from collections.abc import Callable, Collection
 from broker_lite.config import ConfigError
 from broker_lite.config_resolution import topic_config_entries
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import AclOperation, ResourceType
 from broker_lite.zk.admin import TopicSpec
 from broker_lite.zk.errors import TopicAlreadyMarkedForDeletionError, ZooKeeperError
 
@@ -34,6 +41,8 @@ NO_TOPIC_ID = uuid.UUID(int=0)
 POLL_INTERVAL_S = 0.02
 # The fields of a new topic's configs in CreateTopics v5+.
 _CREATED_CONFIG_FIELDS = ("name", "value", "read_only", "config_source", "is_sensitive")
+TOPIC = ResourceType.TOPIC
+REFUSED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
 
 def _failed(result: dict, exc: Exception) -> None:
@@ -82,27 +91,38 @@ def create_topics(context: RequestContext, body: dict) -> dict:
     services = context.services
     validate_only = bool(body.get("validate_only"))
     counts = Counter(t["name"] for t in body["topics"])
+    may_create = context.authorize(AclOperation.CREATE, ResourceType.CLUSTER, log_denied=False)
+    creatable = set(counts) if may_create else \
+        context.authorized_names(AclOperation.CREATE, TOPIC, counts)
+    describable = context.authorized_names(AclOperation.DESCRIBE_CONFIGS, TOPIC, counts,
+                                           log_denied=False)
     results, created = [], {}
     for topic in body["topics"]:
         name = topic["name"]
         result = {"name": name, "topic_id": NO_TOPIC_ID, "error_code": 0, "error_message": None,
-                  "num_partitions": -1, "replication_factor": -1, "configs": []}
+                  "num_partitions": -1, "replication_factor": -1, "configs": [],
+                  "topic_config_error_code": 0 if name in describable else REFUSED}
         results.append(result)
         if counts[name] > 1:
             result.update(error_code=ErrorCode.INVALID_REQUEST,
                           error_message="Found multiple entries for this topic.")
             continue
+        if name not in creatable:
+            result.update(error_code=REFUSED, error_message="Authorization failed.")
+            continue
         try:
             plan = services.admin.create_topic(_spec(topic), validate_only=validate_only)
         except (ZooKeeperError, ConfigError) as exc:
             _failed(result, exc)
+            result["topic_config_error_code"] = ErrorCode.NONE
             continue
         if not validate_only:
             logger.info("created topic %s with %d partitions", name, plan.partitions)
             info = services.cluster.topic(name)
-            result["topic_id"] = info.topic_id if info is not None else NO_TOPIC_ID
+            if name in describable:  # else its id, layout and configs are not shown
+                result["topic_id"] = info.topic_id if info is not None else NO_TOPIC_ID
             created[name] = result
-        if context.version >= 5:
+        if context.version >= 5 and name in describable:
             result.update(num_partitions=plan.partitions,
                           replication_factor=plan.replication_factor,
                           configs=[{k: v for k, v in entry_dict(e).items()
@@ -146,16 +166,25 @@ def delete_topics(context: RequestContext, body: dict) -> dict:
     if any(name is not None and topic_id != NO_TOPIC_ID for name, topic_id in requested):
         return fail_all(ErrorCode.INVALID_REQUEST,
                         "Topic name and topic ID can not both be specified.")
+    for result in results:
+        if result["topic_id"] != NO_TOPIC_ID:  # v6: by topic id
+            result["name"] = services.cluster.topic_name(result["topic_id"])
+    named = [r["name"] for r in results if r["name"] is not None]
+    describable = context.authorized_names(AclOperation.DESCRIBE, TOPIC, named)
+    deletable = context.authorized_names(AclOperation.DELETE, TOPIC, named)
     pending: dict[str, list[dict]] = {}
     for result in results:
         name = result["name"]
-        if result["topic_id"] != NO_TOPIC_ID:  # v6: by topic id
-            name = services.cluster.topic_name(result["topic_id"])
-            if name is None:
-                result.update(error_code=ErrorCode.UNKNOWN_TOPIC_ID,
-                              error_message=f"Topic id {result['topic_id']} is unknown.")
-                continue
-            result["name"] = name
+        if result["topic_id"] != NO_TOPIC_ID and name is None:
+            result.update(error_code=ErrorCode.UNKNOWN_TOPIC_ID,
+                          error_message=f"Topic id {result['topic_id']} is unknown.")
+            continue
+        if result["topic_id"] != NO_TOPIC_ID and name not in describable:
+            result.update(name=None, error_code=REFUSED)  # the id is no secret, the name is
+            continue
+        if name is not None and name not in deletable:
+            result.update(error_code=REFUSED)
+            continue
         if name is None or services.cluster.partition_count(name) is None:
             result.update(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                           error_message=f"The topic '{name}' does not exist.")
@@ -185,6 +214,8 @@ def create_partitions(context: RequestContext, body: dict) -> dict:
     services = context.services
     validate_only = bool(body.get("validate_only"))
     counts = Counter(t["name"] for t in body["topics"])
+    alterable = context.authorized_names(AclOperation.ALTER, TOPIC,
+                                         (n for n, count in counts.items() if count == 1))
     results, grown = [], {}
     for request in body["topics"]:
         name = request["name"]
@@ -193,6 +224,9 @@ def create_partitions(context: RequestContext, body: dict) -> dict:
         if counts[name] > 1:
             result.update(error_code=ErrorCode.INVALID_REQUEST,
                           error_message="Duplicate topic in request.")
+            continue
+        if name not in alterable:
+            result.update(error_code=REFUSED, error_message="The topic authorization is failed.")
             continue
         assignment = None if request["assignments"] is None else \
             [a["broker_ids"] for a in request["assignments"]]

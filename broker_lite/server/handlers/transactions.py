@@ -13,11 +13,23 @@ WriteTxnMarkers by the partition leaders the coordinator sends markers to.
   (InitProducerId before v4, AddPartitionsToTxn, AddOffsetsToTxn and EndTxn before v2).
 - TxnOffsetCommit writes the offsets as transactional records of the producer (see
   :mod:`broker_lite.coordinator.txn_offset_commit`).
+
+Authorization, as Kafka's: the producer-facing APIs need Write on the transactional id
+(TRANSACTIONAL_ID_AUTHORIZATION_FAILED); AddPartitionsToTxn v0-3 also Write on each topic
+(TOPIC_AUTHORIZATION_FAILED; internal topics are never added, and the other partitions are
+OPERATION_NOT_ATTEMPTED), AddOffsetsToTxn and TxnOffsetCommit Read on the group
+(GROUP_AUTHORIZATION_FAILED), TxnOffsetCommit Read on each topic. The broker-to-broker forms
+need ClusterAction on the cluster (AddPartitionsToTxn v4+; WriteTxnMarkers, or Alter), else
+CLUSTER_AUTHORIZATION_FAILED. ListTransactions lists, and DescribeTransactions describes, only
+the transactional ids the principal may Describe (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for one
+named), showing the partitions of topics it may Describe.
 """
 
+from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.coordinator.offsets import OffsetAndMetadata
 from broker_lite.coordinator.txn_offset_commit import handle_txn_commit_offsets
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import AclOperation, ResourceType
 from broker_lite.vocabulary import TopicPartition
 
 from ..dispatcher import RequestContext
@@ -26,6 +38,20 @@ from ..services import HandlerServices
 
 NO_LEADER_EPOCH = -1
 UNKNOWN_MEMBER_ID = ""
+WRITE, READ, DESCRIBE = AclOperation.WRITE, AclOperation.READ, AclOperation.DESCRIBE
+CLUSTER_ACTION = AclOperation.CLUSTER_ACTION
+TOPIC, GROUP = ResourceType.TOPIC, ResourceType.GROUP
+TRANSACTIONAL_ID, CLUSTER = ResourceType.TRANSACTIONAL_ID, ResourceType.CLUSTER
+TXN_REFUSED = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+def _may_write(context: RequestContext, transactional_id: str) -> bool:
+    return context.authorize(WRITE, TRANSACTIONAL_ID, transactional_id)
+
+
+def _answer(error: ErrorCode) -> dict:
+    """AddOffsetsToTxn's and EndTxn's response."""
+    return {"throttle_time_ms": 0, "error_code": error}
 
 
 def fenced_error(error: ErrorCode, version: int, first_fenced_version: int) -> ErrorCode:
@@ -48,22 +74,30 @@ def _unknown_partitions(services: HandlerServices, partitions: list[TopicPartiti
 def add_partitions_to_txn(context: RequestContext, body: dict) -> dict:
     if context.version >= 4:
         return _add_partitions_batched(context, body)
+    transactional_id = body["v3_and_below_transactional_id"]
     partitions = [TopicPartition(t["name"], p) for t in body["v3_and_below_topics"]
                   for p in t["partitions"]]
-    errors = _add_partitions(context.services, body["v3_and_below_transactional_id"],
-                             body["v3_and_below_producer_id"],
-                             body["v3_and_below_producer_epoch"], partitions)
+    if not _may_write(context, transactional_id):
+        errors = dict.fromkeys(partitions, TXN_REFUSED)
+    else:
+        writable = context.authorized_names(
+            WRITE, TOPIC, (tp.topic for tp in partitions if tp.topic not in INTERNAL_TOPICS))
+        errors = _add_partitions(context.services, transactional_id,
+                                 body["v3_and_below_producer_id"],
+                                 body["v3_and_below_producer_epoch"], partitions,
+                                 refused={tp.topic for tp in partitions} - writable)
     errors = {tp: fenced_error(e, context.version, 2) for tp, e in errors.items()}
     return {"throttle_time_ms": 0,
             "results_by_topic_v3_and_below": _topic_results(errors)}
 
 
 def _add_partitions(services: HandlerServices, transactional_id: str, producer_id: int, epoch: int,
-                    partitions: list[TopicPartition], verify_only: bool = False
-                    ) -> dict[TopicPartition, ErrorCode]:
+                    partitions: list[TopicPartition], verify_only: bool = False,
+                    refused: set[str] = frozenset()) -> dict[TopicPartition, ErrorCode]:
     unknown = _unknown_partitions(services, partitions)
-    if unknown:
-        return {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown
+    if unknown or refused:
+        return {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp.topic in refused
+                else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown
                 else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in partitions}
     coordinator = services.transactions
     if verify_only:
@@ -74,6 +108,9 @@ def _add_partitions(services: HandlerServices, transactional_id: str, producer_i
 
 
 def _add_partitions_batched(context: RequestContext, body: dict) -> dict:
+    if not context.authorize(CLUSTER_ACTION, CLUSTER):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                "results_by_transaction": []}
     results = []
     for txn in body["transactions"]:
         partitions = [TopicPartition(t["name"], p) for t in txn["topics"] for p in t["partitions"]]
@@ -98,22 +135,28 @@ def _topic_results(errors: dict[TopicPartition, ErrorCode]) -> list[dict]:
 
 
 def add_offsets_to_txn(context: RequestContext, body: dict) -> dict:
+    if not _may_write(context, body["transactional_id"]):
+        return _answer(TXN_REFUSED)
+    if not context.authorize(READ, GROUP, body["group_id"]):
+        return _answer(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     services = context.services
     offsets_partition = TopicPartition(services.groups.topic,
                                        services.groups.partition_for(body["group_id"]))
     error = services.transactions.handle_add_partitions(
         body["transactional_id"], body["producer_id"], body["producer_epoch"],
         [offsets_partition])
-    return {"throttle_time_ms": 0, "error_code": fenced_error(error, context.version, 2)}
+    return _answer(fenced_error(error, context.version, 2))
 
 
 # -- EndTxn ---------------------------------------------------------------------------------
 
 
 def end_txn(context: RequestContext, body: dict) -> dict:
+    if not _may_write(context, body["transactional_id"]):
+        return _answer(TXN_REFUSED)
     error = context.services.transactions.handle_end_txn(
         body["transactional_id"], body["producer_id"], body["producer_epoch"], body["committed"])
-    return {"throttle_time_ms": 0, "error_code": fenced_error(error, context.version, 2)}
+    return _answer(fenced_error(error, context.version, 2))
 
 
 # -- TxnOffsetCommit ------------------------------------------------------------------------
@@ -126,11 +169,17 @@ def txn_offset_commit(context: RequestContext, body: dict) -> dict:
     errors: dict[TopicPartition, ErrorCode] = {}
     requested = [TopicPartition(t["name"], p["partition_index"])
                  for t in body["topics"] for p in t["partitions"]]
+    refusal = _txn_offset_commit_refusal(context, body)
+    readable = context.authorized_names(READ, TOPIC, {tp.topic for tp in requested}) \
+        if refusal is None else set()
     unknown = _unknown_partitions(context.services, requested)
     offsets: dict[TopicPartition, OffsetAndMetadata] = {}
     for topic in body["topics"]:
         for partition in topic["partitions"]:
             tp = TopicPartition(topic["name"], partition["partition_index"])
+            if refusal is not None or tp.topic not in readable:
+                errors[tp] = refusal or ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             if tp in unknown:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
@@ -152,18 +201,29 @@ def txn_offset_commit(context: RequestContext, body: dict) -> dict:
         for topic in body["topics"]]}
 
 
+def _txn_offset_commit_refusal(context: RequestContext, body: dict) -> ErrorCode | None:
+    if not _may_write(context, body["transactional_id"]):
+        return TXN_REFUSED
+    if not context.authorize(READ, GROUP, body["group_id"]):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    return None
+
+
 # -- WriteTxnMarkers ------------------------------------------------------------------------
 
 
 def write_txn_markers(context: RequestContext, body: dict) -> dict:
     services = context.services
+    allowed = context.authorize(AclOperation.ALTER, CLUSTER, log_denied=False) or \
+        context.authorize(CLUSTER_ACTION, CLUSTER)
     results = []
     for marker in body["markers"]:
         targets = [TopicPartition(t["name"], p) for t in marker["topics"]
                    for p in t["partition_indexes"]]
         errors = services.markers.write(marker["producer_id"], marker["producer_epoch"],
                                         marker["coordinator_epoch"], marker["transaction_result"],
-                                        targets)
+                                        targets) if allowed \
+            else dict.fromkeys(targets, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
         for tp, error in errors.items():
             if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
                 errors[tp] = not_served_error(services.cluster, tp.topic, tp.partition)
@@ -183,6 +243,8 @@ def list_transactions(context: RequestContext, body: dict) -> dict:
     error, unknown, found = context.services.transactions.handle_list_transactions(
         body["state_filters"], body["producer_id_filters"],
         body["duration_filter"] if context.version >= 1 else -1)
+    found = [txn for txn in found
+             if context.authorize(DESCRIBE, TRANSACTIONAL_ID, txn[0], log_denied=False)]
     return {"throttle_time_ms": 0, "error_code": error, "unknown_state_filters": unknown,
             "transaction_states": [
                 {"transactional_id": txn_id, "producer_id": producer_id,
@@ -193,16 +255,22 @@ def describe_transactions(context: RequestContext, body: dict) -> dict:
     coordinator = context.services.transactions
     states = []
     for transactional_id in body["transactional_ids"]:
-        error, described = coordinator.handle_describe_transaction(transactional_id)
+        if context.authorize(DESCRIBE, TRANSACTIONAL_ID, transactional_id):
+            error, described = coordinator.handle_describe_transaction(transactional_id)
+        else:
+            error, described = TXN_REFUSED, None
         if described is None:
             states.append({"error_code": error, "transactional_id": transactional_id,
                            "transaction_state": "", "transaction_timeout_ms": 0,
                            "transaction_start_time_ms": -1, "producer_id": -1,
                            "producer_epoch": -1, "topics": []})
             continue
+        visible = context.authorized_names(DESCRIBE, TOPIC, {tp.topic for tp in
+                                                              described.partitions})
         by_topic: dict[str, list[int]] = {}
         for tp in described.partitions:
-            by_topic.setdefault(tp.topic, []).append(tp.partition)
+            if tp.topic in visible:
+                by_topic.setdefault(tp.topic, []).append(tp.partition)
         states.append({
             "error_code": ErrorCode.NONE, "transactional_id": transactional_id,
             "transaction_state": described.state.kafka_name,

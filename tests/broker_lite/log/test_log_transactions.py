@@ -523,3 +523,17 @@ def test_a_crash_while_swapping_in_a_cleaned_segment_keeps_its_aborts(tmp_path, 
         assert reopened.last_stable_offset == reopened.log_end_offset == 6
     finally:
         reopened.close()
+
+
+def test_a_control_batch_without_a_marker_is_corrupt(open_log):
+    """What a client sends as a control batch reaches the log only with a transactional id
+    (Produce refuses it otherwise, as Kafka does); one whose record is no marker is refused."""
+    from broker_lite.records import CorruptRecordError, RecordBatchBuilder
+
+    log = open_log()
+    builder = RecordBatchBuilder(producer_id=P1, producer_epoch=0, is_transactional=True,
+                                 is_control_batch=True)
+    builder.append(b"?", key=b"\x00")
+    with pytest.raises(CorruptRecordError, match="control record"):
+        log.append(builder.build())
+    assert log.log_end_offset == 0

@@ -14,6 +14,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from broker_lite.config import BrokerConfig
 from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_response
 from broker_lite.records import build_batch
+from broker_lite.records.record_batch import ATTRIBUTES_OFFSET, TRANSACTIONAL_FLAG
 from broker_lite.server.broker import Broker
 from kspark.testing.tiers import needs
 
@@ -94,7 +95,11 @@ def attacks(rng: random.Random, topic: str):
     if kind == 6:
         data = bytearray(good_batch)
         data[rng.randrange(21, len(data))] ^= 1 << rng.randrange(8)
-        return "corrupt batch", produce_request(topic, bytes(data)), ErrorCode.CORRUPT_MESSAGE
+        # A flip that marks the batch transactional is refused first, as Kafka's Produce does
+        # (RequestUtils.hasTransactionalRecords reads the flag before any CRC check)
+        expected = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED \
+            if data[ATTRIBUTES_OFFSET + 1] & TRANSACTIONAL_FLAG else ErrorCode.CORRUPT_MESSAGE
+        return "corrupt batch", produce_request(topic, bytes(data)), expected
     data = good_batch[:rng.randrange(12, len(good_batch))]
     return "partial batch", produce_request(topic, data), ErrorCode.CORRUPT_MESSAGE
 

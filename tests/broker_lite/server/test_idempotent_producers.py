@@ -444,12 +444,17 @@ def test_producer_state_errors_on_the_wire(broker):
         (idempotent_batch(pid, 2, 1, epoch=1), ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER),
         (idempotent_batch(pid + 1, -1, 1), ErrorCode.INVALID_RECORD),
         (idempotent_batch(pid + 1, 0, 1, epoch=-7), ErrorCode.INVALID_PRODUCER_EPOCH),
-        (not_a_marker(pid), ErrorCode.CORRUPT_MESSAGE),
     ]
     for records, error in cases:
         response = produce(port, topic, records)
         assert (response["error_code"], response["base_offset"]) == (error, -1), records
         assert response["error_message"]
+    # Transactional records without a transactional id are refused before anything else, with
+    # Kafka's error (KafkaApis.handleProduceRequest) and no message of their own; a control
+    # batch that is no marker is the log's to refuse (tests/broker_lite/log)
+    response = produce(port, topic, not_a_marker(pid))
+    assert (response["error_code"], response["base_offset"]) == \
+        (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1)
     assert log_end_offset(port, topic) == 2
     assert produce(port, topic, idempotent_batch(pid, 0, 2))["base_offset"] == 0  # duplicate
     assert produce(port, topic, idempotent_batch(pid, 2, 1))["base_offset"] == 2

@@ -8,6 +8,10 @@ force as a broker does on their notification.
 Requests go through the protocol codec both ways, as the dispatcher passes them: a body is
 encoded at the version given and decoded again (so it has every field of that version, with
 its default when the test leaves it out), and the response must encode at that version.
+
+Requests come from ``User:ANONYMOUS`` unless a call names another principal (the network layer
+puts the authenticated one there); with :meth:`Harness.acls` the broker decides by ACLs the
+test grants (Kafka's AclAuthorizer's decisions, without ZooKeeper).
 """
 
 import threading
@@ -30,11 +34,21 @@ from broker_lite.protocol import (
     encode_response,
     parse_request,
 )
+from broker_lite.security.acl import (
+    AccessControlEntry,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+)
 from broker_lite.server.apis import handlers
+from broker_lite.server.authorizer.cache import AclCache, VersionedAcls
 from broker_lite.server.config_changes import DynamicBrokerConfigs
 from broker_lite.server.dispatcher import RESPONDS_LATER, RequestContext, supported_versions
 from broker_lite.server.metadata import BrokerInfo, PartitionInfo, TopicInfo
 from broker_lite.server.network import CloseConnection
+from broker_lite.server.network.authenticator import ANONYMOUS
 from broker_lite.server.purgatory import Purgatory
 from broker_lite.server.services import HandlerServices
 from broker_lite.vocabulary import TopicPartition
@@ -159,6 +173,8 @@ class FakeTransactions:
         self.verified: list[tuple] = []
         self.init_result = InitProducerIdResult(ErrorCode.NONE, 4000, 0)
         self.topics_created = 0
+        self.calls = []
+        self.transactions = {}
 
     def partition_for(self, key: str) -> int:
         return 0
@@ -172,6 +188,29 @@ class FakeTransactions:
 
     def handle_init_producer_id(self, transactional_id, timeout_ms, expected=None):
         return self.init_result
+
+    # what the transaction APIs ask: every call recorded, answered NONE; ``transactions`` are
+    # the open ones, {transactional id: TransactionDescription}
+
+    calls: list[tuple]
+    transactions: dict
+
+    def handle_add_partitions(self, transactional_id, producer_id, epoch, partitions):
+        self.calls.append(("add", transactional_id, tuple(partitions)))
+        return ErrorCode.NONE
+
+    def handle_end_txn(self, transactional_id, producer_id, epoch, committed):
+        self.calls.append(("end", transactional_id, committed))
+        return ErrorCode.NONE
+
+    def handle_list_transactions(self, states, producer_ids, duration_ms=-1):
+        return ErrorCode.NONE, [], sorted((t.transactional_id, t.producer_id,
+                                           t.state.kafka_name)
+                                          for t in self.transactions.values())
+
+    def handle_describe_transaction(self, transactional_id):
+        found = self.transactions.get(transactional_id)
+        return (ErrorCode.NONE, found) if found else (ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, None)
 
 
 class FakeProducerIds:
@@ -302,32 +341,51 @@ class Harness:
         return next(g for g in (f"group-{i}" for i in range(20))
                     if self.groups.partition_for(g) == 0)
 
+    # -- authorization ------------------------------------------------------------------------
+
+    def acls(self, **settings) -> AclCache:
+        """Decide requests by ACLs from now on (none yet: everything denied); ``settings`` are
+        ``super_users`` and ``allow_everyone_if_no_acl_found``."""
+        self.services.authorizer = AclCache(**settings)
+        return self.services.authorizer
+
+    def grant(self, principal: str, operation: AclOperation, resource_type: ResourceType,
+              name: str = "kafka-cluster", pattern_type: PatternType = PatternType.LITERAL,
+              permission: AclPermissionType = AclPermissionType.ALLOW, host: str = "*") -> None:
+        """Add one ACL (after :meth:`acls`)."""
+        cache = self.services.authorizer
+        pattern = ResourcePattern(resource_type, name, pattern_type)
+        entries = cache.get(pattern).entries if cache.get(pattern) else frozenset()
+        cache.update(pattern, VersionedAcls(
+            entries | {AccessControlEntry(principal, host, operation, permission)}))
+
     # -- requests -----------------------------------------------------------------------------
 
-    def call(self, api_key: int, version: int, body: dict) -> dict | None:
-        """Handle one request as the dispatcher would; the response body (None: none sent),
-        waited for when the handler answers later (raising ``CloseConnection`` when the answer
-        is to close the connection)."""
+    def call(self, api_key: int, version: int, body: dict, *,
+             principal: str = ANONYMOUS) -> dict | None:
+        """Handle one request from ``principal`` as the dispatcher would; the response body
+        (None: none sent), waited for when the handler answers later (raising
+        ``CloseConnection`` when the answer is to close the connection)."""
         header, decoded = parse_request(memoryview(
             encode_request(api_key, version, 7, "handler-tests", body))[4:])
         handler = self.handlers[api_key]
         assert handler.min_version <= version <= handler.max_version
         answer = Answer()
-        response = handler.handle(RequestContext(header, self.services, "/127.0.0.1", answer),
-                                  decoded)
+        response = handler.handle(RequestContext(header, self.services, "/127.0.0.1", answer,
+                                                 principal), decoded)
         if response is RESPONDS_LATER:
             response = answer.result(ANSWER_TIMEOUT_S)
         if response is not None:
             encode_response(api_key, version, 7, response)  # it must encode at this version
         return response
 
-    def call_later(self, api_key: int, version: int, body: dict) -> Future:
+    def call_later(self, api_key: int, version: int, body: dict, **options) -> Future:
         """Handle a request that waits (a long poll, a JoinGroup) on a thread of its own."""
         future: Future = Future()
 
         def run() -> None:
             try:
-                future.set_result(self.call(api_key, version, body))
+                future.set_result(self.call(api_key, version, body, **options))
             except BaseException as exc:  # noqa: BLE001 (handed to the test)
                 future.set_exception(exc)
 

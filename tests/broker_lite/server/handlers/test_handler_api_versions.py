@@ -21,6 +21,7 @@ KAFKA_3_9 = {
     K.CREATE_PARTITIONS: (0, 3), K.DELETE_GROUPS: (0, 2), K.INCREMENTAL_ALTER_CONFIGS: (0, 1),
     K.OFFSET_DELETE: (0, 0), K.DESCRIBE_CLUSTER: (0, 1), K.DESCRIBE_PRODUCERS: (0, 0),
     K.DESCRIBE_TRANSACTIONS: (0, 0), K.LIST_TRANSACTIONS: (0, 1), K.DELETE_RECORDS: (0, 2),
+    K.DESCRIBE_ACLS: (0, 3), K.CREATE_ACLS: (0, 3), K.DELETE_ACLS: (0, 3),
 }
 
 # Newer versions Kafka 3.9 has and broker_lite does not serve: the newest served, and why.

@@ -1,0 +1,106 @@
+"""A streaming read whose principal may not Read its consumer group fails, with an error that
+names the group (a real SparkSession, a broker with Kafka's ACL authorizer; and the source's
+driver side as Spark drives it); with Read on the group the same query runs and commits its
+progress there."""
+
+import uuid
+
+import pytest
+from confluent_kafka import Consumer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+from broker_lite.client.errors import GroupAuthorizationFailedError
+from broker_lite.security.acl import (
+    AccessControlEntry,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    ResourcePattern,
+    ResourceType,
+)
+from broker_lite.server.network.authenticator import ANONYMOUS
+from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
+from kspark.options import parse_source_options
+from kspark.source import KpyStreamReader
+from kspark.testing.tiers import needs
+
+from .conftest import create_topic, produce, sample_rows
+
+
+def grant(broker, operation, resource_type, name="kafka-cluster"):
+    """An ACL for the query's principal (PLAINTEXT: ``User:ANONYMOUS``), written through the
+    broker's authorizer."""
+    assert broker.authorizer.create_acls([AclBinding(
+        ResourcePattern(resource_type, name),
+        AccessControlEntry(ANONYMOUS, "*", operation, AclPermissionType.ALLOW))]) == [None]
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
+def acl_broker(zookeeper_connect, tmp_path):
+    """A broker with the ACL authorizer; the principal may create, write and read every topic,
+    and nothing more."""
+    [broker] = start_brokers(zookeeper_connect, tmp_path, 1, {
+        "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
+    grant(broker, AclOperation.CREATE, ResourceType.CLUSTER)
+    grant(broker, AclOperation.WRITE, ResourceType.TOPIC, "*")
+    grant(broker, AclOperation.READ, ResourceType.TOPIC, "*")
+    yield broker
+    stop_brokers([broker])
+
+
+def stream_into_noop(spark, servers, topic, group, checkpoint):
+    df = (spark.readStream.format("kpy").option("kafka.bootstrap.servers", servers)
+          .option("subscribe", topic).option("startingOffsets", "earliest")
+          .option("kafka.group.id", group).load())
+    return (df.writeStream.format("noop").option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True).start())
+
+
+def test_a_query_without_read_on_its_group_fails_naming_the_group(spark, acl_broker, tmp_path):
+    servers, topic = bootstrap(acl_broker), f"t-{uuid.uuid4().hex[:8]}"
+    group = f"kpy-refused-{uuid.uuid4().hex[:6]}"
+    create_topic(servers, topic, 2)
+    produce(servers, topic, sample_rows(20))
+    query = stream_into_noop(spark, servers, topic, group, tmp_path / "refused")
+    with pytest.raises(Exception) as raised:  # noqa: PT011 - Spark raises its own error types
+        query.awaitTermination(120)
+    message = str(raised.value)
+    assert "GROUP_AUTHORIZATION_FAILED" in message
+    assert f"consumer group {group!r} (kafka.group.id)" in message
+    assert f"needs Read on group {group!r}" in message
+
+
+def test_with_read_on_its_group_the_query_commits_there(spark, acl_broker, tmp_path):
+    servers, topic = bootstrap(acl_broker), f"t-{uuid.uuid4().hex[:8]}"
+    group = f"kpy-allowed-{uuid.uuid4().hex[:6]}"
+    create_topic(servers, topic, 1)
+    produce(servers, topic, sample_rows(20))
+    grant(acl_broker, AclOperation.READ, ResourceType.GROUP, group)
+    query = stream_into_noop(spark, servers, topic, group, tmp_path / "allowed")
+    assert query.awaitTermination(120) and query.exception() is None
+    consumer = Consumer({"bootstrap.servers": servers, "group.id": group, "log_level": 3})
+    try:
+        [committed] = consumer.committed([KafkaTopicPartition(topic, 0)], timeout=20)
+    finally:
+        consumer.close()
+    assert committed.offset == 20
+
+
+def test_the_refused_commit_is_raised_by_the_driver_naming_the_group(acl_broker):
+    servers, topic = bootstrap(acl_broker), f"t-{uuid.uuid4().hex[:8]}"
+    create_topic(servers, topic, 1)
+    produce(servers, topic, sample_rows(5))
+    source = KpyStreamReader(parse_source_options({
+        "kafka.bootstrap.servers": servers, "subscribe": topic, "startingOffsets": "earliest",
+        "kafka.group.id": "etl-progress"}))
+    try:
+        start = source.initialOffset()
+        with pytest.raises(GroupAuthorizationFailedError) as raised:
+            source.latestOffset(start, ReadAllAvailable())  # commits the finished batches first
+        assert str(raised.value).startswith(
+            "the query's progress cannot be committed to its consumer group 'etl-progress' "
+            "(kafka.group.id): GROUP_AUTHORIZATION_FAILED (30) for group etl-progress")
+    finally:
+        source.stop()
