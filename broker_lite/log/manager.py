@@ -3,9 +3,9 @@
 Per log dir it keeps Kafka's checkpoint files (the recovery point, log start offset, high
 watermark and clean point of every partition in that dir) and the clean-shutdown marker:
 present on start, the logs load without recovery; absent, every log recovers from its recovery
-point. The marker is removed once the logs are loaded, so a crash afterwards is seen as one. New partitions go to the dir
-holding the fewest, as Kafka places them. Background tasks flush by time, enforce retention,
-compact and write the checkpoints, each on its own interval.
+point. The marker is removed once the logs are loaded, so a crash afterwards is seen as one. New
+partitions go to the dir holding the fewest, as Kafka places them. Background tasks flush by
+time, enforce retention, compact and write the checkpoints, each on its own interval.
 """
 
 import logging
