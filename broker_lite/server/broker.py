@@ -29,6 +29,8 @@ from broker_lite.coordinator.transactions.service import (
 )
 from broker_lite.log.manager import LogManager
 from broker_lite.partitions import PartitionManager
+from broker_lite.replication.fetcher import FetcherSettings
+from broker_lite.replication.isr import ZkIsrWriter
 from broker_lite.zk import ZkBroker
 from broker_lite.zk.admin import get_broker_config, get_topic_config
 from broker_lite.zk.client import ZooKeeperConnection
@@ -75,6 +77,8 @@ class Broker:
         self.transactions: TransactionService | None = None
         self.config_changes: ConfigChangeListener | None = None
         self.dynamic_configs: DynamicBrokerConfigs | None = None
+        self.partitions: PartitionManager | None = None
+        self.isr_writer: ZkIsrWriter | None = None
 
     def start(self) -> "Broker":
         try:
@@ -101,11 +105,20 @@ class Broker:
             broker_id=lambda: self.config["broker.id"])
         dynamic.reload()
         self.logs = logs = dynamic.logs = LogManager(config)
-        partitions = PartitionManager(logs, lambda topic: get_topic_config(client, topic))
+        self.partitions = partitions = PartitionManager(
+            logs, lambda topic: get_topic_config(client, topic), config["broker.id"],
+            lag_time_max_ms=config["replica.lag.time.max.ms"])
         listener = self._listener()
         self.purgatory = purgatory = Purgatory()
         cluster = MetadataCache(client, lambda watching: ClusterMetadata(watching,
                                                                          listener.listener_name))
+        self.isr_writer = ZkIsrWriter(client).start()
+        partitions.start_replication(
+            isr_writer=self.isr_writer,
+            is_alive=lambda broker: _address(cluster, broker) is not None,
+            on_high_watermark=lambda tp: purgatory.notify_appended((tp,)),
+            address_of=lambda broker: _address(cluster, broker),
+            fetcher_settings=FetcherSettings.from_broker_config(config))
         producer_ids = ZkProducerIdManager(client, lambda: partitions.broker_id)
         self.groups = start_group_coordinator(config, partitions, client,
                                               purgatory.notify_appended)
@@ -250,6 +263,12 @@ class Broker:
         if self.groups is not None:
             self.groups.shutdown()
             self.groups = None
+        if self.partitions is not None:  # no fetch writes to the logs from here on
+            self.partitions.stop_replication()
+            self.partitions = None
+        if self.isr_writer is not None:
+            self.isr_writer.stop()
+            self.isr_writer = None
         if self.zk_broker is not None:
             self.zk_broker.stop()
             self.zk_broker = None
@@ -259,3 +278,8 @@ class Broker:
         if self.zookeeper is not None:
             self.zookeeper.close()
             self.zookeeper = None
+
+
+def _address(cluster: MetadataCache, broker_id: int) -> tuple[str, int] | None:
+    """Where a registered broker listens (None: it is not registered)."""
+    return next(((b.host, b.port) for b in cluster.brokers() if b.broker_id == broker_id), None)

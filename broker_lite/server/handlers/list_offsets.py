@@ -2,7 +2,8 @@
 
     -2  earliest        the log start offset
     -1  latest          the high watermark (the next offset a consumer will see); under
-                        READ_COMMITTED the last stable offset
+                        READ_COMMITTED the last stable offset; to a follower (replica id 0
+                        or more) the log end offset
     -3  max timestamp   the record with the largest timestamp (KIP-734)
     -4  earliest local  the log start offset (all data is local here)
     t >= 0              the earliest record with timestamp >= t; offset -1 when there is none
@@ -41,15 +42,17 @@ def handle(context: RequestContext, body: dict) -> dict:
                             for p in topic["partitions"]]}
             for topic in body["topics"]]}
     committed = body.get("isolation_level", 0) == READ_COMMITTED
+    from_replica = body.get("replica_id", CONSUMER_REPLICA_ID) >= 0
     return {"throttle_time_ms": 0, "topics": [
         {"name": topic["name"],
-         "partitions": [_offset(services, topic["name"], p, committed)
+         "partitions": [_offset(services, topic["name"], p, committed, from_replica)
                        for p in topic["partitions"]]}
         for topic in body["topics"]
     ]}
 
 
-def _offset(services: HandlerServices, topic: str, request: dict, committed: bool) -> dict:
+def _offset(services: HandlerServices, topic: str, request: dict, committed: bool,
+            from_replica: bool = False) -> dict:
     index = request["partition_index"]
     response = {"partition_index": index, "error_code": 0, "timestamp": -1, "offset": -1,
                 "leader_epoch": -1}
@@ -58,7 +61,8 @@ def _offset(services: HandlerServices, topic: str, request: dict, committed: boo
         response["error_code"] = not_served_error(services.cluster, topic, index)
         return response
     target = request["timestamp"]
-    fetchable = log.last_stable_offset if committed else log.high_watermark
+    fetchable = log.log_end_offset if from_replica else \
+        log.last_stable_offset if committed else log.high_watermark
     if target in (EARLIEST, EARLIEST_LOCAL):
         found = (-1, log.log_start_offset)
     elif target == LATEST:
