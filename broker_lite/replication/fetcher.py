@@ -120,15 +120,16 @@ class ReplicaFetcherThread:
         self._thread.start()
         return self
 
-    def stop(self) -> None:
+    def stop(self, *, wait: bool = True) -> None:
+        """Stop fetching; ``wait`` for the thread to end (at most the socket timeout)."""
         with self._lock:
             self._stopped = True
             self._lock.notify_all()
         connection = self._connection
         if connection is not None:
             connection.close()  # a fetch waiting on the leader ends now
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout=10)
+        if wait and self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=self.settings.socket_timeout_ms / 1000)
 
     # -- partitions (any thread) ------------------------------------------------------------------
 
@@ -430,8 +431,8 @@ class ReplicaFetcherManager:
         with self._lock:
             idle = [leader for leader, thread in self._threads.items() if not thread.partitions]
             stopping = [self._threads.pop(leader) for leader in idle]
-        for thread in stopping:
-            thread.stop()
+        for thread in stopping:  # the caller, ZooKeeper's event thread, does not wait
+            thread.stop(wait=False)
 
     def followed(self) -> dict[TopicPartition, tuple[int, int]]:
         """Partition -> (leader, leader epoch) of everything followed."""

@@ -40,7 +40,9 @@ REQUIRED_APIS = ["ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets",
                  "OffsetDelete", "SaslHandshake", "SaslAuthenticate", "InitProducerId",
                  "DescribeProducers",
                  "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "WriteTxnMarkers",
-                 "TxnOffsetCommit", "DescribeTransactions", "ListTransactions"]
+                 "TxnOffsetCommit", "DescribeTransactions", "ListTransactions",
+                 "ControlledShutdown", "ElectLeaders", "AlterPartitionReassignments",
+                 "ListPartitionReassignments"]
 
 PRIMITIVES = {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "string",
               "uuid", "bytes", "records"}
