@@ -8,9 +8,10 @@ broker, read from ``/config/topics/[topic]``), and a
 latest state says: as the leader it keeps the ISR and the high watermark; as a follower it is
 handed to the replica fetcher of its leader (:mod:`broker_lite.replication.fetcher`), which
 truncates and copies the leader's log. The partitions of a deleted topic lose their logs on
-disk; a partition moved to other brokers stops being served and fetched but keeps its data until
-its topic is deleted. Every ``replica.lag.time.max.ms / 2`` the leaders drop lagging followers
-from their ISRs.
+disk, and so does a partition reassigned to other brokers once this one is no longer among its
+replicas (Kafka's StopReplica with ``deletePartition``); a partition that was reassigned away
+while this broker was down keeps its files, unused, as in Kafka's ZooKeeper mode. Every
+``replica.lag.time.max.ms / 2`` the leaders drop lagging followers from their ISRs.
 
 Leadership listeners registered for a topic (the group coordinator, for ``__consumer_offsets``)
 are told when this broker becomes the leader of one of its partitions (or its leader epoch
@@ -224,8 +225,10 @@ class PartitionManager:
         if self.fetchers is not None:
             self.fetchers.unfollow(tp)
         self._leadership_changed(topic, partition, None)
-        if delete:
-            self.log_manager.delete(topic, partition)
+        if not delete:
+            logger.info("%s-%d: no longer assigned to broker %d; deleting its replica", topic,
+                        partition, self._broker_id)
+        self.log_manager.delete(topic, partition)
 
     # -- what the request handlers ask -------------------------------------------------------------
 

@@ -70,6 +70,10 @@ class HighWatermarkKeeper(Protocol):
         """Records were appended to ``log`` as the leader's (called after the log's lock is
         released): move the high watermark if the in-sync replicas allow it."""
 
+    def wait_for_replication(self, required_offset: int, timeout_s: float):
+        """Block until the high watermark reaches ``required_offset`` or ``timeout_s``
+        passed; the Kafka error code of the outcome (NONE once committed)."""
+
 
 @dataclass(slots=True)
 class CommittedRead:

@@ -28,6 +28,7 @@ leader, the leader epoch and the ISR the controller last wrote.
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from broker_lite.log import Log
@@ -83,6 +84,7 @@ class Partition:
         self.on_high_watermark = on_high_watermark
         self.clock = clock
         self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)  # high watermark or role
         self.replicas: tuple[int, ...] = ()
         self.leader = NO_LEADER
         self.leader_epoch = -1
@@ -186,6 +188,7 @@ class Partition:
         if version >= 0:
             self.zk_version = version
         self._pending_isr = None
+        self._changed.notify_all()
 
     # -- the follower's log (the replica fetcher) ------------------------------------------------
 
@@ -275,6 +278,21 @@ class Partition:
             if len(self._maximal_isr()) < self.min_insync_replicas:
                 return True, ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
             return True, ErrorCode.NONE
+
+    def wait_for_replication(self, required_offset: int, timeout_s: float) -> ErrorCode:
+        """Block until the high watermark reaches ``required_offset`` (the answer of
+        :meth:`check_enough_replicas_reach_offset`), at most ``timeout_s``
+        (REQUEST_TIMED_OUT): the coordinators' appends, which Kafka writes with acks=all."""
+        deadline = time.monotonic() + timeout_s
+        with self._changed:
+            while True:
+                done, error = self.check_enough_replicas_reach_offset(required_offset)
+                if done:
+                    return error
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return ErrorCode.REQUEST_TIMED_OUT
+                self._changed.wait(remaining)
 
     # -- followers' fetches ----------------------------------------------------------------------
 
@@ -376,4 +394,7 @@ class Partition:
                         follower.is_caught_up(end, now, self.lag_time_max_ms)
                         and self.is_alive(replica_id))):
                 high_watermark = follower.log_end_offset
-        return self.log.maybe_increment_high_watermark(high_watermark)
+        moved = self.log.maybe_increment_high_watermark(high_watermark)
+        if moved:
+            self._changed.notify_all()
+        return moved

@@ -15,6 +15,7 @@ from .handlers import (
     api_versions,
     cluster,
     configs,
+    controller,
     coordinator,
     delete_records,
     fetch,
@@ -67,4 +68,10 @@ def handlers() -> dict[ApiKey, ApiHandler]:
         ApiKey.TXN_OFFSET_COMMIT: ApiHandler(0, 4, transactions.txn_offset_commit),
         ApiKey.LIST_TRANSACTIONS: ApiHandler(0, 1, transactions.list_transactions),
         ApiKey.DESCRIBE_TRANSACTIONS: ApiHandler(0, 0, transactions.describe_transactions),
+        ApiKey.CONTROLLED_SHUTDOWN: ApiHandler(0, 3, controller.controlled_shutdown),
+        ApiKey.ELECT_LEADERS: ApiHandler(0, 2, controller.elect_leaders),
+        ApiKey.ALTER_PARTITION_REASSIGNMENTS: ApiHandler(
+            0, 0, controller.alter_partition_reassignments),
+        ApiKey.LIST_PARTITION_REASSIGNMENTS: ApiHandler(
+            0, 0, controller.list_partition_reassignments),
     }

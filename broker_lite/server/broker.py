@@ -43,6 +43,7 @@ from . import meta_properties
 from .admin import ZkTopicAdmin
 from .apis import handlers
 from .config_changes import ConfigChangeListener, DynamicBrokerConfigs
+from .controlled_shutdown import controlled_shutdown
 from .dispatcher import Dispatcher, supported_versions
 from .metadata import BrokerInfo, ClusterMetadata
 from .metadata_cache import MetadataCache
@@ -79,6 +80,8 @@ class Broker:
         self.dynamic_configs: DynamicBrokerConfigs | None = None
         self.partitions: PartitionManager | None = None
         self.isr_writer: ZkIsrWriter | None = None
+        self.cluster: MetadataCache | None = None
+        self._serving = False
 
     def start(self) -> "Broker":
         try:
@@ -110,8 +113,8 @@ class Broker:
             lag_time_max_ms=config["replica.lag.time.max.ms"])
         listener = self._listener()
         self.purgatory = purgatory = Purgatory()
-        cluster = MetadataCache(client, lambda watching: ClusterMetadata(watching,
-                                                                         listener.listener_name))
+        self.cluster = cluster = MetadataCache(
+            client, lambda watching: ClusterMetadata(watching, listener.listener_name))
         self.isr_writer = ZkIsrWriter(client).start()
         partitions.start_replication(
             isr_writer=self.isr_writer,
@@ -153,6 +156,7 @@ class Broker:
         partitions.broker_id = self.zk_broker.broker_id
         dynamic.broker_id = lambda: partitions.broker_id  # a generated id is known now
         services.cluster_id = self.zk_broker.cluster_id
+        services.controller = self.zk_broker.controller
         cluster.local_broker = BrokerInfo(services.broker_id, advertised.host, advertised.port,
                                           config["broker.rack"])
         meta_properties.check_cluster(recorded, services.cluster_id)
@@ -165,6 +169,7 @@ class Broker:
         self.logs.start_background_tasks()
         self._wait_until_shown(cluster)
         self.server.enable_request_processing()
+        self._serving = True
         logger.info("broker %d listening on %s:%d (ZooKeeper %s)", services.broker_id,
                     advertised.host, advertised.port, self.zookeeper.connect_string)
 
@@ -232,6 +237,25 @@ class Broker:
         host = listener.host or "127.0.0.1"
         return EndPoint(listener.listener_name, host, bound_port, listener.security_protocol)
 
+    def _controlled_shutdown(self) -> None:
+        config, cluster, zookeeper = self.config, self.cluster, self.zookeeper
+        if cluster is None or zookeeper is None or zookeeper.client is None:
+            return
+
+        def controller() -> tuple[int, tuple[str, int] | None]:
+            cluster.invalidate()  # the controller may have moved since the last read
+            controller_id = cluster.controller_id()
+            return controller_id, _address(cluster, controller_id) if controller_id >= 0 \
+                else None
+
+        try:
+            controlled_shutdown(zookeeper.client, self.broker_id, controller,
+                                max_retries=config["controlled.shutdown.max.retries"],
+                                backoff_ms=config["controlled.shutdown.retry.backoff.ms"],
+                                timeout_ms=config["request.timeout.ms"])
+        except Exception:  # a failed handover must not stop the shutdown itself
+            logger.exception("broker %d: controlled shutdown failed", self.broker_id)
+
     @property
     def port(self) -> int:
         assert self.server is not None
@@ -243,7 +267,11 @@ class Broker:
         return self.services.broker_id
 
     def stop(self) -> None:
-        """Stop serving, leave the cluster, close the logs cleanly."""
+        """Stop serving, leave the cluster, close the logs cleanly; with
+        ``controlled.shutdown.enable``, first move leadership away (:mod:`.controlled_shutdown`)."""
+        if self._serving and self.config["controlled.shutdown.enable"]:
+            self._controlled_shutdown()
+        self._serving = False
         if self.config_changes is not None:
             self.config_changes.stop()
         if self.metrics_listener is not None:
