@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -129,14 +130,26 @@ class BrokerProcess:
     def kill(self) -> None:
         """SIGKILL: the broker ends at once, as in a crash (its data stays)."""
         if self.process is not None and self.process.poll() is None:
-            self.process.kill()
+            self.process.kill()  # SIGKILL ends a paused process too
             self.process.wait()
+
+    def pause(self) -> None:
+        """SIGSTOP: the broker hangs (a long garbage collection, a stalled disk); ZooKeeper
+        still counts it alive until its session expires."""
+        if self.running:
+            self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT: a paused broker carries on."""
+        if self.running:
+            self.process.send_signal(signal.SIGCONT)
 
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> int | None:
         """SIGTERM, as an operator stops a broker: a controlled shutdown, then a clean one. Its
         exit status (killed after ``timeout_s``: None)."""
         if self.process is None or self.process.poll() is not None:
             return None if self.process is None else self.process.returncode
+        self.resume()  # a paused broker would not see the SIGTERM
         self.process.terminate()
         try:
             return self.process.wait(timeout=timeout_s)

@@ -8,10 +8,14 @@ and a controller, request processing (Kafka's ``SocketServer.enableRequestProces
 then clients' connections wait in the listen backlog). So the first answer any client gets
 already names the cluster id, this broker and the controller. ``start()`` returns only then.
 Config changes made anywhere in the cluster reach the broker through ``/config/changes``
-(:mod:`.config_changes`). Shutdown answers the requests waiting in the purgatory, stops the
-network, lets the requests being handled finish, then closes the rest in reverse order and leaves
-the clean-shutdown marker, so the next start skips recovery. The network's threads are described
-in :mod:`broker_lite.server.network`.
+(:mod:`.config_changes`). Partitions replicate as :mod:`broker_lite.partitions` and
+:mod:`broker_lite.replication` describe: ISR changes go to ZooKeeper (:mod:`..replication.isr`),
+followers fetch from their leaders' addresses as registered. Shutdown first moves leadership
+away (a controlled shutdown, :mod:`.controlled_shutdown`), then answers the requests waiting in
+the purgatory, stops the network, lets the requests being handled finish, then closes the rest
+in reverse order (the replica fetchers before the logs) and leaves the clean-shutdown marker
+and the high watermark checkpoint, so the next start skips recovery. The network's threads are
+described in :mod:`broker_lite.server.network`.
 """
 
 import logging
@@ -241,6 +245,9 @@ class Broker:
         config, cluster, zookeeper = self.config, self.cluster, self.zookeeper
         if cluster is None or zookeeper is None or zookeeper.client is None:
             return
+        cluster.invalidate()
+        if not any(b.broker_id != self.broker_id for b in cluster.brokers()):
+            return  # alone in the cluster: no other broker could take any leadership
 
         def controller() -> tuple[int, tuple[str, int] | None]:
             cluster.invalidate()  # the controller may have moved since the last read
@@ -268,7 +275,8 @@ class Broker:
 
     def stop(self) -> None:
         """Stop serving, leave the cluster, close the logs cleanly; with
-        ``controlled.shutdown.enable``, first move leadership away (:mod:`.controlled_shutdown`)."""
+        ``controlled.shutdown.enable``, first move leadership away (:mod:`.controlled_shutdown`;
+        skipped by a broker alone in its cluster)."""
         if self._serving and self.config["controlled.shutdown.enable"]:
             self._controlled_shutdown()
         self._serving = False
