@@ -227,6 +227,11 @@ def _throttled_replicas(text: str) -> tuple[str, ...]:
 _throttled_replicas.config_type = "LIST"
 
 
+# The replica selectors of KIP-392 that broker_lite knows by Kafka's class names.
+RACK_AWARE_REPLICA_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+REPLICA_SELECTORS = (RACK_AWARE_REPLICA_SELECTOR,
+                     "org.apache.kafka.common.replica.LeaderSelector")
+
 BROKER_CONFIG = _defs(
     Setting("broker.id", int32(-1), -1, "this broker's id; -1 takes one from /brokers/seqid"),
     Setting("listeners", string, "PLAINTEXT://127.0.0.1:9092", "where the broker listens"),
@@ -388,6 +393,9 @@ BROKER_CONFIG = _defs(
             "min.insync.replicas of __transaction_state"),
     Setting("request.timeout.ms", int32(0), 30000,
             "how long the broker's own requests to other brokers may take"),
+    Setting("replica.selector.class", choice(*REPLICA_SELECTORS), None,
+            "where consumers with a rack read (KIP-392): RackAwareReplicaSelector sends them "
+            "to an in-sync replica in their rack; unset: the leader"),
 )
 
 #: Every broker config parsed here: broker_lite's own, and Kafka's dynamic ones it has no use

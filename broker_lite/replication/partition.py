@@ -356,6 +356,22 @@ class Partition:
                 and self._epoch_start_offset is not None
                 and follower.log_end_offset >= self._epoch_start_offset)
 
+    def preferred_read_replica(self, client_rack: str, fetch_offset: int,
+                               rack_of: Callable[[int], str | None]) -> int | None:
+        """Where a consumer in ``client_rack`` should read (KIP-392, Kafka's
+        ``RackAwareReplicaSelector`` over ``findPreferredReadReplica``): None for the leader
+        (it is in that rack, or no in-sync replica holding ``fetch_offset`` is), else the most
+        caught-up in-sync follower in the rack."""
+        with self._lock:
+            if not self.is_leader or rack_of(self.local_id) == client_rack:
+                return None
+            now = self.clock()
+            candidates = [(f.log_end_offset, -(now - f.last_caught_up_ms), r)
+                          for r, f in self._followers.items()
+                          if r in self.isr and rack_of(r) == client_rack
+                          and f.log_start_offset <= fetch_offset <= f.log_end_offset]
+            return max(candidates)[2] if candidates else None
+
     def maybe_shrink_isr(self) -> bool:
         """Drop the followers not caught up for ``replica.lag.time.max.ms`` from the ISR;
         whether it changed."""

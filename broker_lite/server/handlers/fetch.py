@@ -24,6 +24,12 @@ Kafka's does. Fetch v0-v3 reads message formats v0/v1: what is read is down-conv
 A fetch naming a ``current_leader_epoch`` (v9+) older than the partition's is answered
 FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH (KIP-320): the fetcher's metadata is stale.
 
+Consumers fetching with version 11 or later (which carries their ``rack_id``) may read from a
+follower, up to the follower's high watermark (KIP-392). With ``replica.selector.class`` set to
+Kafka's ``RackAwareReplicaSelector``, the leader answers a consumer whose rack holds no replica
+of its own but an in-sync follower that has the fetch offset with ``preferred_read_replica`` (the
+most caught-up such follower) and no records, at once; the consumer then fetches there.
+
 A fetch with a ``replica_id`` of 0 or more comes from a follower (:mod:`broker_lite.replication`):
 it reads up to the log end offset, not the high watermark, whatever the isolation level, and
 only from a broker that replicates the partition (else NOT_LEADER_OR_FOLLOWER). Its fetch
@@ -32,9 +38,11 @@ not again while it waits), which may add the follower to the ISR and move the hi
 and answers with the high watermark after that.
 """
 
+from broker_lite.config import RACK_AWARE_REPLICA_SELECTOR
 from broker_lite.log import OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
 from broker_lite.vocabulary import INT32_MAX, TopicPartition
+from broker_lite.zk.layout import NO_LEADER
 
 from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
 from ..errors import not_served_error
@@ -43,6 +51,7 @@ from . import down_conversion
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 NO_EPOCH = -1
+FIRST_RACK_VERSION = 11  # Fetch v11+: rack_id, preferred_read_replica (KIP-392)
 
 
 def handle(context: RequestContext, body: dict):
@@ -99,6 +108,8 @@ def _read(services: HandlerServices, body: dict, version: int, names: list[str |
           update_fetch_state: bool = False) -> tuple[list, int, bool]:
     budget = body["max_bytes"] if version >= 3 else INT32_MAX
     replica_id = body.get("replica_id", -1)
+    reader = _Reader(services, version, replica_id, body.get("rack_id") or None,
+                     update_fetch_state)
     total, failed = 0, False
     responses = []
     for name, topic in zip(names, body["topics"], strict=True):
@@ -108,9 +119,8 @@ def _read(services: HandlerServices, body: dict, version: int, names: list[str |
                 response, size = _unknown_topic_id(request), 0
             else:
                 response, size = _read_partition(services, name, request, budget - total,
-                                                 total == 0, body["isolation_level"], version,
-                                                 replica_id, update_fetch_state)
-            failed |= response["error_code"] != 0
+                                                 total == 0, body["isolation_level"], reader)
+            failed |= response["error_code"] != 0 or response["preferred_read_replica"] >= 0
             total += size
             partitions.append(response)
         responses.append({"topic": name or "", "topic_id": topic["topic_id"],
@@ -124,26 +134,56 @@ def _unknown_topic_id(request: dict) -> dict:
             "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
 
 
+class _Reader:
+    """Who fetches: a follower (``replica_id`` >= 0) or a consumer, with its rack (v11+)."""
+
+    def __init__(self, services: HandlerServices, version: int, replica_id: int,
+                 client_rack: str | None, update_fetch_state: bool):
+        self.version = version
+        self.replica_id = replica_id
+        self.update_fetch_state = update_fetch_state
+        self.from_follower = replica_id >= 0
+        # a consumer speaking v11+ may read any replica (Kafka: it has client metadata)
+        self.may_read_follower = not self.from_follower and version >= FIRST_RACK_VERSION
+        self.client_rack = client_rack if self.may_read_follower and \
+            services.config["replica.selector.class"] == RACK_AWARE_REPLICA_SELECTOR else None
+        self._racks: dict[int, str | None] | None = None
+        self._services = services
+
+    def rack_of(self, broker_id: int) -> str | None:
+        if self._racks is None:
+            self._racks = {b.broker_id: b.rack for b in self._services.cluster.brokers()}
+        return self._racks.get(broker_id)
+
+
 def _read_partition(services: HandlerServices, topic: str, request: dict, budget: int,
-                    first: bool, isolation_level: int, version: int, replica_id: int = -1,
-                    update_fetch_state: bool = False) -> tuple[dict, int]:
+                    first: bool, isolation_level: int, reader: _Reader) -> tuple[dict, int]:
     index = request["partition"]
     response = {"partition_index": index, "error_code": 0, "high_watermark": -1,
                 "last_stable_offset": -1, "log_start_offset": -1, "aborted_transactions": None,
                 "preferred_read_replica": -1, "records": b""}
-    partition = services.partitions.leader_partition(topic, index)
-    if partition is None:
+    partition = services.partitions.partition(TopicPartition(topic, index))
+    if partition is None or partition.leader == NO_LEADER or \
+            not (partition.is_leader or reader.may_read_follower):
         response["error_code"] = not_served_error(services.cluster, topic, index)
         return response, 0
     response["error_code"] = _epoch_error(request.get("current_leader_epoch", NO_EPOCH),
                                           partition.leader_epoch) or \
-        down_conversion.partition_error(partition.log.config, version)
+        down_conversion.partition_error(partition.log.config, reader.version)
     if response["error_code"]:
         return response, 0
     log = partition.log
-    follower = replica_id >= 0
+    committed = isolation_level == READ_COMMITTED and not reader.from_follower
+    if reader.client_rack is not None:
+        preferred = partition.preferred_read_replica(reader.client_rack, request["fetch_offset"],
+                                                     reader.rack_of)
+        if preferred is not None:
+            response.update(preferred_read_replica=preferred, high_watermark=log.high_watermark,
+                            last_stable_offset=log.last_stable_offset,
+                            log_start_offset=log.log_start_offset,
+                            aborted_transactions=[] if committed else None)
+            return response, 0
     leader_end = log.log_end_offset
-    committed = isolation_level == READ_COMMITTED and not follower
     limit = min(request["partition_max_bytes"], max(budget, 0))
     region, last_stable = None, None
     if limit > 0 or first:
@@ -157,14 +197,16 @@ def _read_partition(services: HandlerServices, topic: str, request: dict, budget
                     for txn in read.aborted_transactions])
             else:
                 region = log.read(request["fetch_offset"], max(limit, 1),
-                                  max_offset=None if follower else log.high_watermark,
-                                  min_one_batch=first)
+                                  max_offset=None if reader.from_follower
+                                  else log.high_watermark, min_one_batch=first)
         except OffsetOutOfRangeError:
             response["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
             return response, 0
-    if follower and update_fetch_state and not partition.update_follower_fetch_state(
-            replica_id, fetch_offset=request["fetch_offset"],
-            log_start_offset=request.get("log_start_offset", -1), leader_end_offset=leader_end):
+    if reader.from_follower and reader.update_fetch_state and \
+            not partition.update_follower_fetch_state(
+                reader.replica_id, fetch_offset=request["fetch_offset"],
+                log_start_offset=request.get("log_start_offset", -1),
+                leader_end_offset=leader_end):
         if region is not None:
             region.close()
         response["error_code"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
@@ -176,9 +218,9 @@ def _read_partition(services: HandlerServices, topic: str, request: dict, budget
         response["aborted_transactions"] = response["aborted_transactions"] or []
     if region is None:
         return response, 0
-    if down_conversion.client_magic(version) is not None:
+    if down_conversion.client_magic(reader.version) is not None:
         return down_conversion.answer_down_converted(response, region, request["fetch_offset"],
-                                                     version)
+                                                     reader.version)
     response["records"] = region
     return response, region.size
 

@@ -171,3 +171,59 @@ def test_group_commits_are_replicated_before_they_are_answered(cluster):
     assert all(log.high_watermark == log.log_end_offset for log in logs.values())
     assert {b.broker_id: sorted(p for t, p in b.logs.partitions() if t == "__consumer_offsets")
             for b in cluster} == {1: [0, 1, 2], 2: [0, 1, 2], 3: [0, 1, 2]}
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
+def racks(zookeeper_connect, tmp_path):
+    """Three brokers in racks RACK1-3 that send consumers to a replica in their rack."""
+    from broker_lite.server.testing import broker_config
+
+    brokers = []
+    try:
+        for broker_id in (1, 2, 3):
+            brokers.append(Broker(broker_config(zookeeper_connect, tmp_path / f"b{broker_id}",
+                                                broker_id, {
+                "broker.rack": f"RACK{broker_id}",
+                "replica.selector.class":
+                    "org.apache.kafka.common.replica.RackAwareReplicaSelector"})).start())
+        yield brokers
+    finally:
+        stop_brokers(brokers)
+
+
+def test_a_consumer_reads_from_the_follower_in_its_rack(racks):
+    """KIP-392: the leader answers a consumer whose rack holds an in-sync follower with that
+    follower as preferred_read_replica; librdkafka then fetches from it, up to its high
+    watermark."""
+    import json
+
+    topic = create(racks)
+    leader = racks[0].partitions.state(topic, 0).leader
+    follower = next(b for b in (1, 2, 3) if b != leader)
+    assert produce(racks, topic, [b"r%d" % i for i in range(2000)]) == [None] * 2000
+    received_by = {}
+
+    def statistics(text: str) -> None:
+        for broker in json.loads(text)["brokers"].values():
+            if broker["nodeid"] >= 0:
+                received_by[broker["nodeid"]] = broker["rxbytes"]
+
+    consumer = Consumer({"bootstrap.servers": bootstrap(racks), "group.id": "racked",
+                         "client.rack": f"RACK{follower}", "statistics.interval.ms": 200,
+                         "stats_cb": statistics, "enable.auto.commit": False,
+                         "log_level": 0})
+    consumer.assign([KafkaPartition(topic, 0, 0)])
+    values, deadline = [], time.monotonic() + 30
+    while len(values) < 2000 and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+    received_by.clear()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not received_by:
+        consumer.poll(0.2)  # statistics after the last fetch
+    consumer.close()
+    assert values == [b"r%d" % i for i in range(2000)]
+    assert received_by[follower] > 20_000  # the records came from the follower
+    assert received_by[follower] > 4 * received_by.get(leader, 0)
