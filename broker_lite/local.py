@@ -32,22 +32,13 @@ from pathlib import Path
 from typing import Self
 
 from broker_lite.config import BrokerConfig
-from broker_lite.local_cluster import LocalCluster
+from broker_lite.local_cluster import LOCAL_PROPERTIES, LocalCluster
 from broker_lite.server.broker import Broker
 
 logger = logging.getLogger(__name__)
 
-LOCAL_PROPERTIES = {
-    "broker.id": "0",
-    "listeners": "PLAINTEXT://127.0.0.1:0",
-    "num.partitions": "1",
-    "auto.create.topics.enable": "true",
-    "offsets.topic.num.partitions": "5",
-    "offsets.topic.replication.factor": "1",
-    "transaction.state.log.num.partitions": "5",
-    "transaction.state.log.replication.factor": "1",
-    "group.initial.rebalance.delay.ms": "0",
-}
+__all__ = ["LOCAL_PROPERTIES", "LocalKafka"]
+
 
 
 class LocalKafka:

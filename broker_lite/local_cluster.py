@@ -19,7 +19,7 @@ on a port chosen once, so clients find a restarted broker where it was. ZooKeepe
 embedded server in ``<directory>/zookeeper`` unless ``zookeeper.connect`` is given (the test
 fixture gives each cluster a chroot of the session's server).
 
-The settings (:func:`cluster_properties`) are those of :data:`broker_lite.local.LOCAL_PROPERTIES`
+The settings (:func:`cluster_properties`) are those of :data:`LOCAL_PROPERTIES` (LocalKafka's)
 with replication where a cluster allows it: internal topics and auto-created topics with
 ``min(3, brokers)`` replicas, ``__transaction_state`` with ``min.insync.replicas`` 2; and
 quicker reactions than Kafka's defaults, since a local cluster's brokers are one machine:
@@ -53,11 +53,25 @@ logger = logging.getLogger(__name__)
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 60.0
 
+#: The settings of a Kafka on one machine (:class:`broker_lite.local.LocalKafka`'s, and the base
+#: of :func:`cluster_properties`): no initial rebalance delay, few partitions for
+#: ``__consumer_offsets`` and ``__transaction_state`` so the first group or transaction does not
+#: wait for fifty partitions to load, internal topics with one replica.
+LOCAL_PROPERTIES = {
+    "broker.id": "0",
+    "listeners": "PLAINTEXT://127.0.0.1:0",
+    "num.partitions": "1",
+    "auto.create.topics.enable": "true",
+    "offsets.topic.num.partitions": "5",
+    "offsets.topic.replication.factor": "1",
+    "transaction.state.log.num.partitions": "5",
+    "transaction.state.log.replication.factor": "1",
+    "group.initial.rebalance.delay.ms": "0",
+}
+
 
 def cluster_properties(brokers: int) -> dict[str, str]:
     """The settings every broker of a local cluster of ``brokers`` starts with."""
-    from broker_lite.local import LOCAL_PROPERTIES
-
     replicas = str(min(3, brokers))
     return {**{k: v for k, v in LOCAL_PROPERTIES.items() if k not in ("broker.id", "listeners")},
             "default.replication.factor": replicas,
