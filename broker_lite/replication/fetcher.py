@@ -45,7 +45,7 @@ from broker_lite.client.connection import BrokerConnection
 from broker_lite.client.errors import KafkaClientError
 from broker_lite.client.retry import Deadline
 from broker_lite.log import LogError
-from broker_lite.log.leader_epochs import UNDEFINED_EPOCH
+from broker_lite.log.leader_epochs import UNDEFINED_EPOCH, LeaderEpochCache
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import BatchReader, RecordsError
 from broker_lite.vocabulary import TopicPartition
@@ -92,6 +92,35 @@ def whole_batches(records) -> memoryview:
     for _ in reader:
         pass
     return view[:reader.position]
+
+
+def truncation_point(epochs: LeaderEpochCache, log_end_offset: int, high_watermark: int,
+                     leader_epoch: int, leader_end_offset: int) -> tuple[int, bool]:
+    """Where a follower truncates, given the leader's answer for its latest epoch (``leader_epoch``
+    and where it ends in the leader's log), as Kafka's ``getOffsetTruncationState``: the offset,
+    and whether truncation is complete (False: ask again, for the epoch below).
+
+    >>> import tempfile; cache = LeaderEpochCache(tempfile.mkdtemp())
+    >>> cache.assign(0, 0); cache.assign(2, 100); cache.assign(4, 150)
+    >>> truncation_point(cache, 180, 90, 4, 170)      # same latest epoch: the shorter end
+    (170, True)
+    >>> truncation_point(cache, 180, 90, 3, 120)      # epoch 3 unknown here: epoch 2 ended at 150
+    (150, False)
+    >>> truncation_point(cache, 150, 90, 2, 120)      # asked again: epoch 2 ends at 120 there
+    (120, True)
+    """
+    if leader_end_offset == UNDEFINED_OFFSET:  # the leader keeps no epochs: Kafka's fallback
+        return high_watermark, True
+    if leader_epoch == UNDEFINED_EPOCH:
+        return min(leader_end_offset, log_end_offset), True
+    own_epoch, own_end = epochs.end_offset_for(leader_epoch, log_end_offset)
+    if own_epoch == UNDEFINED_EPOCH:  # the leader's epoch is older than all of ours
+        return min(leader_end_offset, log_end_offset), True
+    if own_epoch != leader_epoch:
+        # The leader answered an epoch this log does not know: cut to where our largest epoch
+        # below it ended, and ask again from there.
+        return min(own_end, log_end_offset), False
+    return min(own_end, leader_end_offset, log_end_offset), True
 
 
 class ReplicaFetcherThread:
@@ -261,27 +290,14 @@ class ReplicaFetcherThread:
             self._on_partition_error(tp, state, error, "OffsetForLeaderEpoch")
             return
         log = replica.log
-        leader_epoch, leader_end = answer["leader_epoch"], answer["end_offset"]
-        end = log.log_end_offset
-        if leader_end == UNDEFINED_OFFSET:  # the leader keeps no epochs: Kafka's fallback
-            self._finish_truncation(tp, state, replica, log.high_watermark)
-            return
-        if leader_epoch == UNDEFINED_EPOCH:
-            self._finish_truncation(tp, state, replica, min(leader_end, end))
-            return
-        own_epoch, own_end = log.leader_epochs.end_offset_for(leader_epoch, end)
-        if own_epoch == UNDEFINED_EPOCH:  # the leader's epoch is older than all of ours
-            self._finish_truncation(tp, state, replica, min(leader_end, end))
-        elif own_epoch != leader_epoch:
-            # The leader answered an epoch this log does not know: cut to where our largest
-            # epoch below it ended, and ask again from there.
-            if replica.follower_truncate(self.leader_id, state.leader_epoch,
-                                         min(own_end, end)):
-                logger.info("%s-%d: leader %d answered epoch %d unknown here; truncated to %d "
-                            "and asking again", *tp, self.leader_id, leader_epoch,
-                            min(own_end, end))
-        else:
-            self._finish_truncation(tp, state, replica, min(own_end, leader_end, end))
+        offset, complete = truncation_point(log.leader_epochs, log.log_end_offset,
+                                            log.high_watermark, answer["leader_epoch"],
+                                            answer["end_offset"])
+        if complete:
+            self._finish_truncation(tp, state, replica, offset)
+        elif replica.follower_truncate(self.leader_id, state.leader_epoch, offset):
+            logger.info("%s-%d: leader %d answered epoch %d, unknown here; truncated to %d and "
+                        "asking again", *tp, self.leader_id, answer["leader_epoch"], offset)
 
     def _finish_truncation(self, tp: TopicPartition, state: _Fetching, replica,
                            offset: int) -> None:
