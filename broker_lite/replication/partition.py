@@ -22,8 +22,14 @@ Appends with acks=all are refused while the ISR is smaller than ``min.insync.rep
 (:class:`~.errors.NotEnoughReplicasError`), and complete once the high watermark passes them
 (:meth:`Partition.check_enough_replicas_reach_offset`; Kafka's ``DelayedProduce``).
 
-A follower's log is written by the replica fetcher (:mod:`.fetcher`); here it only keeps the
-leader, the leader epoch and the ISR the controller last wrote.
+The leader also answers where a consumer in a rack should read (KIP-392,
+:meth:`Partition.preferred_read_replica`) and how far every replica's log start has come
+(the *low watermark* a DeleteRecords waits for).
+
+A follower keeps the leader, the leader epoch and the ISR the controller last wrote; its log is
+written by the replica fetcher (:mod:`.fetcher`) through :meth:`Partition.follower_append` and
+the truncations, each applied only while the partition still follows the leader in the epoch
+the fetcher fetched in, under the partition's lock, so a new leader epoch never races them.
 """
 
 import logging
