@@ -245,7 +245,7 @@ class Broker:
         config, cluster, zookeeper = self.config, self.cluster, self.zookeeper
         if cluster is None or zookeeper is None or zookeeper.client is None:
             return
-        cluster.invalidate()
+        # the cached answer, kept current by ZooKeeper watches: a lone broker stops at once
         if not any(b.broker_id != self.broker_id for b in cluster.brokers()):
             return  # alone in the cluster: no other broker could take any leadership
 
