@@ -35,7 +35,8 @@ message.timestamp.difference.max.ms      both bounds, while they are unset (depr
 message.timestamp.type                   CreateTime or LogAppendTime
 min.cleanable.dirty.ratio                share of dirty bytes that makes the cleaner pick a log
 min.compaction.lag.ms                    records younger than this stay uncompacted
-min.insync.replicas                      none: the leader acknowledges appends alone
+min.insync.replicas                      in-sync replicas an acks=all append needs (else
+                                         NOT_ENOUGH_REPLICAS)
 preallocate                              none
 remote.storage.enable                    true is refused: tiered storage is off
 remote.log.copy.disable,                 true is refused, as in ZooKeeper mode
@@ -44,7 +45,8 @@ retention.bytes, retention.ms            retention by size and by time
 segment.bytes, segment.ms                segments roll by size and by age
 segment.index.bytes                      index size that rolls a segment
 segment.jitter.ms                        none: segments roll at segment.ms exactly
-unclean.leader.election.enable           none
+unclean.leader.election.enable           the controller may elect a replica outside the ISR
+                                         when the whole ISR is down
 =======================================  ===========================================================
 
 >>> config = BrokerConfig({"log.segment.bytes": "1048576", "log.retention.hours": "1"})
@@ -267,6 +269,11 @@ def _super_users(text: str) -> str:
 _super_users.config_type = "STRING"
 
 
+# The replica selectors of KIP-392 that broker_lite knows by Kafka's class names.
+RACK_AWARE_REPLICA_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+REPLICA_SELECTORS = (RACK_AWARE_REPLICA_SELECTOR,
+                     "org.apache.kafka.common.replica.LeaderSelector")
+
 BROKER_CONFIG = _defs(
     Setting("broker.id", int32(-1), -1, "this broker's id; -1 takes one from /brokers/seqid"),
     Setting("listeners", string, "PLAINTEXT://127.0.0.1:9092", "where the broker listens"),
@@ -403,6 +410,41 @@ BROKER_CONFIG = _defs(
             "local retention by time of tiered topics; -2: retention.ms"),
     Setting("log.local.retention.bytes", int64(-2), -2,
             "local retention by size of tiered topics; -2: retention.bytes"),
+    # Replication (Kafka's ReplicationConfigs, ServerConfigs; broker_lite.replication)
+    Setting("replica.lag.time.max.ms", int64(), 30000,
+            "a follower that has not caught up for this long leaves the ISR"),
+    Setting("replica.fetch.wait.max.ms", int32(), 500, "how long a follower's fetch may wait"),
+    Setting("replica.fetch.min.bytes", int32(), 1, "bytes a follower's fetch waits for"),
+    Setting("replica.fetch.max.bytes", int32(0), 1048576,
+            "bytes a follower fetches per partition (the first batch whole)"),
+    Setting("replica.fetch.response.max.bytes", int32(0), 10485760,
+            "bytes a follower's fetch response may carry"),
+    Setting("replica.fetch.backoff.ms", int32(0), 1000,
+            "pause before a follower fetches again after an error"),
+    Setting("replica.socket.timeout.ms", int32(), 30000, "a follower's request timeout"),
+    Setting("replica.high.watermark.checkpoint.interval.ms", int64(1), 5000,
+            "how often the high watermarks are written to replication-offset-checkpoint"),
+    Setting("controlled.shutdown.enable", boolean, True,
+            "move leadership away before shutting down"),
+    Setting("controlled.shutdown.max.retries", int32(), 3,
+            "ControlledShutdown requests tried before shutting down anyway"),
+    Setting("controlled.shutdown.retry.backoff.ms", int64(), 5000,
+            "pause between ControlledShutdown attempts"),
+    Setting("auto.leader.rebalance.enable", boolean, True,
+            "the controller moves leadership back to the preferred replicas"),
+    Setting("leader.imbalance.check.interval.seconds", int64(1), 300,
+            "how often the controller checks the leader balance"),
+    Setting("leader.imbalance.per.broker.percentage", int32(), 10,
+            "share of a broker's preferred partitions led elsewhere that triggers an election"),
+    Setting("offsets.commit.required.acks", int16(-1), -1,
+            "acks an offset commit waits for (-1: the whole ISR)"),
+    Setting("transaction.state.log.min.isr", int32(1), 2,
+            "min.insync.replicas of __transaction_state"),
+    Setting("request.timeout.ms", int32(0), 30000,
+            "how long the broker's own requests to other brokers may take"),
+    Setting("replica.selector.class", choice(*REPLICA_SELECTORS), None,
+            "where consumers with a rack read (KIP-392): RackAwareReplicaSelector sends them "
+            "to an in-sync replica in their rack; unset: the leader"),
 )
 
 #: Every broker config parsed here: broker_lite's own, and Kafka's dynamic ones it has no use

@@ -14,6 +14,15 @@ The settings are a single-broker cluster's (internal topics with one replica, no
 delay, few partitions for ``__consumer_offsets`` and ``__transaction_state`` so the first group or
 transaction does not wait for fifty partitions to load); ``properties`` overrides any of them,
 with Kafka's names.
+
+``LocalKafka(brokers=3)`` starts a replicated cluster instead: three brokers, each its own
+process, sharing an embedded ZooKeeper (:class:`broker_lite.local_cluster.LocalCluster`), whose
+brokers can be killed, stopped and started again (``kafka.cluster.kill(1)``,
+``kafka.cluster.start_broker(1)``), so a pipeline's failover can be tried on one machine::
+
+    with LocalKafka(brokers=3) as kafka:
+        kafka.bootstrap_servers             # the three brokers' host:port
+        kafka.cluster.kill(kafka.cluster.leader("events", 0))
 """
 
 import logging
@@ -23,21 +32,13 @@ from pathlib import Path
 from typing import Self
 
 from broker_lite.config import BrokerConfig
+from broker_lite.local_cluster import LOCAL_PROPERTIES, LocalCluster
 from broker_lite.server.broker import Broker
 
 logger = logging.getLogger(__name__)
 
-LOCAL_PROPERTIES = {
-    "broker.id": "0",
-    "listeners": "PLAINTEXT://127.0.0.1:0",
-    "num.partitions": "1",
-    "auto.create.topics.enable": "true",
-    "offsets.topic.num.partitions": "5",
-    "offsets.topic.replication.factor": "1",
-    "transaction.state.log.num.partitions": "5",
-    "transaction.state.log.replication.factor": "1",
-    "group.initial.rebalance.delay.ms": "0",
-}
+__all__ = ["LOCAL_PROPERTIES", "LocalKafka"]
+
 
 
 class LocalKafka:
@@ -50,22 +51,32 @@ class LocalKafka:
         live. Kept after ``stop()`` when given, so a later ``LocalKafka(directory)`` finds the
         same topics; a temporary directory otherwise, removed on ``stop()``.
     properties
-        Broker properties (Kafka's names) over :data:`LOCAL_PROPERTIES`.
+        Broker properties (Kafka's names) over :data:`LOCAL_PROPERTIES` (with more than one
+        broker, over :func:`broker_lite.local_cluster.cluster_properties`).
+    brokers
+        How many brokers: one runs in this process; more run as processes of their own
+        (:attr:`cluster`).
     """
 
     def __init__(self, directory: str | Path | None = None,
-                 properties: dict[str, str] | None = None):
+                 properties: dict[str, str] | None = None, *, brokers: int = 1):
         self._owns_directory = directory is None
         self.directory = Path(directory) if directory is not None else Path(
             tempfile.mkdtemp(prefix="kpy-local-"))
         self.properties = {**LOCAL_PROPERTIES, "log.dirs": str(self.directory / "logs"),
                            **(properties or {})}
         self.broker = None
+        self.cluster: LocalCluster | None = None
+        if brokers > 1:
+            self.cluster = LocalCluster(brokers, self.directory, properties)
 
     def start(self) -> Self:
-        if self.broker is not None:
+        if self.broker is not None or (self.cluster is not None and self.cluster.running()):
             raise RuntimeError("this LocalKafka is already started")
         self.directory.mkdir(parents=True, exist_ok=True)
+        if self.cluster is not None:
+            self.cluster.start()
+            return self
         self.broker = Broker(BrokerConfig(self.properties)).start()
         logger.info("local Kafka on %s, ZooKeeper %s, data in %s", self.bootstrap_servers,
                     self.zookeeper_connect, self.directory)
@@ -73,16 +84,22 @@ class LocalKafka:
 
     @property
     def bootstrap_servers(self) -> str:
-        """``host:port`` of the broker, for ``bootstrap.servers``."""
+        """``host:port`` of the broker (or brokers), for ``bootstrap.servers``."""
+        if self.cluster is not None:
+            return self.cluster.bootstrap_servers
         return f"127.0.0.1:{self._started().port}"
 
     @property
     def zookeeper_connect(self) -> str:
         """The embedded ZooKeeper's connect string (``host:port``)."""
+        if self.cluster is not None:
+            return self.cluster.zookeeper_connect
         return self._started().zookeeper.connect_string
 
     def stop(self) -> None:
         """Stop the broker (cleanly: the next start skips recovery) and its ZooKeeper."""
+        if self.cluster is not None:
+            self.cluster.stop()
         if self.broker is not None:
             self.broker.stop()
             self.broker = None

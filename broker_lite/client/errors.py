@@ -183,6 +183,13 @@ FencedLeaderEpochError = _api_error("FencedLeaderEpochError", E.FENCED_LEADER_EP
 UnknownLeaderEpochError = _api_error("UnknownLeaderEpochError", E.UNKNOWN_LEADER_EPOCH,
                                      invalid_metadata=True)
 OffsetNotAvailableError = _api_error("OffsetNotAvailableError", E.OFFSET_NOT_AVAILABLE)
+PreferredLeaderNotAvailableError = _api_error("PreferredLeaderNotAvailableError",
+                                              E.PREFERRED_LEADER_NOT_AVAILABLE)
+EligibleLeadersNotAvailableError = _api_error("EligibleLeadersNotAvailableError",
+                                              E.ELIGIBLE_LEADERS_NOT_AVAILABLE)
+ElectionNotNeededError = _api_error("ElectionNotNeededError", E.ELECTION_NOT_NEEDED)
+NoReassignmentInProgressError = _api_error("NoReassignmentInProgressError",
+                                           E.NO_REASSIGNMENT_IN_PROGRESS)
 UnknownTopicIdError = _api_error("UnknownTopicIdError", E.UNKNOWN_TOPIC_ID, invalid_metadata=True)
 InconsistentTopicIdError = _api_error("InconsistentTopicIdError", E.INCONSISTENT_TOPIC_ID,
                                       invalid_metadata=True)
@@ -313,6 +320,8 @@ ERROR_CLASSES: dict[ErrorCode, type[KafkaClientError]] = {
         ConcurrentTransactionsError, TransactionCoordinatorFencedError,
         TransactionalIdAuthorizationFailedError, OperationNotAttemptedError,
         TransactionalIdNotFoundError, TransactionAbortableError,
+        PreferredLeaderNotAvailableError, EligibleLeadersNotAvailableError,
+        ElectionNotNeededError, NoReassignmentInProgressError,
     )
 }
 

@@ -53,6 +53,7 @@ class PartitionMetadata:
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
     error_code: int = 0
+    offline_replicas: tuple[int, ...] = ()  # replicas on brokers not alive (Metadata v5+)
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,8 @@ def parse_metadata(body: dict) -> MetadataSnapshot:
         partitions = {
             p["partition_index"]: PartitionMetadata(
                 p["partition_index"], p["leader_id"], p.get("leader_epoch", -1),
-                tuple(p["replica_nodes"]), tuple(p["isr_nodes"]), p["error_code"])
+                tuple(p["replica_nodes"]), tuple(p["isr_nodes"]), p["error_code"],
+                tuple(p.get("offline_replicas") or ()))
             for p in topic["partitions"]
         }
         topics[name] = TopicMetadata(name, topic.get("topic_id", ZERO_UUID),

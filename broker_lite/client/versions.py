@@ -55,6 +55,11 @@ CLIENT_VERSIONS: dict[ApiKey, tuple[int, int]] = {
         ApiKey.DELETE_ACLS: (0, 3),
         ApiKey.SASL_HANDSHAKE: (1, 1),  # v0 sent the mechanism's messages as raw frames
         ApiKey.SASL_AUTHENTICATE: (0, 2),  # v1+: session lifetime (KIP-368)
+        ApiKey.OFFSET_FOR_LEADER_EPOCH: (3, 4),  # v3+: replica id (followers truncating)
+        ApiKey.CONTROLLED_SHUTDOWN: (2, 3),  # v2+: broker epoch
+        ApiKey.ELECT_LEADERS: (1, 2),  # v1+: election type
+        ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0),
+        ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0),
     }.items()
 }
 

@@ -5,8 +5,13 @@ Group metadata, offset commits and their tombstones are all written here: one v2
 partition's leader epoch. Commits written inside a transaction (TxnOffsetCommit) pass the
 producer's id and epoch and are marked transactional; everything else carries no producer.
 
-The append is local and synchronous (partitions here have no followers to wait for), so when
-:func:`append_records` returns the records are in the log, and a commit can be answered.
+The append is local and synchronous. With ``replication_timeout_ms`` it then waits, as Kafka
+writes these records with acks=all, until every replica in the partition's ISR has them (the
+high watermark passed them; see :class:`broker_lite.replication.partition.Partition`), so a
+commit answered survives the loss of the leader; a wait that fails is the error Kafka's
+coordinators map (REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, or
+NOT_LEADER_OR_FOLLOWER when leadership moved meanwhile). When :func:`append_records` returns,
+the records are committed, and a commit can be answered.
 """
 
 from collections.abc import Sequence
@@ -34,9 +39,10 @@ def append_records(log: Log | None, leader_epoch: int,
                    records: Sequence[tuple[bytes, bytes | None]], *, timestamp_ms: int,
                    compression: CompressionType = CompressionType.NONE,
                    producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
-                   transactional: bool = False) -> int:
+                   transactional: bool = False, replication_timeout_ms: int | None = None) -> int:
     """Append ``(key, value)`` records (``value`` None: a tombstone) as one batch; the offset of
-    its first record. ``log`` None means this broker does not lead the partition."""
+    its first record. ``log`` None means this broker does not lead the partition; with
+    ``replication_timeout_ms``, wait that long at most for the ISR to have the batch."""
     if log is None:
         raise AppendFailed(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     builder = RecordBatchBuilder(compression=compression, producer_id=producer_id,
@@ -45,11 +51,19 @@ def append_records(log: Log | None, leader_epoch: int,
     for key, value in records:
         builder.append(value, key=key, timestamp=timestamp_ms)
     try:
-        return log.append(builder.build(), partition_leader_epoch=leader_epoch,
-                          origin=AppendOrigin.COORDINATOR).first_offset
+        written = log.append(builder.build(), partition_leader_epoch=leader_epoch,
+                             origin=AppendOrigin.COORDINATOR)
     except RecordTooLargeError as exc:
         raise AppendFailed(ErrorCode.MESSAGE_TOO_LARGE, str(exc)) from exc
     except KafkaStorageError as exc:
         raise AppendFailed(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from exc
     except (LogError, RecordsError) as exc:
         raise AppendFailed(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc)) from exc
+    keeper = log.high_watermark_keeper
+    if replication_timeout_ms is not None and keeper is not None:
+        error = keeper.wait_for_replication(written.last_offset + 1,
+                                            replication_timeout_ms / 1000)
+        if error != ErrorCode.NONE:
+            raise AppendFailed(error, f"the batch at offset {written.first_offset} was not "
+                                      f"replicated to the ISR: {error.name}")
+    return written.first_offset

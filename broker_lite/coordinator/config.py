@@ -11,7 +11,8 @@ offsets.topic.compression.codec          0            codec of the batches writt
 offsets.retention.minutes                10080        how long committed offsets are kept
 offsets.retention.check.interval.ms      600000       how often expired offsets are removed
 offsets.load.buffer.size                 5242880      bytes read at a time when loading
-offsets.commit.timeout.ms                5000         how long a commit may wait for its append
+offsets.commit.timeout.ms                5000         how long a commit may wait for the ISR
+offsets.commit.required.acks             -1           -1: commits wait for the whole ISR
 offset.metadata.max.bytes                4096         longest metadata string of a commit
 group.min.session.timeout.ms             6000         shortest session timeout accepted
 group.max.session.timeout.ms             1800000      longest session timeout accepted
@@ -37,6 +38,13 @@ class OffsetConfig:
     load_buffer_size: int = 5 * 1024 * 1024
     commit_timeout_ms: int = 5000
     max_metadata_size: int = 4096
+    commit_required_acks: int = -1
+
+    @property
+    def replication_timeout_ms(self) -> int | None:
+        """How long a write waits for the ISR (``offsets.commit.timeout.ms`` with
+        ``offsets.commit.required.acks`` -1; None: it does not wait)."""
+        return self.commit_timeout_ms if self.commit_required_acks == -1 else None
 
     @classmethod
     def from_broker_config(cls, config) -> "OffsetConfig":
@@ -50,6 +58,7 @@ class OffsetConfig:
             load_buffer_size=config["offsets.load.buffer.size"],
             commit_timeout_ms=config["offsets.commit.timeout.ms"],
             max_metadata_size=config["offset.metadata.max.bytes"],
+            commit_required_acks=config["offsets.commit.required.acks"],
         )
 
 

@@ -33,10 +33,12 @@ class InternalTopicUnavailableError(RuntimeError):
 
 def create_internal_topic(client: KazooClient, topic: str, *, num_partitions: int,
                           replication_factor: int, replication_setting: str,
-                          configs: dict[str, str]) -> bool:
+                          configs: dict[str, str], min_insync_replicas: int | None = None
+                          ) -> bool:
     """Create ``topic`` unless it exists; whether this call created it. ``replication_setting``
     names the broker setting of ``replication_factor`` (for the warning when fewer brokers are
-    alive)."""
+    alive). ``min_insync_replicas``, when given, becomes the topic's ``min.insync.replicas``,
+    at most its replica count (a single broker could otherwise never write it)."""
     brokers = live_broker_ids(client)
     if not brokers:
         raise InternalTopicUnavailableError(f"no live broker to host {topic}")
@@ -45,6 +47,8 @@ def create_internal_topic(client: KazooClient, topic: str, *, num_partitions: in
         logger.warning("creating %s with replication factor %d: only %d brokers are alive "
                        "(%s is %d)", topic, replicas, len(brokers), replication_setting,
                        replication_factor)
+    if min_insync_replicas is not None:
+        configs = {**configs, "min.insync.replicas": str(min(min_insync_replicas, replicas))}
     try:
         create_topic(client, topic, num_partitions, replicas, configs)
     except TopicExistsError:

@@ -191,6 +191,8 @@ class MetadataManager:
         found = self.leader_log(partition)
         log, leader_epoch = found if found is not None else (None, -1)
         return append_records(log, leader_epoch, records, timestamp_ms=self.clock_ms(),
+                              replication_timeout_ms=getattr(self.config,
+                                                             "replication_timeout_ms", None),
                               **batch_options)
 
     # -- loading and unloading --------------------------------------------------------------

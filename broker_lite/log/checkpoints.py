@@ -1,6 +1,7 @@
 """Kafka's checkpoint files: a version line, a count line, then one entry per line.
 
-    recovery-point-offset-checkpoint, log-start-offset-checkpoint (per log dir):
+    recovery-point-offset-checkpoint, log-start-offset-checkpoint,
+    replication-offset-checkpoint (high watermarks), cleaner-offset-checkpoint (per log dir):
         0                       version
         2                       number of entries
         events 0 1234           topic partition offset

@@ -10,6 +10,7 @@
     <log.dir>/recovery-point-offset-checkpoint           per log dir, all its partitions
     <log.dir>/log-start-offset-checkpoint
     <log.dir>/cleaner-offset-checkpoint                  how far each compacted log was cleaned
+    <log.dir>/replication-offset-checkpoint              the high watermark of each partition
     <log.dir>/.kafka_cleanshutdown                       written on clean shutdown
 
 Base offsets are zero-padded to 20 digits so names sort in offset order. A segment file being
@@ -37,6 +38,7 @@ LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
+REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 CLEAN_SHUTDOWN_MARKER = ".kafka_cleanshutdown"
 
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")

@@ -64,3 +64,9 @@ class LeaderEpochCache:
         if kept != self.entries:
             self.entries = kept
             self._file.write(kept)
+
+    def clear(self) -> None:
+        """Forget every epoch (the log was emptied and starts afresh)."""
+        if self.entries:
+            self.entries = []
+            self._file.write([])

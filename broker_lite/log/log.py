@@ -3,8 +3,16 @@
 Offsets only grow. Three positions matter to readers::
 
     log start offset   first offset still kept (retention and DeleteRecords move it forward)
-    high watermark     offsets below it are committed (here: flushed to the log by the leader)
+    high watermark     offsets below it are committed: every in-sync replica has them
     log end offset     the offset the next appended record gets
+
+Who moves the high watermark depends on the log's :attr:`Log.high_watermark_keeper`. Without one
+(a log outside a broker, or before its partition's state is known) it follows every append, as
+for a partition of one replica. A replicated partition (:mod:`broker_lite.replication`) keeps
+it: a leader's appends only tell the keeper, which moves the high watermark once the in-sync
+replicas have the records; a follower copies the leader's (:meth:`Log.append_as_follower`,
+:meth:`Log.update_follower_high_watermark`). It starts where the broker's
+``replication-offset-checkpoint`` left it.
 
 Appends go to the last (active) segment, which rolls into a new one on ``segment.bytes``,
 ``segment.ms`` (or ``max.compaction.lag.ms`` when smaller, on a compacted topic) or full
@@ -31,6 +39,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from broker_lite.config import LogConfig
 from broker_lite.records import BatchReader, RecordBatch
@@ -51,9 +60,19 @@ from .record_checks import RecordRules
 from .segment import FileRegion, LogSegment
 from .transactions import OngoingTransactions
 from .txn_index import AbortedTxn
-from .validator import ValidatedRecords, validate_and_assign_offsets
+from .validator import ValidatedRecords, analyze_replicated, validate_and_assign_offsets
 
 logger = logging.getLogger(__name__)
+
+
+class HighWatermarkKeeper(Protocol):
+    def on_leader_append(self, log: "Log") -> None:
+        """Records were appended to ``log`` as the leader's (called after the log's lock is
+        released): move the high watermark if the in-sync replicas allow it."""
+
+    def wait_for_replication(self, required_offset: int, timeout_s: float):
+        """Block until the high watermark reaches ``required_offset`` or ``timeout_s``
+        passed; the Kafka error code of the outcome (NONE once committed)."""
 
 
 @dataclass(slots=True)
@@ -80,7 +99,7 @@ class Log:
 
     def __init__(self, directory: Path, config: LogConfig, *, recovery_point: int = 0,
                  log_start_offset: int = 0, clean_shutdown: bool = False,
-                 clock: Callable[[], int] = now_ms):
+                 high_watermark: int | None = None, clock: Callable[[], int] = now_ms):
         self.directory = Path(directory)
         self.config = config
         self.clock = clock
@@ -100,7 +119,10 @@ class Log:
         # yet, and a crash before the next flush must recover it again, as in Kafka.
         self.recovery_point = self.log_end_offset if clean_shutdown else \
             min(recovery_point, self.log_end_offset)
-        self.high_watermark = self.log_end_offset
+        # The checkpointed high watermark, within the log; the log end without a checkpoint.
+        self.high_watermark = self.log_end_offset if high_watermark is None else \
+            min(max(high_watermark, self.log_start_offset), self.log_end_offset)
+        self.high_watermark_keeper: HighWatermarkKeeper | None = None
         self.leader_epochs.truncate_from_end(self.log_end_offset)  # epochs lost in recovery
         self.producer_state = ProducerStateManager(self.directory)
         load_producer_state(self.producer_state, self.segments,
@@ -158,9 +180,9 @@ class Log:
     # -- appending ----------------------------------------------------------------------------
     def append(self, records, *, partition_leader_epoch: int = 0,
                origin: AppendOrigin = AppendOrigin.CLIENT) -> ValidatedRecords:
-        """Validate ``records``, give them the next offsets, and append them. A retry of a
-        producer's batch already in the log is not appended again: the result then carries
-        the original offsets and no batch (``batches == []``)."""
+        """Validate ``records``, give them the next offsets, and append them (the leader's
+        append). A retry of a producer's batch already in the log is not appended again: the
+        result then carries the original offsets and no batch (``batches == []``)."""
         with self._lock:
             now = self.clock()
             validated = validate_and_assign_offsets(
@@ -183,34 +205,90 @@ class Log:
                     return _duplicate(checked)
                 producer_update = checked
                 txn_events = self.transactions.prepare(producer_batches)
-            segment = self._maybe_roll(validated, now)
-            size_before = segment.size
-            # The epoch is recorded before the data, as Kafka does, so a crash in between
-            # cannot leave data of an epoch the cache does not know.
-            self.leader_epochs.assign(partition_leader_epoch, validated.first_offset)
-            try:
-                segment.append(validated.chunks, validated.batches)
-            except OSError as exc:
-                segment.truncate_to_size(size_before)
-                self.leader_epochs.truncate_from_end(self.log_end_offset)
-                raise KafkaStorageError(f"{self.directory}: append failed: {exc}") from exc
-            if producer_update is not None:
-                self.producer_state.apply(producer_update)
-            self.producer_state.update_map_end_offset(self.log_end_offset)
-            # An abort is indexed with the LSO of the moment its marker is written, as in Kafka.
-            for completed, last_stable_offset in self.transactions.apply(txn_events):
-                try:
-                    segment.update_txn_index(completed, last_stable_offset)
-                except OSError as exc:
-                    raise KafkaStorageError(
-                        f"{self.directory}: transaction index update failed: {exc}") from exc
-            self.high_watermark = self.log_end_offset
-            self._unflushed_records += validated.record_count
-            if self._unflushed_records >= self.config.flush_messages:
-                self.flush()
-            else:
-                self.maybe_flush_by_time(now)
+            self._write(validated, [(partition_leader_epoch, validated.first_offset)],
+                        producer_update, txn_events, now)
+            keeper = self.high_watermark_keeper
+            if keeper is None:
+                self.high_watermark = self.log_end_offset
+        if keeper is not None:
+            keeper.on_leader_append(self)
+        return validated
+
+    def append_as_follower(self, records) -> ValidatedRecords | None:
+        """Append batches fetched from the partition's leader as they are: offsets, leader
+        epochs and timestamps are the leader's (Kafka's ``appendAsFollower``). ``records`` must
+        start at the log end offset and hold whole batches. The producer state and the
+        transactions follow them unchecked (``AppendOrigin.REPLICATION``); the high watermark
+        does not move (:meth:`update_follower_high_watermark` does). None for no batch."""
+        with self._lock:
+            if len(records) == 0:
+                return None
+            now = self.clock()
+            validated, batches = analyze_replicated(records, self.log_end_offset)
+            if not validated.batches:
+                return None
+            producer_batches = [ProducerBatch.of(batch, batch.base_offset, batch.max_timestamp)
+                                for batch in batches
+                                if isinstance(batch, RecordBatch) and batch.producer_id >= 0]
+            producer_update, txn_events = None, []
+            if producer_batches:
+                producer_update = self.producer_state.prepare(producer_batches,
+                                                              AppendOrigin.REPLICATION)
+                txn_events = self.transactions.prepare(producer_batches)
+            epochs = [(b.partition_leader_epoch, b.base_offset) for b in batches if b.magic == 2]
+            self._write(validated, epochs, producer_update, txn_events, now)
             return validated
+
+    def _write(self, validated: ValidatedRecords, epochs: list[tuple[int, int]],
+               producer_update, txn_events: list, now: int) -> None:
+        """Write checked batches to the active segment (rolled first when due), then record
+        what they change: leader epochs, producer state, transactions, flushing."""
+        segment = self._maybe_roll(validated, now)
+        size_before = segment.size
+        # The epochs are recorded before the data, as Kafka does, so a crash in between
+        # cannot leave data of an epoch the cache does not know.
+        for epoch, start_offset in epochs:
+            self.leader_epochs.assign(epoch, start_offset)
+        try:
+            segment.append(validated.chunks, validated.batches)
+        except OSError as exc:
+            segment.truncate_to_size(size_before)
+            self.leader_epochs.truncate_from_end(self.log_end_offset)
+            raise KafkaStorageError(f"{self.directory}: append failed: {exc}") from exc
+        if producer_update is not None:
+            self.producer_state.apply(producer_update)
+        self.producer_state.update_map_end_offset(self.log_end_offset)
+        # An abort is indexed with the LSO of the moment its marker is written, as in Kafka.
+        for completed, last_stable_offset in self.transactions.apply(txn_events):
+            try:
+                segment.update_txn_index(completed, last_stable_offset)
+            except OSError as exc:
+                raise KafkaStorageError(
+                    f"{self.directory}: transaction index update failed: {exc}") from exc
+        self._unflushed_records += validated.record_count
+        if self._unflushed_records >= self.config.flush_messages:
+            self.flush()
+        else:
+            self.maybe_flush_by_time(now)
+
+    # -- the high watermark ---------------------------------------------------------------------
+    def maybe_increment_high_watermark(self, offset: int) -> bool:
+        """The leader's high watermark moves forward to ``offset`` (never back, never past the
+        log end); whether it moved."""
+        with self._lock:
+            offset = min(offset, self.log_end_offset)
+            if offset <= self.high_watermark:
+                return False
+            self.high_watermark = offset
+            return True
+
+    def update_follower_high_watermark(self, leader_high_watermark: int) -> int:
+        """A follower's high watermark: the leader's, but not past its own log end (Kafka's
+        ``updateHighWatermark``); the value set."""
+        with self._lock:
+            self.high_watermark = max(min(leader_high_watermark, self.log_end_offset),
+                                      self.log_start_offset)
+            return self.high_watermark
 
     def _record_rules(self, now: int) -> RecordRules:
         config = self.config
@@ -399,6 +477,25 @@ class Log:
                 self.producer_state.producers.values())
             self.recovery_point = min(self.recovery_point, self.log_end_offset)
             self.high_watermark = min(self.high_watermark, self.log_end_offset)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop every record and start the log afresh at ``offset`` (a follower whose log ends
+        below its leader's log start: Kafka's ``truncateFullyAndStartAt``)."""
+        with self._lock:
+            for base in list(self._bases):
+                self._remove_segment(base).delete()
+            self.producer_state.delete_snapshots_after(-1)
+            self.producer_state.reset(offset)
+            segment = LogSegment(self.directory, offset,
+                                 index_interval_bytes=self.config.index_interval_bytes,
+                                 max_index_size=self.config.segment_index_bytes,
+                                 created_ms=self.clock())
+            segment.next_offset = offset
+            self._segments[offset] = segment
+            self._bases.append(offset)
+            self.leader_epochs.clear()
+            self.transactions = OngoingTransactions.of_producers([])
+            self.log_start_offset = self.recovery_point = self.high_watermark = offset
 
     def delete_segments(self, segments: list[LogSegment], reason: str) -> None:
         """Drop inactive segments from the log: renamed ``.deleted`` now, removed after

@@ -1,11 +1,11 @@
 """The logs of one broker, spread over its ``log.dirs``.
 
-Per log dir it keeps Kafka's checkpoint files (the recovery point, log start offset and clean
-point of every partition in that dir) and the clean-shutdown marker: present on start, the logs
-load without recovery; absent, every log recovers from its recovery point. The marker is removed
-once the logs are loaded, so a crash afterwards is seen as one. New partitions go to the dir
-holding the fewest, as Kafka places them. Background tasks flush by time, enforce retention,
-compact and write the checkpoints, each on its own interval.
+Per log dir it keeps Kafka's checkpoint files (the recovery point, log start offset, high
+watermark and clean point of every partition in that dir) and the clean-shutdown marker:
+present on start, the logs load without recovery; absent, every log recovers from its recovery
+point. The marker is removed once the logs are loaded, so a crash afterwards is seen as one. New
+partitions go to the dir holding the fewest, as Kafka places them. Background tasks flush by
+time, enforce retention, compact and write the checkpoints, each on its own interval.
 """
 
 import logging
@@ -25,6 +25,7 @@ from .files import (
     CLEANER_OFFSET_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
     parse_partition_dir,
     partition_dir_name,
 )
@@ -67,6 +68,11 @@ class LogManager:
         clean_shutdown = marker.exists()
         recovery_points = OffsetCheckpointFile(log_dir / RECOVERY_POINT_CHECKPOINT).read()
         start_offsets = OffsetCheckpointFile(log_dir / LOG_START_OFFSET_CHECKPOINT).read()
+        # Kafka's: a partition missing from the checkpoint starts at 0 (a leader with itself
+        # alone in sync moves it to its log end at once); a dir without the file never ran
+        # replicated, and its logs keep theirs at the log end.
+        hw_file = OffsetCheckpointFile(log_dir / REPLICATION_OFFSET_CHECKPOINT)
+        high_watermarks = hw_file.read() if hw_file.path.exists() else None
         self._cleaned_to.update(OffsetCheckpointFile(log_dir / CLEANER_OFFSET_CHECKPOINT).read())
         for child in sorted(log_dir.iterdir()):
             if not child.is_dir():
@@ -80,6 +86,8 @@ class LogManager:
             log = Log(child, self.config.log_config(), clock=self.clock,
                       recovery_point=recovery_points.get(parsed, 0),
                       log_start_offset=start_offsets.get(parsed, 0),
+                      high_watermark=None if high_watermarks is None
+                      else high_watermarks.get(parsed, 0),
                       clean_shutdown=clean_shutdown)
             self._logs[parsed] = log
             self._dir_of[parsed] = log_dir
@@ -160,6 +168,14 @@ class LogManager:
                     {tp: log.recovery_point for tp, log in mine.items()})
             self.checkpoint_log_start_offsets()
 
+    def checkpoint_high_watermarks(self) -> None:
+        """Write every log dir's ``replication-offset-checkpoint`` (Kafka's high watermark
+        checkpoint, every ``replica.high.watermark.checkpoint.interval.ms``)."""
+        with self._lock:
+            for log_dir, mine in self._logs_by_dir().items():
+                OffsetCheckpointFile(log_dir / REPLICATION_OFFSET_CHECKPOINT).write(
+                    {tp: log.high_watermark for tp, log in mine.items()})
+
     def checkpoint_log_start_offsets(self) -> None:
         """Write every log dir's log start offsets (at once after DeleteRecords, so records
         deleted stay deleted whatever happens next)."""
@@ -224,6 +240,8 @@ class LogManager:
             (self.enforce_retention, lambda: config["log.retention.check.interval.ms"]),
             (self.compact, cleaner_backoff),
             (self.checkpoint, lambda: checkpoint_interval_ms),
+            (self.checkpoint_high_watermarks,
+             lambda: config["replica.high.watermark.checkpoint.interval.ms"]),
         ]
         for task, interval_ms in schedule:
             thread = threading.Thread(target=self._repeat, args=(task, interval_ms),
@@ -245,5 +263,6 @@ class LogManager:
             for log in self._logs.values():
                 log.close()
             self.checkpoint()
+            self.checkpoint_high_watermarks()
             for log_dir in self.log_dirs:
                 (log_dir / CLEAN_SHUTDOWN_MARKER).touch()

@@ -324,7 +324,8 @@ class LogSegment:
                             break
                         if leader_epochs is not None and batch.magic == 2:
                             leader_epochs.assign(batch.partition_leader_epoch, batch.base_offset)
-                        self._index_batch(valid, last, _max_timestamp(batch), batch.size_in_bytes)
+                        self._index_batch(valid, last, batch_max_timestamp(batch),
+                                          batch.size_in_bytes)
                         valid += batch.size_in_bytes
                 except RecordsError:
                     pass
@@ -421,7 +422,8 @@ class LogSegment:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size})"
 
 
-def _max_timestamp(batch) -> int:
+def batch_max_timestamp(batch) -> int:
+    """The largest timestamp of a batch of any format (v0: none)."""
     if batch.magic == 2:
         return batch.max_timestamp
     return batch.timestamp if batch.magic == 1 else NO_TIMESTAMP

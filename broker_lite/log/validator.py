@@ -58,7 +58,7 @@ from broker_lite.vocabulary import NO_TIMESTAMP
 
 from .errors import InvalidRecordError, UnsupportedForMessageFormatError
 from .record_checks import RecordRules, check_records
-from .segment import BatchSummary
+from .segment import BatchSummary, batch_max_timestamp
 
 _V2_HEAD = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
 _OFFSET = struct.Struct(">q")
@@ -136,6 +136,36 @@ def validate_and_assign_offsets(
     if not result.batches:
         raise InvalidRecordError("an append needs at least one batch")
     return result
+
+
+def analyze_replicated(records, log_end_offset: int) -> tuple[ValidatedRecords, list]:
+    """Check the batches a follower fetched from its leader (Kafka's ``appendAsFollower``):
+    they keep the offsets, epochs and timestamps the leader gave them, so only their sizes,
+    magic and CRCs are checked, and that offsets start at ``log_end_offset`` and increase.
+    Returns the records ready to append (their summaries) and the batches, in order.
+
+    Raises :class:`CorruptRecordError` for a damaged batch or a partial one at the end (the
+    caller passes whole batches), :class:`InvalidRecordError` for offsets out of order."""
+    view = memoryview(records).cast("B") if not isinstance(records, memoryview) else records
+    reader = BatchReader(view, validate=True)
+    result, batches = ValidatedRecords(), []
+    next_offset, position = log_end_offset, 0
+    for batch in reader:
+        first = batch.base_offset
+        if first < next_offset:
+            raise InvalidRecordError(
+                f"replicated batch at position {batch.position} starts at offset {first}, "
+                f"below the next offset {next_offset}")
+        size = batch.size_in_bytes
+        count = batch.record_count if batch.magic == 2 else 1
+        result.add([view[position:position + size]], size, first, batch.last_offset,
+                   batch_max_timestamp(batch), count)
+        batches.append(batch)
+        next_offset, position = batch.last_offset + 1, position + size
+    if reader.incomplete:
+        raise CorruptRecordError(f"replicated records end with a partial batch at position "
+                                 f"{reader.position}")
+    return result, batches
 
 
 def _checked(reader: BatchReader, max_message_bytes: int,

@@ -16,6 +16,7 @@ from .handlers import (
     api_versions,
     cluster,
     configs,
+    controller,
     coordinator,
     delete_records,
     fetch,
@@ -71,4 +72,10 @@ def handlers() -> dict[ApiKey, ApiHandler]:
         ApiKey.DESCRIBE_ACLS: ApiHandler(0, 3, acls.describe_acls),
         ApiKey.CREATE_ACLS: ApiHandler(0, 3, acls.create_acls),
         ApiKey.DELETE_ACLS: ApiHandler(0, 3, acls.delete_acls),
+        ApiKey.CONTROLLED_SHUTDOWN: ApiHandler(0, 3, controller.controlled_shutdown),
+        ApiKey.ELECT_LEADERS: ApiHandler(0, 2, controller.elect_leaders),
+        ApiKey.ALTER_PARTITION_REASSIGNMENTS: ApiHandler(
+            0, 0, controller.alter_partition_reassignments),
+        ApiKey.LIST_PARTITION_REASSIGNMENTS: ApiHandler(
+            0, 0, controller.list_partition_reassignments),
     }

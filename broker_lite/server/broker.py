@@ -10,10 +10,14 @@ already names the cluster id, this broker and the controller. ``start()`` return
 Config changes made anywhere in the cluster reach the broker through ``/config/changes``
 (:mod:`.config_changes`); with ``authorizer.class.name`` set, the ACLs are loaded from
 ZooKeeper before any request is served, and changes follow through ``/kafka-acl-changes``
-(:mod:`.authorizer`). Shutdown answers the requests waiting in the purgatory, stops the
-network, lets the requests being handled finish, then closes the rest in reverse order and leaves
-the clean-shutdown marker, so the next start skips recovery. The network's threads are described
-in :mod:`broker_lite.server.network`.
+(:mod:`.authorizer`). Partitions replicate as :mod:`broker_lite.partitions` and
+:mod:`broker_lite.replication` describe: ISR changes go to ZooKeeper (:mod:`..replication.isr`),
+followers fetch from their leaders' addresses as registered. Shutdown first moves leadership
+away (a controlled shutdown, :mod:`.controlled_shutdown`), then answers the requests waiting in
+the purgatory, stops the network, lets the requests being handled finish, then closes the rest
+in reverse order (the replica fetchers before the logs) and leaves the clean-shutdown marker
+and the high watermark checkpoint, so the next start skips recovery. The network's threads are
+described in :mod:`broker_lite.server.network`.
 """
 
 import logging
@@ -31,6 +35,8 @@ from broker_lite.coordinator.transactions.service import (
 )
 from broker_lite.log.manager import LogManager
 from broker_lite.partitions import PartitionManager
+from broker_lite.replication.fetcher import FetcherSettings
+from broker_lite.replication.isr import ZkIsrWriter
 from broker_lite.zk import ZkBroker
 from broker_lite.zk.admin import get_broker_config, get_topic_config
 from broker_lite.zk.client import ZooKeeperConnection
@@ -44,6 +50,7 @@ from .admin import ZkTopicAdmin
 from .apis import handlers
 from .authorizer import AclAuthorizer, create_authorizer
 from .config_changes import ConfigChangeListener, DynamicBrokerConfigs
+from .controlled_shutdown import controlled_shutdown
 from .dispatcher import Dispatcher, supported_versions
 from .metadata import BrokerInfo, ClusterMetadata
 from .metadata_cache import MetadataCache
@@ -79,6 +86,10 @@ class Broker:
         self.config_changes: ConfigChangeListener | None = None
         self.dynamic_configs: DynamicBrokerConfigs | None = None
         self.authorizer: AclAuthorizer | None = None
+        self.partitions: PartitionManager | None = None
+        self.isr_writer: ZkIsrWriter | None = None
+        self.cluster: MetadataCache | None = None
+        self._serving = False
 
     def start(self) -> "Broker":
         try:
@@ -105,11 +116,20 @@ class Broker:
             broker_id=lambda: self.config["broker.id"])
         dynamic.reload()
         self.logs = logs = dynamic.logs = LogManager(config)
-        partitions = PartitionManager(logs, lambda topic: get_topic_config(client, topic))
+        self.partitions = partitions = PartitionManager(
+            logs, lambda topic: get_topic_config(client, topic), config["broker.id"],
+            lag_time_max_ms=config["replica.lag.time.max.ms"])
         listener = self._listener()
         self.purgatory = purgatory = Purgatory()
-        cluster = MetadataCache(client, lambda watching: ClusterMetadata(watching,
-                                                                         listener.listener_name))
+        self.cluster = cluster = MetadataCache(
+            client, lambda watching: ClusterMetadata(watching, listener.listener_name))
+        self.isr_writer = ZkIsrWriter(client).start()
+        partitions.start_replication(
+            isr_writer=self.isr_writer,
+            is_alive=lambda broker: _address(cluster, broker) is not None,
+            on_high_watermark=lambda tp: purgatory.notify_appended((tp,)),
+            address_of=lambda broker: _address(cluster, broker),
+            fetcher_settings=FetcherSettings.from_broker_config(config))
         producer_ids = ZkProducerIdManager(client, lambda: partitions.broker_id)
         self.groups = start_group_coordinator(config, partitions, client,
                                               purgatory.notify_appended)
@@ -145,6 +165,7 @@ class Broker:
         partitions.broker_id = self.zk_broker.broker_id
         dynamic.broker_id = lambda: partitions.broker_id  # a generated id is known now
         services.cluster_id = self.zk_broker.cluster_id
+        services.controller = self.zk_broker.controller
         cluster.local_broker = BrokerInfo(services.broker_id, advertised.host, advertised.port,
                                           config["broker.rack"])
         meta_properties.check_cluster(recorded, services.cluster_id)
@@ -157,6 +178,7 @@ class Broker:
         self.logs.start_background_tasks()
         self._wait_until_shown(cluster)
         self.server.enable_request_processing()
+        self._serving = True
         logger.info("broker %d listening on %s:%d (ZooKeeper %s)", services.broker_id,
                     advertised.host, advertised.port, self.zookeeper.connect_string)
 
@@ -224,6 +246,28 @@ class Broker:
         host = listener.host or "127.0.0.1"
         return EndPoint(listener.listener_name, host, bound_port, listener.security_protocol)
 
+    def _controlled_shutdown(self) -> None:
+        config, cluster, zookeeper = self.config, self.cluster, self.zookeeper
+        if cluster is None or zookeeper is None or zookeeper.client is None:
+            return
+        # the cached answer, kept current by ZooKeeper watches: a lone broker stops at once
+        if not any(b.broker_id != self.broker_id for b in cluster.brokers()):
+            return  # alone in the cluster: no other broker could take any leadership
+
+        def controller() -> tuple[int, tuple[str, int] | None]:
+            cluster.invalidate()  # the controller may have moved since the last read
+            controller_id = cluster.controller_id()
+            return controller_id, _address(cluster, controller_id) if controller_id >= 0 \
+                else None
+
+        try:
+            controlled_shutdown(zookeeper.client, self.broker_id, controller,
+                                max_retries=config["controlled.shutdown.max.retries"],
+                                backoff_ms=config["controlled.shutdown.retry.backoff.ms"],
+                                timeout_ms=config["request.timeout.ms"])
+        except Exception:  # a failed handover must not stop the shutdown itself
+            logger.exception("broker %d: controlled shutdown failed", self.broker_id)
+
     @property
     def port(self) -> int:
         assert self.server is not None
@@ -235,7 +279,12 @@ class Broker:
         return self.services.broker_id
 
     def stop(self) -> None:
-        """Stop serving, leave the cluster, close the logs cleanly."""
+        """Stop serving, leave the cluster, close the logs cleanly; with
+        ``controlled.shutdown.enable``, first move leadership away (:mod:`.controlled_shutdown`;
+        skipped by a broker alone in its cluster)."""
+        if self._serving and self.config["controlled.shutdown.enable"]:
+            self._controlled_shutdown()
+        self._serving = False
         if self.config_changes is not None:
             self.config_changes.stop()
         if self.metrics_listener is not None:
@@ -255,6 +304,12 @@ class Broker:
         if self.groups is not None:
             self.groups.shutdown()
             self.groups = None
+        if self.partitions is not None:  # no fetch writes to the logs from here on
+            self.partitions.stop_replication()
+            self.partitions = None
+        if self.isr_writer is not None:
+            self.isr_writer.stop()
+            self.isr_writer = None
         if self.authorizer is not None:
             self.authorizer.stop()
             self.authorizer = None
@@ -267,3 +322,8 @@ class Broker:
         if self.zookeeper is not None:
             self.zookeeper.close()
             self.zookeeper = None
+
+
+def _address(cluster: MetadataCache, broker_id: int) -> tuple[str, int] | None:
+    """Where a registered broker listens (None: it is not registered)."""
+    return next(((b.host, b.port) for b in cluster.brokers() if b.broker_id == broker_id), None)

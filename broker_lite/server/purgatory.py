@@ -26,7 +26,8 @@ The broker's purgatories (:class:`Purgatory`, ``services.purgatory``):
 name       keys                    completed by
 =========  ======================  =======================================================
 fetch      TopicPartition          appends to the partition (:meth:`Purgatory.notify_appended`)
-produce    TopicPartition          the high watermark reaching the appended offsets
+produce    TopicPartition          the high watermark reaching the appended offsets (the
+                                   ISR's followers fetching them)
 groups     group id                the group coordinator's callback (JoinGroup, SyncGroup)
 =========  ======================  =======================================================
 
@@ -212,10 +213,10 @@ class DelayedOperationPurgatory:
 class Purgatory:
     """The broker's purgatories (the table in the module docstring) and their timer thread.
 
-    ``notify_appended(partitions)`` is called after every append to partition logs: the fetches
+    ``notify_appended(partitions)`` is called after every append to partition logs and
+    whenever a leader's high watermark moves (a follower's fetch brought it up): the fetches
     watching those partitions re-check (called without partitions, when the appender does not
-    say which, every waiting fetch does), and so do the acks=all produces (here the high
-    watermark moves with the append; with followers it will move when they catch up).
+    say which, every waiting fetch does), and so do the acks=all produces.
     """
 
     def __init__(self, timer=None):

@@ -19,6 +19,7 @@ groups          GroupCoordinator           the group coordinator
 transactions    :class:`Transactions`      the transaction coordinator
 markers         :class:`MarkerWriter`      transaction markers appended to local logs
 producer_ids    :class:`ProducerIds`       ``ZkProducerIdManager``: blocks from ZooKeeper
+controller      :class:`ControllerRequests`  this broker's controller role (``zk.controller``)
 zk_offsets      :class:`ZkGroupOffsets`    ``ZkConsumerOffsets``: ``/consumers/[group]/offsets``
 purgatory       Purgatory                  where requests wait (delayed operations)
 api_versions    list of dict               the APIs and versions served (ApiVersions)
@@ -45,6 +46,7 @@ from broker_lite.partitions import PartitionManager
 from broker_lite.protocol import ErrorCode
 from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.admin import TopicPlan, TopicSpec
+from broker_lite.zk.controller import Outcome, Reassignment
 from broker_lite.zk.layout import PartitionState
 
 from .authorizer import Authorizer
@@ -164,6 +166,26 @@ class ProducerIds(Protocol):
         none can be had (retriable), ``ProducerIdsExhaustedError`` when none is left."""
 
 
+class ControllerRequests(Protocol):
+    """What the controller answers (:class:`~broker_lite.zk.controller.Controller`); only
+    while ``active`` (this broker holds ``/controller``)."""
+
+    active: bool
+
+    def controlled_shutdown(self, broker_id: int, broker_epoch: int
+                            ) -> tuple[ErrorCode, list[TopicPartition]]: ...
+
+    def elect_leaders(self, partitions: list[TopicPartition] | None, election_type: int, *,
+                      timeout_s: float = 60.0) -> dict[TopicPartition, Outcome]: ...
+
+    def alter_reassignments(self, targets: dict[TopicPartition, tuple[int, ...] | None], *,
+                            timeout_s: float = 60.0) -> dict[TopicPartition, Outcome]: ...
+
+    def list_reassignments(self, partitions: list[TopicPartition] | None = None, *,
+                           timeout_s: float = 60.0) -> dict[TopicPartition, Reassignment]:
+        """Raises :class:`NotControllerError` once the role is lost."""
+
+
 class ZkGroupOffsets(Protocol):
     """The committed offsets of ZooKeeper-based consumer groups
     (:class:`~broker_lite.zk.consumer_offsets.ZkConsumerOffsets`)."""
@@ -192,8 +214,10 @@ class HandlerServices:
     api_versions: list[dict]
     cluster_id: str | None = None
     authorizer: Authorizer | None = None
+    controller: ControllerRequests | None = None
 
     @property
     def broker_id(self) -> int:
         """This broker's id; -1 until it is known (a generated ``broker.id``)."""
         return self.partitions.broker_id
+

@@ -31,10 +31,13 @@ Output (stdout), stable for scripts:
     where ``...`` is ``Configs: retention.ms=86400000`` for a topic with that override.
     ``Configs`` lists the configs whose value is not the default, as ``name=value`` joined by
     ``,`` (topic overrides and settings from server.properties); ``Leader: none`` when a
-    partition has no leader. ``--under-replicated-partitions``, ``--unavailable-partitions``,
-    ``--under-min-isr-partitions`` and ``--at-min-isr-partitions`` print only the partition
-    lines of such partitions; ``--topics-with-overrides`` only the topic lines of topics with
-    a non-default config.
+    partition has no leader. A partition with replicas on brokers that are not alive ends with
+    ``|Offline: 3`` (those replicas, as the Metadata response's offline replicas list them; the
+    field Confluent's kafka-topics prints), and one being reassigned with Kafka's
+    ``|Adding Replicas: 4|Removing Replicas: 1``. ``--under-replicated-partitions``,
+    ``--unavailable-partitions``, ``--under-min-isr-partitions`` and ``--at-min-isr-partitions``
+    print only the partition lines of such partitions; ``--topics-with-overrides`` only the
+    topic lines of topics with a non-default config.
 ``--alter``, ``--delete``
     Nothing.
 
@@ -51,9 +54,11 @@ from dataclasses import dataclass
 
 from broker_lite.client.admin import Admin, NewTopic
 from broker_lite.client.configs_admin import ConfigEntry, ConfigResource
-from broker_lite.client.errors import TopicAlreadyExistsError
+from broker_lite.client.errors import KafkaClientError, TopicAlreadyExistsError
 from broker_lite.client.metadata import PartitionMetadata, TopicMetadata
+from broker_lite.client.replicas_admin import PartitionReassignment, list_partition_reassignments
 from broker_lite.protocol import ZERO_UUID
+from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.layout import encode_uuid
 
 from .admin_support import client_errors, include_list
@@ -255,6 +260,7 @@ def describe(admin: Admin, args: argparse.Namespace) -> None:
     configs = admin.configs.describe([ConfigResource.topic(name) for name in names])
     live = frozenset(admin.cluster.metadata.brokers())
     reports = [r for r in REPORTS if getattr(args, r)]
+    reassigning = _reassignments(admin, names)
     for name in names:
         entries = configs[ConfigResource.topic(name)]
         overridden = [e for e in entries if not e.is_default]
@@ -267,7 +273,8 @@ def describe(admin: Admin, args: argparse.Namespace) -> None:
             partition = topics[name].partitions[number]
             report = PartitionReport(partition, live, min_isr)
             if not reports or any(getattr(report, REPORTS[r])() for r in reports):
-                print(partition_line(name, partition))
+                print(partition_line(name, partition,
+                                     reassigning.get(TopicPartition(name, number))))
 
 
 def topic_line(topic: TopicMetadata, overridden: list[ConfigEntry]) -> str:
@@ -281,11 +288,29 @@ def topic_line(topic: TopicMetadata, overridden: list[ConfigEntry]) -> str:
     return "\t".join(fields)
 
 
-def partition_line(topic: str, partition: PartitionMetadata) -> str:
+def partition_line(topic: str, partition: PartitionMetadata,
+                   reassignment: PartitionReassignment | None = None) -> str:
     leader = partition.leader if partition.leader >= 0 else "none"
-    return (f"\tTopic: {topic}\tPartition: {partition.partition}\tLeader: {leader}"
+    line = (f"\tTopic: {topic}\tPartition: {partition.partition}\tLeader: {leader}"
             f"\tReplicas: {','.join(map(str, partition.replicas))}"
             f"\tIsr: {','.join(map(str, partition.isr))}")
+    if partition.offline_replicas:
+        line += f"\tOffline: {','.join(map(str, partition.offline_replicas))}"
+    if reassignment is not None:
+        line += (f"\tAdding Replicas: {','.join(map(str, reassignment.adding_replicas))}"
+                 f"\tRemoving Replicas: {','.join(map(str, reassignment.removing_replicas))}")
+    return line
+
+
+def _reassignments(admin: Admin, names: list[str]
+                   ) -> dict[TopicPartition, PartitionReassignment]:
+    """The reassignments in progress among ``names``' partitions; none when the cluster cannot
+    tell (Kafka's tool, too, describes topics without them then)."""
+    try:
+        return {tp: r for tp, r in list_partition_reassignments(admin.cluster).items()
+                if tp.topic in names}
+    except KafkaClientError:
+        return {}
 
 
 def _value(entries: list[ConfigEntry], name: str) -> str | None:

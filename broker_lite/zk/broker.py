@@ -25,7 +25,7 @@ from kazoo.protocol.states import KazooState
 
 from ..config import BrokerConfig
 from .cluster import ensure_persistent_paths, get_or_create_cluster_id
-from .controller import Controller
+from .controller import Controller, ControllerSettings
 from .endpoints import EndPoint
 from .errors import BrokerIdInUseError
 from .events import EventLoop, EventLoopStoppedError
@@ -94,9 +94,10 @@ class ZkBroker:
             self._loop.stop()
             raise
         assert self.broker_id is not None
-        self.controller = Controller(self.client, self.broker_id,
-                                     delete_topic_enable=self.config["delete.topic.enable"],
-                                     logger=log)
+        self.controller = Controller(
+            self.client, self.broker_id,
+            settings=ControllerSettings.from_broker_config(self.config),
+            unclean_default=lambda: self.config["unclean.leader.election.enable"], logger=log)
         self.controller.start()
         return self
 

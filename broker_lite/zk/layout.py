@@ -22,6 +22,12 @@ The tree (``[x]`` is a variable name, ``->`` the data; ``E`` ephemeral, ``S`` se
     /config/changes/config_change_[seq]      S   -> {"version":2,"entity_path":"topics/<topic>"}
                                                     ("brokers/<id>", "brokers/<default>")
     /admin/delete_topics/[topic]                 (no data)
+    /admin/reassign_partitions                   -> {"version":1,"partitions":[{"topic":"t",
+                                                     "partition":0,"replicas":[1,2]}]}
+    /admin/preferred_replica_election            -> {"version":1,"partitions":[{"topic":"t",
+                                                     "partition":0}]}
+    /isr_change_notification/isr_change_[seq] S  -> {"version":1,"partitions":[{"topic":"t",
+                                                     "partition":0}]}
     /latest_producer_id_block                    -> {"version":1,"broker":1,"block_start":"0",
                                                      "block_end":"999"}
     /consumers/[group]/ids/[consumer_id]     E   -> {"version":1,"subscription":{"topic":1},
@@ -500,6 +506,72 @@ class DeleteTopicsTopicZNode:
     @staticmethod
     def encode() -> bytes:
         return b""
+
+
+def _encode_partitions(partitions, **extra) -> list[dict]:
+    return [{"topic": topic, "partition": partition, **{k: list(v[(topic, partition)])
+                                                         for k, v in extra.items()}}
+            for topic, partition in partitions]
+
+
+def _decode_partitions(data: bytes | None, path: str, *fields: str) -> list[tuple]:
+    """The ``partitions`` array of an admin or notification znode: (topic, partition, *fields)
+    of each entry."""
+    entries = _get(_load(data, path), "partitions", list, path)
+    result = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            raise MalformedZnodeError(path, f"a partition entry is not an object: {entry!r}")
+        values = tuple(_int_list(_get(entry, f, list, path), f, path) for f in fields)
+        result.append((_get(entry, "topic", str, path), _int(entry, "partition", path), *values))
+    return result
+
+
+class ReassignPartitionsZNode:
+    """Reassignments asked for through ZooKeeper (Kafka's deprecated route, still read by its
+    ZooKeeper-mode controller): each partition's target replicas. The controller starts them
+    and removes each entry as its reassignment completes, the znode with the last one."""
+
+    PATH = "/admin/reassign_partitions"
+
+    @staticmethod
+    def encode(targets: Mapping[tuple[str, int], Sequence[int]]) -> bytes:
+        return _dump({"version": 1, "partitions": _encode_partitions(sorted(targets),
+                                                                     replicas=targets)})
+
+    @staticmethod
+    def decode(data: bytes | None, path: str = PATH) -> dict[tuple[str, int], tuple[int, ...]]:
+        return {(t, p): replicas for t, p, replicas in _decode_partitions(data, path, "replicas")}
+
+
+class PreferredReplicaElectionZNode:
+    """Partitions whose preferred replica should lead again (Kafka's ZooKeeper route for
+    ``kafka-leader-election.sh``); the controller deletes it once it has run the elections."""
+
+    PATH = "/admin/preferred_replica_election"
+
+    @staticmethod
+    def encode(partitions: Sequence[tuple[str, int]]) -> bytes:
+        return _dump({"version": 1, "partitions": _encode_partitions(sorted(partitions))})
+
+    @staticmethod
+    def decode(data: bytes | None, path: str = PATH) -> set[tuple[str, int]]:
+        return {(t, p) for t, p in _decode_partitions(data, path)}
+
+
+class IsrChangeNotificationSequenceZNode:
+    """A sequential notice from a leader that it changed the ISR of these partitions, for the
+    controller (which reads and deletes them; Kafka's ``ZkAlterPartitionManager``)."""
+
+    PATH_PREFIX = f"{ISR_CHANGE_NOTIFICATION_PATH}/isr_change_"
+
+    @staticmethod
+    def encode(partitions: Sequence[tuple[str, int]]) -> bytes:
+        return _dump({"version": 1, "partitions": _encode_partitions(sorted(partitions))})
+
+    @staticmethod
+    def decode(data: bytes | None, path: str) -> set[tuple[str, int]]:
+        return {(t, p) for t, p in _decode_partitions(data, path)}
 
 
 # -- /latest_producer_id_block --------------------------------------------------------------------

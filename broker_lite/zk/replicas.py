@@ -5,7 +5,8 @@ Read (and watched): ``/brokers/topics`` (topics), ``/brokers/topics/[topic]`` (r
 ``/admin/delete_topics`` (topics being deleted).
 
 A partition is reported assigned once the controller has written its state, and again whenever
-its state or replicas change. It is reported removed with ``delete=True`` when its topic is being
+its state (or the state znode's version, the partition epoch a leader's conditional ISR writes
+need) or its replicas change. It is reported removed with ``delete=True`` when its topic is being
 deleted (a marker under ``/admin/delete_topics``, honoured only with ``delete.topic.enable``, the
 switch the controller obeys) or is gone, and with ``delete=False`` when this broker is no longer
 among its replicas. A topic znode with a new creation zxid is a new topic with an old name: the
@@ -36,9 +37,9 @@ from .layout import (
 
 class PartitionListener(Protocol):
     def on_partition_assigned(self, topic: str, partition: int, state: PartitionState,
-                              replicas: list[int]) -> None:
+                              replicas: list[int], version: int = -1) -> None:
         """This broker replicates the partition (as leader or follower); called again when the
-        state or the replicas change."""
+        state or the replicas change. ``version`` is the state znode's."""
 
     def on_partition_removed(self, topic: str, partition: int, *, delete: bool) -> None:
         """This broker no longer replicates the partition; ``delete=True`` when the topic is being
@@ -60,7 +61,8 @@ class ReplicaWatcher:
         self._topics: dict[str, int] = {}  # every topic seen -> czxid of its znode
         self._marked: set[str] = set()  # topics with a deletion marker
         self._deleted: set[tuple[str, int]] = set()  # reported deleted, still in ZooKeeper
-        self.hosted: dict[tuple[str, int], tuple[PartitionState, tuple[int, ...]]] = {}
+        # partition -> (state, replicas, state znode version)
+        self.hosted: dict[tuple[str, int], tuple[PartitionState, tuple[int, ...], int]] = {}
 
     def close(self) -> None:
         self._closed = True
@@ -135,22 +137,24 @@ class ReplicaWatcher:
             if t == topic and partition not in mine:
                 self._remove(topic, partition, delete=False)
         for partition, replicas in sorted(mine.items()):
-            state = self._read_state(topic, partition)
-            if state is not None and self.hosted.get((topic, partition)) != (state, replicas):
-                self._assign(topic, partition, state, replicas)
+            found = self._read_state(topic, partition)
+            if found is not None and \
+                    self.hosted.get((topic, partition)) != (found[0], replicas, found[1]):
+                self._assign(topic, partition, found[0], replicas, found[1])
 
-    def _read_state(self, topic: str, partition: int) -> PartitionState | None:
-        """The partition's state, watched; None (watching for its creation) until it has one."""
+    def _read_state(self, topic: str, partition: int) -> tuple[PartitionState, int] | None:
+        """The partition's state and its znode's version, watched; None (watching for its
+        creation) until it has one."""
         path = TopicPartitionStateZNode.path(topic, partition)
         while True:
             try:
-                data, _stat = self.client.get(path, watch=self._watch)
+                data, stat = self.client.get(path, watch=self._watch)
                 break
             except NoNodeError:
                 if self.client.exists(path, watch=self._watch) is None:
                     return None
         try:
-            return TopicPartitionStateZNode.decode(data, path)
+            return TopicPartitionStateZNode.decode(data, path), stat.version
         except MalformedZnodeError as exc:
             self._log.error("ignoring partition %s-%d: %s", topic, partition, exc)
             return None
@@ -165,13 +169,14 @@ class ReplicaWatcher:
     # -- listener calls: a failing listener is logged, and retried at the next refresh ----------
 
     def _assign(self, topic: str, partition: int, state: PartitionState,
-                replicas: tuple[int, ...]) -> None:
+                replicas: tuple[int, ...], version: int) -> None:
         try:
-            self.listener.on_partition_assigned(topic, partition, state, list(replicas))
+            self.listener.on_partition_assigned(topic, partition, state, list(replicas),
+                                                version)
         except Exception:  # noqa: BLE001 (the listener's failure must not stop the watcher)
             self._log.exception("listener failed on partition %s-%d assigned", topic, partition)
             return
-        self.hosted[(topic, partition)] = (state, replicas)
+        self.hosted[(topic, partition)] = (state, replicas, version)
 
     def _remove(self, topic: str, partition: int, *, delete: bool) -> None:
         self.hosted.pop((topic, partition), None)

@@ -84,7 +84,7 @@ class RecordingListener:
         return self.root / f"{topic}-{partition}"
 
     def on_partition_assigned(self, topic: str, partition: int, state: PartitionState,
-                              replicas: list[int]) -> None:
+                              replicas: list[int], version: int = -1) -> None:
         self.partition_dir(topic, partition).mkdir(exist_ok=True)
         with self._lock:
             self.calls.append(("assigned", topic, partition, state, replicas))

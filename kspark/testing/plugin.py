@@ -36,8 +36,16 @@ kpy_broker, kpy_session_broker (session)
     A broker_lite broker on a free loopback port (:class:`~kspark.testing.brokers.KpyBroker`:
     ``bootstrap_servers``, ``port``, ``zookeeper_connect``, ``broker``): a fresh one for the
     test, or one shared by the session (cheaper; topics then outlive tests unless deleted).
+kpy_cluster
+    A replicated cluster of three broker_lite brokers, each its own process, on the session's
+    ZooKeeper (:class:`broker_lite.local_cluster.LocalCluster`): ``bootstrap_servers``,
+    ``kill(id)`` (SIGKILL), ``stop_broker(id)`` (a clean, controlled shutdown),
+    ``start_broker(id)``, ``leader(topic, partition)``, ``partition_state(...)``,
+    ``wait_for_leader(...)``, ``wait_for_isr(...)``; stopped after the test. Internal and
+    auto-created topics get three replicas. Parametrize it indirectly with
+    ``{"brokers": n, "properties": {...}}`` for another size or settings.
 kpy_bootstrap_servers
-    Where the helpers below go: ``kpy_broker`` when the test uses it, else
+    Where the helpers below go: ``kpy_cluster`` or ``kpy_broker`` when the test uses one, else
     ``kpy_session_broker``. Override it to run the helpers against another cluster.
 kpy_client
     A :class:`broker_lite.client.KafkaClient` on ``kpy_bootstrap_servers``.
@@ -93,6 +101,7 @@ from .tiers import needs
 
 if TYPE_CHECKING:  # the fixtures import what they use, so loading the plugin stays cheap
     from broker_lite.client import KafkaClient
+    from broker_lite.local_cluster import LocalCluster
     from broker_lite.zk.server import EmbeddedZooKeeper
 
     from .brokers import KpyBroker
@@ -236,10 +245,27 @@ def kpy_broker(kpy_zookeeper_connect: str, tmp_path_factory: pytest.TempPathFact
 
 @pytest.fixture
 @needs("broker", "zookeeper")
+def kpy_cluster(request: pytest.FixtureRequest, kpy_zookeeper: ZooKeeperEnsemble,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """Three brokers as processes, to kill, stop and start again (see the module docstring)."""
+    from broker_lite.local_cluster import LocalCluster
+
+    options = getattr(request, "param", None) or {}
+    cluster = LocalCluster(options.get("brokers", 3), tmp_path_factory.mktemp("kpy-cluster"),
+                           options.get("properties"),
+                           zookeeper_connect=kpy_zookeeper.chroot()).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
 def kpy_bootstrap_servers(request: pytest.FixtureRequest) -> str:
     """``bootstrap.servers`` for kpy_client, kpy_topic, kpy_produce and kpy_read:
-    ``kpy_broker``'s when the test uses it, else ``kpy_session_broker``'s."""
-    name = "kpy_broker" if "kpy_broker" in request.fixturenames else "kpy_session_broker"
+    ``kpy_cluster``'s or ``kpy_broker``'s when the test uses one, else
+    ``kpy_session_broker``'s."""
+    name = next((n for n in ("kpy_cluster", "kpy_broker") if n in request.fixturenames),
+                "kpy_session_broker")
     return request.getfixturevalue(name).bootstrap_servers
 
 

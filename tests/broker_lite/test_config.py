@@ -75,7 +75,8 @@ def test_malformed_values_name_the_property(properties, message):
 
 
 # The broker configs Kafka declares LONG, SHORT or DOUBLE (ServerLogConfigs, CleanerConfig,
-# SocketServerConfigs, GroupCoordinatorConfig, TransactionLogConfig); its other numbers are INT.
+# SocketServerConfigs, GroupCoordinatorConfig, TransactionLogConfig, ReplicationConfigs,
+# ServerConfigs); its other numbers are INT.
 KAFKA_TYPES = {
     **dict.fromkeys(["connections.max.idle.ms", "offsets.retention.check.interval.ms",
                      "log.roll.ms", "log.flush.interval.messages", "log.flush.interval.ms",
@@ -85,8 +86,12 @@ KAFKA_TYPES = {
                      "log.segment.delete.delay.ms", "log.roll.jitter.ms",
                      "log.cleaner.max.compaction.lag.ms", "log.message.timestamp.difference.max.ms",
                      "log.message.timestamp.before.max.ms", "log.message.timestamp.after.max.ms",
-                     "log.local.retention.ms", "log.local.retention.bytes"], "LONG"),
+                     "log.local.retention.ms", "log.local.retention.bytes",
+                     "replica.lag.time.max.ms", "replica.high.watermark.checkpoint.interval.ms",
+                     "controlled.shutdown.retry.backoff.ms",
+                     "leader.imbalance.check.interval.seconds"], "LONG"),
     "offsets.topic.replication.factor": "SHORT",
+    "offsets.commit.required.acks": "SHORT",
     "transaction.state.log.replication.factor": "SHORT",
     "log.cleaner.min.cleanable.ratio": "DOUBLE",
 }

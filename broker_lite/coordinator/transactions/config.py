@@ -16,6 +16,10 @@ transaction.abort.timed.out.transaction.cleanup.interval.ms     10000      how o
                                                                            transactions are
                                                                            aborted
 transactional.id.expiration.ms                                  604800000  (read, not acted on)
+transaction.state.log.min.isr                                   2          min.insync.replicas
+                                                                           of the topic
+request.timeout.ms                                              30000      how long a write
+                                                                           waits for the ISR
 ==============================================================  =========  ====================
 """
 
@@ -31,6 +35,9 @@ class TransactionConfig:
     max_timeout_ms: int = 900_000
     abort_timed_out_interval_ms: int = 10_000
     transactional_id_expiration_ms: int = 604_800_000
+    min_isr: int = 2
+    # Kafka writes transaction state with acks=all, waiting up to request.timeout.ms
+    replication_timeout_ms: int = 30_000
 
     @classmethod
     def from_broker_config(cls, config) -> "TransactionConfig":
@@ -43,4 +50,6 @@ class TransactionConfig:
             abort_timed_out_interval_ms=config[
                 "transaction.abort.timed.out.transaction.cleanup.interval.ms"],
             transactional_id_expiration_ms=config["transactional.id.expiration.ms"],
+            min_isr=config["transaction.state.log.min.isr"],
+            replication_timeout_ms=config["request.timeout.ms"],
         )

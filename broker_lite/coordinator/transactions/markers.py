@@ -65,16 +65,30 @@ _ABANDON = {ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_
 def write_markers_locally(partitions, producer_id: int, producer_epoch: int,
                           coordinator_epoch: int, committed: bool,
                           targets: Iterable[TopicPartition], *, timestamp_ms: int,
-                          on_offsets_completed: OffsetsCompletion | None = None
+                          on_offsets_completed: OffsetsCompletion | None = None,
+                          replication_timeout_s: float | None = None
                           ) -> dict[TopicPartition, ErrorCode]:
     """Append a marker to each of ``targets`` (partitions of ``partitions``, the broker's
-    :class:`~broker_lite.partitions.PartitionManager`); the error of each."""
+    :class:`~broker_lite.partitions.PartitionManager`); the error of each. With
+    ``replication_timeout_s`` a marker counts once the partition's ISR has it, as Kafka writes
+    markers with acks=all: a marker lost with its leader would leave the transaction open there
+    for good."""
     marker = EndTransactionMarker(
         ControlRecordType.COMMIT if committed else ControlRecordType.ABORT, coordinator_epoch)
     errors: dict[TopicPartition, ErrorCode] = {}
+    ends: dict[TopicPartition, int] = {}
     for tp in targets:
-        errors[tp] = _append_marker(partitions, tp, marker, producer_id, producer_epoch,
-                                    timestamp_ms)
+        errors[tp], end = _append_marker(partitions, tp, marker, producer_id, producer_epoch,
+                                         timestamp_ms)
+        if end is not None:
+            ends[tp] = end
+    if replication_timeout_s is not None:
+        deadline = time.monotonic() + replication_timeout_s
+        for tp, end in ends.items():
+            replica = partitions.partition(tp)
+            if replica is not None:
+                errors[tp] = replica.wait_for_replication(
+                    end, max(deadline - time.monotonic(), 0))
     offsets_partitions = {tp.partition for tp, error in errors.items()
                           if tp.topic == OFFSETS_TOPIC and error == ErrorCode.NONE}
     if offsets_partitions and on_offsets_completed is not None:
@@ -83,30 +97,32 @@ def write_markers_locally(partitions, producer_id: int, producer_epoch: int,
 
 
 def _append_marker(partitions, tp: TopicPartition, marker: EndTransactionMarker,
-                   producer_id: int, producer_epoch: int, timestamp_ms: int) -> ErrorCode:
+                   producer_id: int, producer_epoch: int,
+                   timestamp_ms: int) -> tuple[ErrorCode, int | None]:
+    """The error, and the offset after the marker once appended."""
     state = partitions.state(tp.topic, tp.partition)
     if state is None:
-        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
     log = partitions.leader_log(tp.topic, tp.partition)
     if log is None:
-        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER, None
     batch = build_control_batch(marker, producer_id=producer_id, producer_epoch=producer_epoch,
                                 timestamp=timestamp_ms)
     try:
-        log.append(batch, partition_leader_epoch=state.leader_epoch,
-                   origin=AppendOrigin.COORDINATOR)
+        written = log.append(batch, partition_leader_epoch=state.leader_epoch,
+                             origin=AppendOrigin.COORDINATOR)
     except InvalidProducerEpochError as exc:
         logger.info("%s-%d refused a marker: %s", tp.topic, tp.partition, exc)
-        return ErrorCode.INVALID_PRODUCER_EPOCH
+        return ErrorCode.INVALID_PRODUCER_EPOCH, None
     except TransactionCoordinatorFencedError as exc:
         logger.info("%s-%d refused a marker: %s", tp.topic, tp.partition, exc)
-        return ErrorCode.TRANSACTION_COORDINATOR_FENCED
+        return ErrorCode.TRANSACTION_COORDINATOR_FENCED, None
     except KafkaStorageError:
-        return ErrorCode.KAFKA_STORAGE_ERROR
+        return ErrorCode.KAFKA_STORAGE_ERROR, None
     except (LogError, RecordsError) as exc:
         logger.error("%s-%d: marker append failed: %s", tp.topic, tp.partition, exc)
-        return ErrorCode.UNKNOWN_SERVER_ERROR
-    return ErrorCode.NONE
+        return ErrorCode.UNKNOWN_SERVER_ERROR, None
+    return ErrorCode.NONE, written.last_offset + 1
 
 
 # -- the coordinator's side ---------------------------------------------------------------------

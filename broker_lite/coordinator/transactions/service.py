@@ -29,11 +29,13 @@ class LocalMarkers:
     coordinator; every write is announced with ``on_appended`` (waiting fetches wake)."""
 
     def __init__(self, partitions: PartitionManager, group_coordinator: GroupCoordinator | None,
-                 clock_ms: Callable[[], int], on_appended: Callable[[], None] = lambda: None):
+                 clock_ms: Callable[[], int], on_appended: Callable[[], None] = lambda: None,
+                 replication_timeout_ms: int | None = None):
         self.partitions = partitions
         self.group_coordinator = group_coordinator
         self.clock_ms = clock_ms
         self.on_appended = on_appended
+        self.replication_timeout_ms = replication_timeout_ms
 
     def write(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
               committed: bool, targets: Iterable[TopicPartition]
@@ -42,7 +44,9 @@ class LocalMarkers:
         errors = write_markers_locally(
             self.partitions, producer_id, producer_epoch, coordinator_epoch, committed, targets,
             timestamp_ms=self.clock_ms(),
-            on_offsets_completed=groups.on_transaction_completed if groups is not None else None)
+            on_offsets_completed=groups.on_transaction_completed if groups is not None else None,
+            replication_timeout_s=None if self.replication_timeout_ms is None
+            else self.replication_timeout_ms / 1000)
         self.on_appended()
         return errors
 
@@ -78,7 +82,8 @@ def start_transaction_coordinator(config, partitions: PartitionManager, client: 
         partition_count=lambda: transaction_topic_partition_count(client),
         on_appended=on_appended)
 
-    markers = LocalMarkers(partitions, group_coordinator, manager.clock_ms, on_appended)
+    markers = LocalMarkers(partitions, group_coordinator, manager.clock_ms, on_appended,
+                           txn_config.replication_timeout_ms)
 
     def write_locally(job, targets):
         return markers.write(job.producer_id, job.producer_epoch, job.coordinator_epoch,

@@ -5,7 +5,8 @@ offsets topic is, with ``transaction.state.log.num.partitions`` partitions and t
 configs:
 
 - ``cleanup.policy=compact``: only the latest state of each transactional id matters;
-- ``segment.bytes=transaction.state.log.segment.bytes`` (100 MiB).
+- ``segment.bytes=transaction.state.log.segment.bytes`` (100 MiB);
+- ``min.insync.replicas=transaction.state.log.min.isr`` (2), at most its replica count.
 
 Replicas: as many live brokers as there are, up to ``transaction.state.log.replication.factor``
 (see :mod:`..internal_topic`).
@@ -37,7 +38,7 @@ def create_transaction_topic(client: KazooClient, config: TransactionConfig) -> 
         client, TRANSACTION_STATE_TOPIC, num_partitions=config.num_partitions,
         replication_factor=config.replication_factor,
         replication_setting="transaction.state.log.replication.factor",
-        configs=transaction_topic_configs(config))
+        configs=transaction_topic_configs(config), min_insync_replicas=config.min_isr)
 
 
 def transaction_topic_partition_count(client: KazooClient) -> int | None:

@@ -20,6 +20,7 @@ from . import (
     producer_ids,
     producers,
     records_admin,
+    replication,
     sasl,
     topics,
     transactions,
@@ -37,6 +38,7 @@ from .produce import *
 from .producer_ids import *
 from .producers import *
 from .records_admin import *
+from .replication import *
 from .sasl import *
 from .topics import *
 from .transactions import *
@@ -47,6 +49,7 @@ ALL_MESSAGES = {
     for module in (
         headers, api_versions, metadata, produce, fetch, offsets, topics, configs, groups,
         group_offsets, sasl, producer_ids, producers, transactions, records_admin, acls,
+        replication,
     )
     for m in (getattr(module, n) for n in module.__all__)
 }

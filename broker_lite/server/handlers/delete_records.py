@@ -18,11 +18,15 @@ Records below the new log start are unreadable at once: a Fetch below it is answ
 OFFSET_OUT_OF_RANGE and ListOffsets EARLIEST answers it. The log start offsets are
 checkpointed (``log-start-offset-checkpoint``) before the response goes out, and the segments
 wholly below it are deleted by the next retention pass (``log.retention.check.interval.ms``), as
-in Kafka. With a single replica the low watermark is reached as soon as the leader's log start
-moved, so the request never waits (``timeout_ms`` is not needed).
+in Kafka. The followers learn the new log start from their next fetch and report theirs in the
+one after; the answer waits, up to the request's ``timeout_ms``, until every live replica's log
+starts there (the partition's *low watermark*, Kafka's ``DelayedDeleteRecords``), so a leader
+lost right after cannot bring the records back; past it the partition is REQUEST_TIMED_OUT.
+With a single replica the low watermark moves with the leader's log start, at once.
 """
 
 import logging
+import time
 
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.log import OffsetOutOfRangeError
@@ -51,7 +55,25 @@ def handle(context: RequestContext, body: dict) -> dict:
                for topic in body["topics"]]
     if any(p["error_code"] == ErrorCode.NONE for t in results for p in t["partitions"]):
         services.logs.checkpoint_log_start_offsets()
+    deadline = time.monotonic() + max(body.get("timeout_ms", 0), 0) / 1000
+    for topic in results:
+        for partition in topic["partitions"]:
+            if partition["error_code"] == ErrorCode.NONE:
+                _wait_for_replicas(services, topic["name"], partition, deadline)
     return {"throttle_time_ms": 0, "topics": results}
+
+
+def _wait_for_replicas(services: HandlerServices, topic: str, result: dict,
+                       deadline: float) -> None:
+    replica = services.partitions.leader_partition(topic, result["partition_index"])
+    if replica is None:
+        result.update(error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                      low_watermark=INVALID_LOW_WATERMARK)
+        return
+    error = replica.wait_for_low_watermark(result["low_watermark"],
+                                           max(deadline - time.monotonic(), 0))
+    if error != ErrorCode.NONE:
+        result.update(error_code=error, low_watermark=INVALID_LOW_WATERMARK)
 
 
 def _result(index: int, error: ErrorCode, low_watermark: int = INVALID_LOW_WATERMARK) -> dict:

@@ -2,7 +2,8 @@
 
     -2  earliest        the log start offset
     -1  latest          the high watermark (the next offset a consumer will see); under
-                        READ_COMMITTED the last stable offset
+                        READ_COMMITTED the last stable offset; to a follower (replica id 0
+                        or more) the log end offset
     -3  max timestamp   the record with the largest timestamp (KIP-734)
     -4  earliest local  the log start offset (all data is local here)
     t >= 0              the earliest record with timestamp >= t; offset -1 when there is none
@@ -40,11 +41,12 @@ def handle(context: RequestContext, body: dict) -> dict:
                                        (t["name"] for t in body["topics"]))
     from_consumer = body["replica_id"] == CONSUMER_REPLICA_ID
     committed = body.get("isolation_level", 0) == READ_COMMITTED
+    from_replica = body["replica_id"] >= 0  # a follower (or a tool speaking for one)
 
     def answer(topic: str, request: dict) -> dict:
         if context.version == 0:
             return _old_style_offsets(services, topic, request, from_consumer)
-        return _offset(services, topic, request, committed)
+        return _offset(services, topic, request, committed, from_replica)
 
     topics = [{"name": topic["name"],
                "partitions": [answer(topic["name"], p) if topic["name"] in allowed
@@ -62,7 +64,8 @@ def _refused(request: dict, version: int) -> dict:
     return {**refused, "timestamp": -1, "offset": -1, "leader_epoch": -1}
 
 
-def _offset(services: HandlerServices, topic: str, request: dict, committed: bool) -> dict:
+def _offset(services: HandlerServices, topic: str, request: dict, committed: bool,
+            from_replica: bool = False) -> dict:
     index = request["partition_index"]
     response = {"partition_index": index, "error_code": 0, "timestamp": -1, "offset": -1,
                 "leader_epoch": -1}
@@ -71,7 +74,8 @@ def _offset(services: HandlerServices, topic: str, request: dict, committed: boo
         response["error_code"] = not_served_error(services.cluster, topic, index)
         return response
     target = request["timestamp"]
-    fetchable = log.last_stable_offset if committed else log.high_watermark
+    fetchable = log.log_end_offset if from_replica else \
+        log.last_stable_offset if committed else log.high_watermark
     if target in (EARLIEST, EARLIEST_LOCAL):
         found = (-1, log.log_start_offset)
     elif target == LATEST:

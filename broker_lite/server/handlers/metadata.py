@@ -102,23 +102,28 @@ def _topic(services: HandlerServices, name: str | None, allow_create: bool) -> d
         return {"error_code": _auto_create(services, name) if allow_create
                 else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                 "name": name, "topic_id": NO_TOPIC_ID, "partitions": []}
+    live = {broker.broker_id for broker in services.cluster.brokers()}
     return {
         "error_code": 0, "name": name, "topic_id": info.topic_id,
         "is_internal": name in INTERNAL_TOPICS,
-        "partitions": [_partition(p, has_serving_leader(services.partitions, name, p))
+        "partitions": [_partition(p, has_serving_leader(services.partitions, name, p), live)
                        for p in info.partitions],
     }
 
 
-def _partition(info: PartitionInfo, leader_serving: bool) -> dict:
+def _partition(info: PartitionInfo, leader_serving: bool, live: set[int]) -> dict:
+    """A partition's leader, replicas, ISR and offline replicas (those on brokers not alive,
+    v5+); a leader not alive, or not serving it yet, is LEADER_NOT_AVAILABLE, as Kafka's
+    metadata cache answers."""
     state = info.state
-    if not leader_serving:
+    offline = [r for r in info.replicas if r not in live]
+    if not leader_serving or state.leader not in live:
         return {"error_code": ErrorCode.LEADER_NOT_AVAILABLE, "partition_index": info.partition,
                 "leader_id": -1, "leader_epoch": -1, "replica_nodes": list(info.replicas),
-                "isr_nodes": list(state.isr) if state else [], "offline_replicas": []}
+                "isr_nodes": list(state.isr) if state else [], "offline_replicas": offline}
     return {"error_code": 0, "partition_index": info.partition, "leader_id": state.leader,
             "leader_epoch": state.leader_epoch, "replica_nodes": list(info.replicas),
-            "isr_nodes": list(state.isr), "offline_replicas": []}
+            "isr_nodes": list(state.isr), "offline_replicas": offline}
 
 
 def _auto_create(services: HandlerServices, name: str) -> ErrorCode:

@@ -1,11 +1,16 @@
 """Produce: append each partition's batches to its log, when this broker leads the partition.
 
 acks=1 is answered once the leader has appended; acks=-1 (all) once the high watermark reached
-the appended offsets (a :class:`DelayedProduce` in the purgatory: with one replica per partition
-it completes at once); acks=0 gets no response at all, and when a partition failed the
+the appended offsets, that is once every replica in the ISR has them (a :class:`DelayedProduce`
+in the purgatory, re-checked whenever the partition's high watermark moves; with the leader
+alone in the ISR it completes at once), or with REQUEST_TIMED_OUT after the request's
+``timeout_ms``. An acks=all append to a partition whose ISR is smaller than its
+``min.insync.replicas`` is refused with NOT_ENOUGH_REPLICAS, nothing appended; one whose ISR
+shrank below it while waiting is answered NOT_ENOUGH_REPLICAS_AFTER_APPEND (the records are
+in the log, and committed). acks=0 gets no response at all, and when a partition failed the
 connection is closed (the only signal such a client gets: it refreshes its metadata before
-sending more). Each
-partition's outcome is independent: a corrupt batch for one partition does not fail the others.
+sending more). Each partition's outcome is independent: a corrupt batch for one partition does
+not fail the others.
 Kafka's internal topics are written by the coordinators only: a Produce to them is answered
 INVALID_TOPIC_EXCEPTION.
 
@@ -53,6 +58,7 @@ from broker_lite.records.record_batch import (
     MAGIC_OFFSET,
     TRANSACTIONAL_FLAG,
 )
+from broker_lite.replication.errors import NotEnoughReplicasError, NotLeaderError
 from broker_lite.security.acl import AclOperation, ResourceType
 from broker_lite.vocabulary import TopicPartition
 
@@ -81,7 +87,7 @@ def handle(context: RequestContext, body: dict):
                                             (t["name"] for t in body["topic_data"]))
         results = [_topic(t, lambda p, name=t["name"]: _append(services, name, p,
                                                                body.get("transactional_id"),
-                                                               context.version, appended)
+                                                               context.version, appended, acks)
                           if name in writable
                           else _error(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
                    for t in body["topic_data"]]
@@ -143,12 +149,14 @@ class DelayedProduce(DelayedResponse):
     def try_complete(self) -> bool:
         partitions = self.context.services.partitions
         for partition, offset in list(self.pending.items()):
-            log = partitions.leader_log(partition.topic, partition.partition)
-            if log is None:  # leadership moved away while waiting
-                self._responses[partition].update(error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                                                  base_offset=-1)
-                del self.pending[partition]
-            elif log.high_watermark >= offset:
+            replica = partitions.partition(partition)
+            done, error = (True, ErrorCode.NOT_LEADER_OR_FOLLOWER) if replica is None \
+                else replica.check_enough_replicas_reach_offset(offset)
+            if error == ErrorCode.NOT_LEADER_OR_FOLLOWER:  # leadership moved while waiting
+                self._responses[partition].update(error_code=error, base_offset=-1)
+            elif error != ErrorCode.NONE:
+                self._responses[partition]["error_code"] = error
+            if done:
                 del self.pending[partition]
         return not self.pending and self.force_complete()
 
@@ -182,17 +190,15 @@ def _record_errors(partition: dict, exc: RecordValidationError, log_start_offset
 
 def _append(services: HandlerServices, topic: str, partition: dict,
             transactional_id: str | None, version: int,
-            appended: dict[TopicPartition, int] | None = None) -> dict:
+            appended: dict[TopicPartition, int] | None = None, acks: int = 1) -> dict:
     index = partition["index"]
     if topic in INTERNAL_TOPICS:  # only the coordinators write there
         return _error(partition, ErrorCode.INVALID_TOPIC_EXCEPTION,
                       f"Cannot append to internal topic {topic}")
-    state = services.partitions.state(topic, index)
-    if state is None:
+    replica = services.partitions.leader_partition(topic, index)
+    if replica is None:
         return _error(partition, not_served_error(services.cluster, topic, index))
-    log = services.partitions.leader_log(topic, index)
-    if log is None:
-        return _error(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    log = replica.log
     records = partition["records"]
     if records is None or len(records) == 0:
         return _error(partition, ErrorCode.CORRUPT_MESSAGE, "no records")
@@ -204,7 +210,11 @@ def _append(services: HandlerServices, topic: str, partition: dict,
         if error != ErrorCode.NONE:
             return _error(partition, error)
     try:
-        written = log.append(records, partition_leader_epoch=state.leader_epoch)
+        written = replica.append_as_leader(records, required_acks=acks)
+    except NotEnoughReplicasError as exc:
+        return _error(partition, ErrorCode.NOT_ENOUGH_REPLICAS, str(exc))
+    except NotLeaderError:
+        return _error(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
     except RecordValidationError as exc:
         return _record_errors(partition, exc, log.log_start_offset)
     except (RecordsError, LogError) as exc:

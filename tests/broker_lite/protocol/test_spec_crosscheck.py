@@ -41,7 +41,9 @@ REQUIRED_APIS = ["ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets",
                  "DescribeProducers",
                  "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "WriteTxnMarkers",
                  "TxnOffsetCommit", "DescribeTransactions", "ListTransactions",
-                 "DescribeAcls", "CreateAcls", "DeleteAcls"]
+                 "DescribeAcls", "CreateAcls", "DeleteAcls",
+                 "ControlledShutdown", "ElectLeaders", "AlterPartitionReassignments",
+                 "ListPartitionReassignments"]
 
 PRIMITIVES = {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "string",
               "uuid", "bytes", "records"}

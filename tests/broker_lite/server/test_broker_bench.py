@@ -19,3 +19,16 @@ def test_benchmark_command_prints_both_brokers_and_ratios():
         ratio = float(re.search(r"ratio ([\d.]+)", row).group(1))
         assert lite > 0 and mock > 0
         assert abs(ratio - lite / mock) < 0.01
+
+
+def test_replication_benchmark_prints_both_ways_and_their_ratio():
+    done = subprocess.run([sys.executable, "-m", "broker_lite.server.bench_replication",
+                           "--records", "5000", "--rounds", "1"], capture_output=True,
+                          text=True, timeout=600, check=True)
+    medians = dict(re.findall(r"^median (acks=\S+ \d replicas?)\s+([\d,]+) records/s",
+                              done.stdout, re.MULTILINE))
+    assert set(medians) == {"acks=all, 3 replicas", "acks=1, 1 replica"}
+    replicated, single = (float(medians[k].replace(",", ""))
+                          for k in ("acks=all, 3 replicas", "acks=1, 1 replica"))
+    ratio = float(re.search(r"1 replica: ([\d.]+)x", done.stdout).group(1))
+    assert replicated > 0 and single > 0 and abs(ratio - replicated / single) < 0.01

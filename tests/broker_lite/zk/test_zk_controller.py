@@ -233,3 +233,91 @@ def test_deletion_waits_for_offline_replicas(start_zk_broker, zookeeper_client, 
 ])
 def test_desired_state(state, replicas, live, expected):
     assert desired_state(state, replicas, live, 5) == expected
+
+
+def _set_isr(client, topic, partition, isr):
+    """Write the ISR as the partition's leader does (same leader and epochs), then notify the
+    controller through /isr_change_notification."""
+    from broker_lite.zk.layout import (
+        IsrChangeNotificationSequenceZNode,
+        TopicPartitionStateZNode,
+    )
+
+    path = TopicPartitionStateZNode.path(topic, partition)
+    data, stat = client.get(path)
+    state = TopicPartitionStateZNode.decode(data, path)
+    client.set(path, TopicPartitionStateZNode.encode(
+        PartitionState(state.leader, state.leader_epoch, tuple(isr), state.controller_epoch)),
+        version=stat.version)
+    client.create(IsrChangeNotificationSequenceZNode.PATH_PREFIX,
+                  IsrChangeNotificationSequenceZNode.encode([(topic, partition)]), sequence=True)
+
+
+def test_a_reassignment_asked_in_zookeeper_runs_to_completion(start_zk_broker, zookeeper_client):
+    """/admin/reassign_partitions: the controller records the reassignment in the topic znode
+    (RS = TRS + ORS, adding and removing), waits until the target replicas are in the ISR, then
+    moves the leader into the target, shrinks the ISR, writes RS = TRS and removes the entry
+    (the znode with its last one); the ISR change notices are deleted."""
+    from broker_lite.zk.layout import ReassignPartitionsZNode, TopicZNode
+
+    brokers = [start_zk_broker(i) for i in (1, 2, 3)]
+    wait_until(lambda: brokers[0].is_controller)
+    create_topic(zookeeper_client, "moving", 2, 1, replica_assignment={0: [1], 1: [1]})
+    wait_until(_all_led(zookeeper_client, "moving", 2))
+    zookeeper_client.create(ReassignPartitionsZNode.PATH, ReassignPartitionsZNode.encode(
+        {("moving", 0): [2, 3]}))
+
+    def topic():
+        return TopicZNode.decode(zookeeper_client.get("/brokers/topics/moving")[0], "")
+
+    wait_until(lambda: topic().adding_replicas == {0: (2, 3)})
+    assert topic().partitions == {0: (2, 3, 1), 1: (1,)}
+    assert topic().removing_replicas == {0: (1,)}
+    wait_until(lambda: brokers[1].listener.partitions("moving") == {("moving", 0)})
+    _set_isr(zookeeper_client, "moving", 0, [1, 2])  # 3 not caught up yet: not complete
+    assert zookeeper_client.exists(ReassignPartitionsZNode.PATH) is not None
+    _set_isr(zookeeper_client, "moving", 0, [1, 2, 3])
+    wait_until(lambda: topic().partitions == {0: (2, 3), 1: (1,)})
+    assert (topic().adding_replicas, topic().removing_replicas) == ({}, {})
+    assert get_partition_state(zookeeper_client, "moving", 0) == PartitionState(2, 1, (2, 3), 1)
+    wait_until(lambda: zookeeper_client.exists(ReassignPartitionsZNode.PATH) is None)
+    wait_until(lambda: zookeeper_client.get_children("/isr_change_notification") == [])
+    # the removed replica is told it no longer holds the partition
+    wait_until(lambda: ("removed", "moving", 0, False) in brokers[0].listener.calls)
+
+
+def test_a_preferred_election_asked_in_zookeeper(start_zk_broker, zookeeper_client):
+    from broker_lite.zk.layout import PreferredReplicaElectionZNode
+
+    brokers = [start_zk_broker(i) for i in (1, 2)]
+    wait_until(lambda: brokers[0].is_controller)
+    create_topic(zookeeper_client, "prefer", 1, 2, replica_assignment={0: [2, 1]})
+    wait_until(_all_led(zookeeper_client, "prefer", 1))
+    brokers[1].stop()
+    wait_until(lambda: get_partition_state(zookeeper_client, "prefer", 0).leader == 1)
+    brokers[1] = start_zk_broker(2)
+    _set_isr(zookeeper_client, "prefer", 0, [1, 2])  # the leader took 2 back in
+    zookeeper_client.create(PreferredReplicaElectionZNode.PATH,
+                            PreferredReplicaElectionZNode.encode([("prefer", 0)]))
+    wait_until(lambda: get_partition_state(zookeeper_client, "prefer", 0).leader == 2)
+    assert get_partition_state(zookeeper_client, "prefer", 0).isr == (1, 2)
+    wait_until(lambda: zookeeper_client.exists(PreferredReplicaElectionZNode.PATH) is None)
+
+
+def test_unclean_election_follows_the_topic_setting(start_zk_broker, zookeeper_client):
+    """Offline for want of an in-sync replica, a partition gets the first live replica as its
+    leader once unclean.leader.election.enable is set for its topic."""
+    from broker_lite.zk import set_topic_config
+
+    brokers = [start_zk_broker(i) for i in (1, 2, 3)]
+    wait_until(lambda: brokers[0].is_controller)
+    create_topic(zookeeper_client, "careless", 1, 2, replica_assignment={0: [2, 3]})
+    wait_until(_all_led(zookeeper_client, "careless", 1))
+    brokers[2].stop()
+    wait_until(lambda: get_partition_state(zookeeper_client, "careless", 0).isr == (2,))
+    brokers[1].stop()
+    brokers[2] = start_zk_broker(3)
+    wait_until(lambda: get_partition_state(zookeeper_client, "careless", 0).leader == -1)
+    set_topic_config(zookeeper_client, "careless", {"unclean.leader.election.enable": "true"})
+    wait_until(lambda: get_partition_state(zookeeper_client, "careless", 0).leader == 3)
+    assert get_partition_state(zookeeper_client, "careless", 0).isr == (3,)

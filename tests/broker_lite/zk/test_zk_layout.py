@@ -22,9 +22,12 @@ from broker_lite.zk.layout import (
     ControllerInfo,
     ControllerZNode,
     DeleteTopicsTopicZNode,
+    IsrChangeNotificationSequenceZNode,
     PartitionState,
+    PreferredReplicaElectionZNode,
     ProducerIdBlock,
     ProducerIdBlockZNode,
+    ReassignPartitionsZNode,
     TopicAssignment,
     TopicPartitionStateZNode,
     TopicZNode,
@@ -70,6 +73,14 @@ GOLDEN = [
      b'{"version":1,"subscription":{"events":1},"pattern":"static","timestamp":"1700000000000"}'),
     (ConsumerOwnerZNode, "/consumers/g/owners/events/0", "g_host-1-abc-0", b"g_host-1-abc-0"),
     (ConsumerOffsetZNode, "/consumers/g/offsets/events/0", 42, b"42"),
+    (ReassignPartitionsZNode, "/admin/reassign_partitions", {("events", 0): (2, 3)},
+     b'{"version":1,"partitions":[{"topic":"events","partition":0,"replicas":[2,3]}]}'),
+    (PreferredReplicaElectionZNode, "/admin/preferred_replica_election", {("events", 1)},
+     b'{"version":1,"partitions":[{"topic":"events","partition":1}]}'),
+    (IsrChangeNotificationSequenceZNode, "/isr_change_notification/isr_change_0000000003",
+     {("events", 0), ("logs", 2)},
+     b'{"version":1,"partitions":[{"topic":"events","partition":0},'
+     b'{"topic":"logs","partition":2}]}'),
 ]
 
 PATHS = [
@@ -145,6 +156,10 @@ MALFORMED = [
     (ControllerZNode, "/controller", b'{"version":1,"brokerid":1,"timestamp":"soon"}'),
     (ConfigEntityZNode, "/config/topics/t", b'{"version":1,"config":{"retention.ms":1}}'),
     (ConsumerOffsetZNode, "/consumers/g/offsets/t/0", b""),
+    (ReassignPartitionsZNode, "/admin/reassign_partitions",
+     b'{"version":1,"partitions":[{"topic":"t","partition":0}]}'),
+    (IsrChangeNotificationSequenceZNode, "/isr_change_notification/isr_change_1",
+     b'{"version":1,"partitions":[1]}'),
 ]
 
 

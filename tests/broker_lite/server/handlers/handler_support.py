@@ -314,15 +314,17 @@ class Harness:
     # -- the cluster --------------------------------------------------------------------------
 
     def topic(self, name: str, leaders: list[int], *, epoch: int = 0,
-              config: dict[str, str] | None = None) -> TopicInfo:
-        """A topic whose partition ``p`` is led by ``leaders[p]``; this broker holds (and so
-        serves) those it leads."""
+              config: dict[str, str] | None = None,
+              followers: tuple[int, ...] = ()) -> TopicInfo:
+        """A topic whose partition ``p`` is led by ``leaders[p]`` and followed by
+        ``followers`` (out of the ISR); this broker holds (and so serves) those it leads."""
         self.topic_configs[name] = dict(config or {})
         states = [PartitionState(leader, epoch, (leader,), 1) for leader in leaders]
         info = self.cluster.add(name, states)
         for partition, state in enumerate(states):
             if state.leader == BROKER_ID:
-                self.partitions.on_partition_assigned(name, partition, state, [BROKER_ID])
+                self.partitions.on_partition_assigned(name, partition, state,
+                                                      [BROKER_ID, *followers])
         return info
 
     def log(self, topic: str, partition: int = 0):

@@ -22,6 +22,8 @@ KAFKA_3_9 = {
     K.OFFSET_DELETE: (0, 0), K.DESCRIBE_CLUSTER: (0, 1), K.DESCRIBE_PRODUCERS: (0, 0),
     K.DESCRIBE_TRANSACTIONS: (0, 0), K.LIST_TRANSACTIONS: (0, 1), K.DELETE_RECORDS: (0, 2),
     K.DESCRIBE_ACLS: (0, 3), K.CREATE_ACLS: (0, 3), K.DELETE_ACLS: (0, 3),
+    K.CONTROLLED_SHUTDOWN: (0, 3), K.ELECT_LEADERS: (0, 2),
+    K.ALTER_PARTITION_REASSIGNMENTS: (0, 0), K.LIST_PARTITION_REASSIGNMENTS: (0, 0),
 }
 
 # Newer versions Kafka 3.9 has and broker_lite does not serve: the newest served, and why.

@@ -91,11 +91,14 @@ def fetch(harness, version=12, replica_id=-1):
 
 
 def test_fetch_needs_read_replicas_cluster_action(acl_harness):
+    for topic, leaders in (("events", [BROKER_ID, BROKER_ID]), ("other", [BROKER_ID])):
+        acl_harness.topic(topic, leaders, followers=(OTHER_BROKER,))  # a replica may fetch
     acl_harness.grant(ALICE, Op.READ, R.TOPIC, "ev", PatternType.PREFIXED)
     assert fetch(acl_harness) == {"events": E.NONE, "other": TOPIC_REFUSED}
-    assert fetch(acl_harness, replica_id=2) == {"events": TOPIC_REFUSED, "other": TOPIC_REFUSED}
+    assert fetch(acl_harness, replica_id=OTHER_BROKER) == {"events": TOPIC_REFUSED,
+                                                           "other": TOPIC_REFUSED}
     acl_harness.grant(ALICE, Op.CLUSTER_ACTION, R.CLUSTER)
-    assert fetch(acl_harness, replica_id=2) == {"events": E.NONE, "other": E.NONE}
+    assert fetch(acl_harness, replica_id=OTHER_BROKER) == {"events": E.NONE, "other": E.NONE}
 
 
 def test_fetch_by_topic_id_refuses_the_same(acl_harness):

@@ -1,0 +1,229 @@
+"""Replication among brokers in this process, with real clients: every replica gets the records,
+consumers read only below the high watermark, a follower that stops fetching leaves the ISR
+after replica.lag.time.max.ms (and acks=all waits for that, or for it), min.insync.replicas
+refuses acks=all writes, and a follower that comes back catches up and rejoins the ISR."""
+
+import time
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import TopicPartition as KafkaPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from broker_lite.server.broker import Broker
+from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
+from broker_lite.zk.testing import wait_until
+from kspark.testing.tiers import needs
+
+LAG_MS = 2000
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
+def cluster(zookeeper_connect, tmp_path):
+    brokers = start_brokers(zookeeper_connect, tmp_path, 3, {
+        "replica.lag.time.max.ms": str(LAG_MS), "offsets.topic.replication.factor": "3",
+        "offsets.topic.num.partitions": "3", "controlled.shutdown.retry.backoff.ms": "100"})
+    yield brokers
+    stop_brokers([b for b in brokers if b.server is not None])
+
+
+def create(brokers, config: dict | None = None, assignment=((1, 2, 3),)) -> str:
+    topic = f"replicated-{uuid.uuid4().hex[:6]}"
+    admin = AdminClient({"bootstrap.servers": bootstrap(brokers), "log_level": 3})
+    admin.create_topics([NewTopic(topic, num_partitions=len(assignment),
+                                  replica_assignment=[list(a) for a in assignment],
+                                  config=config or {})])[topic].result(30)
+    wait_until(lambda: all(b.partitions.state(topic, 0) is not None and
+                           len(b.partitions.state(topic, 0).isr) == 3 for b in brokers),
+               message="every replica in the ISR")
+    return topic
+
+
+def by_id(brokers, broker_id: int):
+    return next(b for b in brokers if b.broker_id == broker_id)
+
+
+def produce(brokers, topic: str, values, *, acks="all", timeout_ms=30000) -> list:
+    """The delivery error of each value (None: acknowledged)."""
+    errors = []
+    producer = Producer({"bootstrap.servers": bootstrap(brokers), "acks": acks,
+                         "message.timeout.ms": timeout_ms, "request.timeout.ms": timeout_ms,
+                         "retries": 0, "log_level": 0})
+    for value in values:
+        producer.produce(topic, value=value, partition=0,
+                         on_delivery=lambda error, message: errors.append(error))
+    producer.flush(timeout_ms / 1000 + 10)
+    return errors
+
+
+def high_watermark(brokers, topic: str) -> int:
+    consumer = Consumer({"bootstrap.servers": bootstrap(brokers), "group.id": "hw",
+                         "log_level": 0})
+    try:
+        return consumer.get_watermark_offsets(KafkaPartition(topic, 0), timeout=10)[1]
+    finally:
+        consumer.close()
+
+
+def test_every_replica_gets_the_records(cluster):
+    topic = create(cluster)
+    assert produce(cluster, topic, [b"v%d" % i for i in range(300)]) == [None] * 300
+    wait_until(lambda: all(b.logs.get(topic, 0).log_end_offset == 300 and
+                           b.logs.get(topic, 0).high_watermark == 300 for b in cluster),
+               message="the followers copied the leader and know its high watermark")
+    leader = cluster[0].partitions.state(topic, 0).leader
+    data = {b.broker_id: b.logs.get(topic, 0).read(0, 1 << 20).read() for b in cluster}
+    assert data[1] == data[2] == data[3]  # byte for byte, offsets and epochs included
+    assert {b.broker_id: b.logs.get(topic, 0).leader_epochs.entries for b in cluster} == \
+        {b: [(0, 0)] for b in (1, 2, 3)}
+    assert by_id(cluster, leader).partitions.is_leader(topic, 0)
+
+
+def test_deleted_records_are_gone_from_every_replica_when_the_answer_comes(cluster):
+    from broker_lite.client import KafkaClient, TopicPartition
+    from broker_lite.client.records_admin import delete_records
+
+    topic = create(cluster)
+    assert produce(cluster, topic, [b"v%d" % i for i in range(50)]) == [None] * 50
+    with KafkaClient({"bootstrap.servers": bootstrap(cluster)}) as client:
+        low = delete_records(client.admin.cluster, {TopicPartition(topic, 0): 30})
+    assert list(low.values()) == [30]
+    assert {b.logs.get(topic, 0).log_start_offset for b in cluster} == {30}
+
+
+def test_consumers_stop_at_the_high_watermark_until_a_stuck_follower_leaves_the_isr(cluster):
+    topic = create(cluster, {"min.insync.replicas": "2"})
+    leader = by_id(cluster, cluster[0].partitions.state(topic, 0).leader)
+    stuck = next(b for b in cluster if b is not leader)
+    stuck.partitions.fetchers.shutdown()  # alive, registered, but no longer fetching
+    started = time.monotonic()
+    errors = produce(cluster, topic, [b"a", b"b"], acks="all")
+    waited = time.monotonic() - started
+    assert errors == [None, None]  # completed once the ISR shrank to the others
+    assert waited >= LAG_MS / 1000 * 0.5, waited
+    state = leader.partitions.state(topic, 0)
+    assert stuck.broker_id not in state.isr and len(state.isr) == 2
+    assert high_watermark(cluster, topic) == 2
+
+    # acks=1 appends past the high watermark while the remaining follower is stopped too
+    other = next(b for b in cluster if b not in (leader, stuck))
+    other.partitions.fetchers.shutdown()
+    assert produce(cluster, topic, [b"c"], acks=1) == [None]
+    assert leader.logs.get(topic, 0).log_end_offset == 3
+    assert high_watermark(cluster, topic) == 2  # not committed: no consumer reads it
+    consumer = Consumer({"bootstrap.servers": bootstrap(cluster), "group.id": "below-hw",
+                         "enable.partition.eof": True, "log_level": 0})
+    consumer.assign([KafkaPartition(topic, 0, 0)])
+    read, deadline = [], time.monotonic() + 10
+    while time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is None:
+            continue
+        if message.error() and message.error().code() == KafkaError._PARTITION_EOF:
+            break
+        read.append(message.value())
+    consumer.close()
+    assert read == [b"a", b"b"]
+    # once the ISR is the leader alone, min.insync.replicas=2 refuses acks=all writes
+    wait_until(lambda: leader.partitions.state(topic, 0).isr == (leader.broker_id,),
+               timeout=LAG_MS / 1000 * 5, message="the ISR shrinks to the leader")
+    errors = produce(cluster, topic, [b"refused"], acks="all", timeout_ms=5000)
+    assert errors[0] is not None and errors[0].code() == KafkaError.NOT_ENOUGH_REPLICAS
+    assert high_watermark(cluster, topic) == 3  # the leader alone: committed now
+
+
+def test_a_follower_that_comes_back_catches_up_and_rejoins_the_isr(cluster):
+    topic = create(cluster)
+    leader_id = cluster[0].partitions.state(topic, 0).leader
+    follower = next(b for b in cluster if b.broker_id != leader_id)
+    config = follower.config
+    follower.stop()  # controlled: it leaves the ISR at once
+    wait_until(lambda: follower.broker_id not in
+               by_id(cluster, leader_id).partitions.state(topic, 0).isr)
+    running = [b for b in cluster if b is not follower]
+    assert produce(running, topic, [b"x%d" % i for i in range(200)]) == [None] * 200
+    returned = Broker(config).start()
+    cluster[cluster.index(follower)] = returned
+    wait_until(lambda: returned.broker_id in
+               by_id(cluster, leader_id).partitions.state(topic, 0).isr,
+               timeout=30, message="the follower rejoins the ISR")
+    wait_until(lambda: returned.logs.get(topic, 0).log_end_offset == 200)
+    assert returned.logs.get(topic, 0).read(0, 1 << 20).read() == \
+        by_id(cluster, leader_id).logs.get(topic, 0).read(0, 1 << 20).read()
+
+
+def test_group_commits_are_replicated_before_they_are_answered(cluster):
+    """offsets.commit.required.acks=-1: a commit is answered once every replica of its
+    __consumer_offsets partition has it, so the leader's high watermark has passed it."""
+    topic = create(cluster)
+    assert produce(cluster, topic, [b"a"]) == [None]
+    consumer = Consumer({"bootstrap.servers": bootstrap(cluster), "group.id": "replicated",
+                         "enable.auto.commit": False, "log_level": 0})
+    consumer.assign([KafkaPartition(topic, 0, 0)])
+    consumer.commit(offsets=[KafkaPartition(topic, 0, 1)], asynchronous=False)
+    leaders = {p: by_id(cluster, cluster[0].partitions.state("__consumer_offsets", p).leader)
+               for p in range(3)}
+    logs = {p: leader.logs.get("__consumer_offsets", p) for p, leader in leaders.items()}
+    consumer.close()
+    assert sum(log.log_end_offset for log in logs.values()) >= 1
+    assert all(log.high_watermark == log.log_end_offset for log in logs.values())
+    assert {b.broker_id: sorted(p for t, p in b.logs.partitions() if t == "__consumer_offsets")
+            for b in cluster} == {1: [0, 1, 2], 2: [0, 1, 2], 3: [0, 1, 2]}
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
+def racks(zookeeper_connect, tmp_path):
+    """Three brokers in racks RACK1-3 that send consumers to a replica in their rack."""
+    from broker_lite.server.testing import broker_config
+
+    brokers = []
+    try:
+        for broker_id in (1, 2, 3):
+            brokers.append(Broker(broker_config(zookeeper_connect, tmp_path / f"b{broker_id}",
+                                                broker_id, {
+                "broker.rack": f"RACK{broker_id}",
+                "replica.selector.class":
+                    "org.apache.kafka.common.replica.RackAwareReplicaSelector"})).start())
+        yield brokers
+    finally:
+        stop_brokers(brokers)
+
+
+def test_a_consumer_reads_from_the_follower_in_its_rack(racks):
+    """KIP-392: the leader answers a consumer whose rack holds an in-sync follower with that
+    follower as preferred_read_replica; librdkafka then fetches from it, up to its high
+    watermark."""
+    import json
+
+    topic = create(racks)
+    leader = racks[0].partitions.state(topic, 0).leader
+    follower = next(b for b in (1, 2, 3) if b != leader)
+    assert produce(racks, topic, [b"r%d" % i for i in range(2000)]) == [None] * 2000
+    received_by = {}
+
+    def statistics(text: str) -> None:
+        for broker in json.loads(text)["brokers"].values():
+            if broker["nodeid"] >= 0:
+                received_by[broker["nodeid"]] = broker["rxbytes"]
+
+    consumer = Consumer({"bootstrap.servers": bootstrap(racks), "group.id": "racked",
+                         "client.rack": f"RACK{follower}", "statistics.interval.ms": 200,
+                         "stats_cb": statistics, "enable.auto.commit": False,
+                         "log_level": 0})
+    consumer.assign([KafkaPartition(topic, 0, 0)])
+    values, deadline = [], time.monotonic() + 30
+    while len(values) < 2000 and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            values.append(message.value())
+    received_by.clear()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not received_by:
+        consumer.poll(0.2)  # statistics after the last fetch
+    consumer.close()
+    assert values == [b"r%d" % i for i in range(2000)]
+    assert received_by[follower] > 20_000  # the records came from the follower
+    assert received_by[follower] > 4 * received_by.get(leader, 0)
