@@ -10,9 +10,15 @@ other broker answers NOT_CONTROLLER, and the sender looks the controller up agai
   is a preferred election and has no top-level error code.
 * AlterPartitionReassignments and ListPartitionReassignments (KIP-455): start, replace or cancel
   (replicas null) reassignments; list those in progress, of the partitions named or all.
+
+Authorization, as Kafka's ``KafkaApis``: ControlledShutdown needs ClusterAction on the cluster
+(brokers ask it), ElectLeaders and AlterPartitionReassignments Alter, ListPartitionReassignments
+Describe; a refusal is CLUSTER_AUTHORIZATION_FAILED for the whole request (and, for
+ElectLeaders, each partition named).
 """
 
 from broker_lite.protocol import ErrorCode
+from broker_lite.security.acl import AclOperation, ResourceType
 from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.controller import NotControllerError
 
@@ -20,6 +26,11 @@ from ..dispatcher import RequestContext
 from ..services import ControllerRequests
 
 PREFERRED = 0
+REFUSED = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+
+def _may(context: RequestContext, operation: AclOperation) -> bool:
+    return context.authorize(operation, ResourceType.CLUSTER)
 
 
 def _controller(context: RequestContext) -> ControllerRequests | None:
@@ -29,6 +40,8 @@ def _controller(context: RequestContext) -> ControllerRequests | None:
 
 
 def controlled_shutdown(context: RequestContext, body: dict) -> dict:
+    if not _may(context, AclOperation.CLUSTER_ACTION):
+        return {"error_code": REFUSED, "remaining_partitions": []}
     controller = _controller(context)
     if controller is None:
         return {"error_code": ErrorCode.NOT_CONTROLLER, "remaining_partitions": []}
@@ -45,7 +58,10 @@ def elect_leaders(context: RequestContext, body: dict) -> dict:
         TopicPartition(topic["topic"], p) for topic in requested for p in topic["partitions"]]
     controller = _controller(context)
     timeout_s = max(body.get("timeout_ms", 60000), 0) / 1000
-    if controller is None:
+    allowed = _may(context, AclOperation.ALTER)
+    if not allowed:
+        outcomes = {tp: (REFUSED, None) for tp in partitions or ()}
+    elif controller is None:
         outcomes = {tp: (ErrorCode.NOT_CONTROLLER, None) for tp in partitions or ()}
     else:
         outcomes = {tp: (o.error, o.message) for tp, o in
@@ -58,7 +74,8 @@ def elect_leaders(context: RequestContext, body: dict) -> dict:
     for tp, (error, message) in sorted(outcomes.items()):
         by_topic.setdefault(tp.topic, []).append(
             {"partition_id": tp.partition, "error_code": error, "error_message": message})
-    return {"throttle_time_ms": 0, "error_code": 0, "replica_election_results": [
+    top_error = 0 if allowed or context.version == 0 else REFUSED
+    return {"throttle_time_ms": 0, "error_code": top_error, "replica_election_results": [
         {"topic": topic, "partition_result": results} for topic, results in by_topic.items()]}
 
 
@@ -67,6 +84,9 @@ def alter_partition_reassignments(context: RequestContext, body: dict) -> dict:
                None if p["replicas"] is None else tuple(p["replicas"])
                for topic in body["topics"] for p in topic["partitions"]}
     response = {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "responses": []}
+    if not _may(context, AclOperation.ALTER):
+        response["error_code"] = REFUSED
+        return response
     controller = _controller(context)
     if controller is None:
         response["error_code"] = ErrorCode.NOT_CONTROLLER
@@ -87,6 +107,9 @@ def list_partition_reassignments(context: RequestContext, body: dict) -> dict:
     requested = body["topics"]
     partitions = None if requested is None else [
         TopicPartition(t["name"], p) for t in requested for p in t["partition_indexes"]]
+    if not _may(context, AclOperation.DESCRIBE):
+        response["error_code"] = REFUSED
+        return response
     controller = _controller(context)
     try:
         if controller is None:

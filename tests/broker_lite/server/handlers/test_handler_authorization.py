@@ -533,6 +533,31 @@ def test_delete_records_leader_epochs_and_producers_per_topic(acl_harness):
     assert epochs["topics"][0]["partitions"][0]["error_code"] == 0
 
 
+def test_controller_apis_need_their_cluster_operation(acl_harness):
+    """Refused before anything else; allowed, they reach the controller role (which this
+    broker does not hold: NOT_CONTROLLER)."""
+    def ask():
+        shutdown = call(acl_harness, ApiKey.CONTROLLED_SHUTDOWN, 3,
+                        {"broker_id": OTHER_BROKER, "broker_epoch": 1})
+        elect = call(acl_harness, ApiKey.ELECT_LEADERS, 2, {
+            "election_type": 0, "timeout_ms": 1000,
+            "topic_partitions": [{"topic": "events", "partitions": [0]}]})
+        alter = call(acl_harness, ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, {
+            "timeout_ms": 1000, "topics": [{"name": "events", "partitions": [
+                {"partition_index": 0, "replicas": [BROKER_ID]}]}]})
+        listed = call(acl_harness, ApiKey.LIST_PARTITION_REASSIGNMENTS, 0,
+                      {"timeout_ms": 1000, "topics": None})
+        (result,) = elect["replica_election_results"][0]["partition_result"]
+        return (shutdown["error_code"], elect["error_code"], result["error_code"],
+                alter["error_code"], listed["error_code"])
+
+    assert ask() == (CLUSTER_REFUSED,) * 5
+    for operation in (Op.CLUSTER_ACTION, Op.ALTER, Op.DESCRIBE):
+        acl_harness.grant(ALICE, operation, R.CLUSTER)
+    assert ask() == (E.NOT_CONTROLLER, E.NONE, E.NOT_CONTROLLER, E.NOT_CONTROLLER,
+                     E.NOT_CONTROLLER)
+
+
 def test_super_users_are_allowed_everything(harness):
     harness.acls(super_users={ALICE})
     harness.topic("events", [BROKER_ID])
