@@ -20,6 +20,7 @@ from . import (
     producers,
     records_admin,
     sasl,
+    scram_credentials,
     topics,
     transactions,
 )
@@ -36,6 +37,7 @@ from .producer_ids import *
 from .producers import *
 from .records_admin import *
 from .sasl import *
+from .scram_credentials import *
 from .topics import *
 from .transactions import *
 
@@ -44,7 +46,7 @@ ALL_MESSAGES = {
     m.name: m
     for module in (
         headers, api_versions, metadata, produce, fetch, offsets, topics, configs, groups,
-        group_offsets, sasl, producer_ids, producers, transactions, records_admin,
+        group_offsets, sasl, scram_credentials, producer_ids, producers, transactions, records_admin,
     )
     for m in (getattr(module, n) for n in module.__all__)
 }

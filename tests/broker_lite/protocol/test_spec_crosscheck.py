@@ -40,7 +40,8 @@ REQUIRED_APIS = ["ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets",
                  "OffsetDelete", "SaslHandshake", "SaslAuthenticate", "InitProducerId",
                  "DescribeProducers",
                  "AddPartitionsToTxn", "AddOffsetsToTxn", "EndTxn", "WriteTxnMarkers",
-                 "TxnOffsetCommit", "DescribeTransactions", "ListTransactions"]
+                 "TxnOffsetCommit", "DescribeTransactions", "ListTransactions",
+                 "DescribeUserScramCredentials", "AlterUserScramCredentials"]
 
 PRIMITIVES = {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "string",
               "uuid", "bytes", "records"}
