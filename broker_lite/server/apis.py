@@ -26,6 +26,8 @@ from .handlers import (
     produce,
     producer_ids,
     producers,
+    sasl,
+    scram_credentials,
     topics,
     transactions,
 )
@@ -67,4 +69,10 @@ def handlers() -> dict[ApiKey, ApiHandler]:
         ApiKey.TXN_OFFSET_COMMIT: ApiHandler(0, 4, transactions.txn_offset_commit),
         ApiKey.LIST_TRANSACTIONS: ApiHandler(0, 1, transactions.list_transactions),
         ApiKey.DESCRIBE_TRANSACTIONS: ApiHandler(0, 0, transactions.describe_transactions),
+        ApiKey.SASL_HANDSHAKE: ApiHandler(0, 1, sasl.sasl_handshake),
+        ApiKey.SASL_AUTHENTICATE: ApiHandler(0, 2, sasl.sasl_authenticate),
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: ApiHandler(
+            0, 0, scram_credentials.describe_user_scram_credentials),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: ApiHandler(
+            0, 0, scram_credentials.alter_user_scram_credentials),
     }

@@ -1,8 +1,10 @@
-"""One broker_lite broker: its logs, its place in the ZooKeeper cluster, and its listener.
+"""One broker_lite broker: its logs, its place in the ZooKeeper cluster, and its listeners.
 
-Start-up order, as a Kafka broker's: ZooKeeper (an embedded server when ``zookeeper.connect`` is
-unset), the dynamic broker configs stored there, the logs (recovered if the last shutdown was not
-clean), the listener bound (so the port is known when registering: ``SocketServer.start``),
+Start-up order, as a Kafka broker's: the listeners' settings checked (TLS stores read, SASL
+login modules parsed: :mod:`.listeners`), ZooKeeper (an embedded server when
+``zookeeper.connect`` is unset), the dynamic broker configs stored there, the logs (recovered if
+the last shutdown was not clean), the users' SCRAM credentials, the listeners bound (so the
+ports are known when registering every advertised endpoint: ``SocketServer.start``),
 registration and the controller election in ZooKeeper, and last, once ZooKeeper shows this broker
 and a controller, request processing (Kafka's ``SocketServer.enableRequestProcessing``: until
 then clients' connections wait in the listen backlog). So the first answer any client gets
@@ -33,7 +35,7 @@ from broker_lite.zk import ZkBroker
 from broker_lite.zk.admin import get_broker_config, get_topic_config
 from broker_lite.zk.client import ZooKeeperConnection
 from broker_lite.zk.consumer_offsets import ZkConsumerOffsets
-from broker_lite.zk.endpoints import EndPoint, parse_endpoints, parse_protocol_map
+from broker_lite.zk.endpoints import EndPoint
 from broker_lite.zk.layout import BrokerIdZNode
 from broker_lite.zk.producer_ids import ZkProducerIdManager
 
@@ -42,11 +44,19 @@ from .admin import ZkTopicAdmin
 from .apis import handlers
 from .config_changes import ConfigChangeListener, DynamicBrokerConfigs
 from .dispatcher import Dispatcher, supported_versions
+from .listeners import (
+    ListenerConfig,
+    advertised_endpoints,
+    channel_builder,
+    inter_broker_listener_name,
+    listener_configs,
+)
 from .metadata import BrokerInfo, ClusterMetadata
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics, MetricsListener
 from .network import Listener, NetworkConfig, RequestHandlerPool, SocketServer
 from .purgatory import Purgatory
+from .scram_credentials import ScramCredentialCache
 from .services import HandlerServices
 
 logger = logging.getLogger(__name__)
@@ -75,6 +85,9 @@ class Broker:
         self.transactions: TransactionService | None = None
         self.config_changes: ConfigChangeListener | None = None
         self.dynamic_configs: DynamicBrokerConfigs | None = None
+        self.scram_credentials: ScramCredentialCache | None = None
+        self.listeners: list[ListenerConfig] = []
+        self.advertised: tuple[EndPoint, ...] = ()
 
     def start(self) -> "Broker":
         try:
@@ -91,6 +104,8 @@ class Broker:
         if broker_id != self.config["broker.id"]:  # broker.id=-1: the id generated earlier
             self.config = BrokerConfig({**self.config.originals, "broker.id": str(broker_id)})
         config = self.config
+        self.listeners = listeners = listener_configs(config)  # checked before anything starts
+        inter_broker = inter_broker_listener_name(config)
         self.zookeeper = ZooKeeperConnection(config).open()
         client = self.zookeeper.client
         # Dynamic broker configs are in force before the logs load, as in Kafka.
@@ -102,58 +117,69 @@ class Broker:
         dynamic.reload()
         self.logs = logs = dynamic.logs = LogManager(config)
         partitions = PartitionManager(logs, lambda topic: get_topic_config(client, topic))
-        listener = self._listener()
         self.purgatory = purgatory = Purgatory()
         cluster = MetadataCache(client, lambda watching: ClusterMetadata(watching,
-                                                                         listener.listener_name))
+                                                                         listeners[0].name))
         producer_ids = ZkProducerIdManager(client, lambda: partitions.broker_id)
         self.groups = start_group_coordinator(config, partitions, client,
                                               purgatory.notify_appended)
         self.transactions = start_transaction_coordinator(
             config, partitions, client, broker_id=lambda: partitions.broker_id,
-            brokers=cluster.brokers, generate_producer_id=producer_ids.generate,
+            brokers=lambda: cluster.brokers(inter_broker),
+            generate_producer_id=producer_ids.generate,
             group_coordinator=self.groups, on_appended=purgatory.notify_appended)
+        # SCRAM credentials are read before any client may authenticate, then followed.
+        self.scram_credentials = scram = ScramCredentialCache(client)
+        scram.load()
         api_handlers = handlers()
         self.services = services = HandlerServices(
             config=config, logs=logs, partitions=partitions, cluster=cluster,
             admin=ZkTopicAdmin(client, config, on_config_changed=logs.update_config,
-                               on_broker_config_changed=dynamic.reload),
+                               on_broker_config_changed=dynamic.reload,
+                               on_user_config_changed=scram.reload_user),
             groups=self.groups, transactions=self.transactions.coordinator,
             markers=self.transactions.markers, producer_ids=producer_ids, purgatory=purgatory,
             zk_offsets=ZkConsumerOffsets(client),
             api_versions=supported_versions(api_handlers))
         # The listener is bound now (the port is registered below) and serves requests once
         # the broker is registered: Kafka's SocketServer.startup, then enableRequestProcessing.
-        self.server = SocketServer([Listener(listener.listener_name, listener.host,
-                                             listener.port)], NetworkConfig.of(config)).start()
+        dispatcher = Dispatcher(api_handlers, services)
+        self.server = SocketServer([
+            Listener(listener.name, listener.endpoint.host, listener.endpoint.port,
+                     channel_builder(listener, scram.get, dispatcher.api_versions))
+            for listener in listeners], NetworkConfig.of(config)).start()
         self.request_handlers = RequestHandlerPool(
-            self.server.request_channel, Dispatcher(api_handlers, services),
-            config["num.io.threads"]).start()
+            self.server.request_channel, dispatcher, config["num.io.threads"]).start()
         self.metrics = BrokerMetrics(self.server, purgatory, lambda: services.broker_id)
         if config["metrics.listener"]:
             self.metrics_listener = MetricsListener(config["metrics.listener"],
                                                     self.metrics).start()
-        advertised = self._advertised(listener, self.server.port)
+        self.advertised = advertised = advertised_endpoints(
+            config, {listener.name: self.server.bound_port(listener.name)
+                     for listener in listeners})
         self._wait_for_previous_session(client, config["broker.id"])
-        self.zk_broker = ZkBroker(client, config, partitions, endpoints=(advertised,))
+        self.zk_broker = ZkBroker(client, config, partitions, endpoints=advertised)
         self.zk_broker.start()
         partitions.broker_id = self.zk_broker.broker_id
         dynamic.broker_id = lambda: partitions.broker_id  # a generated id is known now
         services.cluster_id = self.zk_broker.cluster_id
-        cluster.local_broker = BrokerInfo(services.broker_id, advertised.host, advertised.port,
-                                          config["broker.rack"])
+        local = {e.listener_name: BrokerInfo(services.broker_id, e.host, e.port,
+                                             config["broker.rack"]) for e in advertised}
+        cluster.set_local_endpoints(local)
+        cluster.local_broker = local.get(listeners[0].name) or next(iter(local.values()))
         meta_properties.check_cluster(recorded, services.cluster_id)
         meta_properties.write(log_dirs, meta_properties.BrokerMetadata(services.broker_id,
                                                                        services.cluster_id))
         dynamic.reload()
         self.config_changes.handlers.update(topics=self._on_topic_config_change,
-                                            brokers=dynamic.reload)
+                                            brokers=dynamic.reload, users=scram.on_change)
         self.config_changes.start()
         self.logs.start_background_tasks()
         self._wait_until_shown(cluster)
         self.server.enable_request_processing()
-        logger.info("broker %d listening on %s:%d (ZooKeeper %s)", services.broker_id,
-                    advertised.host, advertised.port, self.zookeeper.connect_string)
+        logger.info("broker %d listening on %s (ZooKeeper %s)", services.broker_id,
+                    ", ".join(e.connection_string for e in advertised),
+                    self.zookeeper.connect_string)
 
     def _on_topic_config_change(self, topic: str) -> None:
         """A topic's overrides changed somewhere in the cluster: apply them to the partitions
@@ -200,29 +226,16 @@ class Broker:
                 waited = True
             time.sleep(0.2)
 
-    def _listener(self) -> EndPoint:
-        protocol_map = parse_protocol_map(self.config["listener.security.protocol.map"])
-        endpoints = parse_endpoints(self.config["listeners"], protocol_map)
-        plaintext = [e for e in endpoints if e.security_protocol == "PLAINTEXT"]
-        if not plaintext:
-            raise ValueError(f"listeners {self.config['listeners']!r} has no PLAINTEXT listener, "
-                             "the only protocol broker_lite serves")
-        return plaintext[0]
-
-    def _advertised(self, listener: EndPoint, bound_port: int) -> EndPoint:
-        text = self.config["advertised.listeners"]
-        if text:
-            protocol_map = parse_protocol_map(self.config["listener.security.protocol.map"])
-            for endpoint in parse_endpoints(text, protocol_map):
-                if endpoint.listener_name == listener.listener_name:
-                    return endpoint
-        host = listener.host or "127.0.0.1"
-        return EndPoint(listener.listener_name, host, bound_port, listener.security_protocol)
-
     @property
     def port(self) -> int:
+        """The bound port of the first listener."""
         assert self.server is not None
         return self.server.port
+
+    def bound_port(self, listener_name: str) -> int:
+        """The bound port of a listener (``SASL_SSL``, a custom name)."""
+        assert self.server is not None
+        return self.server.bound_port(listener_name.upper())
 
     @property
     def broker_id(self) -> int:

@@ -30,10 +30,12 @@ def find_coordinator(context: RequestContext, body: dict) -> dict:
     key_type = body.get("key_type", 0) if context.version >= 1 else 0
     if context.version >= 4:
         return {"throttle_time_ms": 0, "coordinators": [
-            _coordinator_entry(key, *_lookup(context.services, key_type, key))
+            _coordinator_entry(key, *_lookup(context.services, key_type, key,
+                                              context.listener))
             for key in body["coordinator_keys"]
         ]}
-    error, message, (node_id, host, port) = _lookup(context.services, key_type, body["key"])
+    error, message, (node_id, host, port) = _lookup(context.services, key_type, body["key"],
+                                                    context.listener)
     return {"throttle_time_ms": 0, "error_code": error, "error_message": message,
             "node_id": node_id, "host": host, "port": port}
 
@@ -62,7 +64,7 @@ def _coordinator(services: HandlerServices, key_type: int) -> CoordinatorTopic |
     return None
 
 
-def _lookup(services: HandlerServices, key_type: int, key: str
+def _lookup(services: HandlerServices, key_type: int, key: str, listener: str | None
             ) -> tuple[ErrorCode, str | None, tuple]:
     coordinator = _coordinator(services, key_type)
     if coordinator is None:
@@ -81,7 +83,8 @@ def _lookup(services: HandlerServices, key_type: int, key: str
         if local is None or local.leader_epoch < state.leader_epoch:
             return (ErrorCode.COORDINATOR_NOT_AVAILABLE,
                     f"this broker does not serve {topic}-{partition} yet", NO_NODE)
-    broker = next((b for b in services.cluster.brokers() if b.broker_id == state.leader), None)
+    broker = next((b for b in services.cluster.brokers(listener)
+                   if b.broker_id == state.leader), None)
     if broker is None:
         return (ErrorCode.COORDINATOR_NOT_AVAILABLE,
                 f"the leader of {topic}-{partition} is not available", NO_NODE)

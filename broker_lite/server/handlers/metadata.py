@@ -8,7 +8,11 @@ internal; ``__consumer_offsets`` is auto-created by the group coordinator, with 
 Authorized operations (v8+, KIP-430) are reported when asked for
 (``include_cluster_authorized_operations``, v8-10; ``include_topic_authorized_operations``):
 without an authorizer, every operation the cluster or a topic supports, as Kafka reports them
-(:mod:`..authorized_operations`); -2**31 when not asked."""
+(:mod:`..authorized_operations`); -2**31 when not asked.
+
+The brokers are given at their endpoints of the listener the request came in on, as Kafka's
+metadata cache answers per listener name: a client on a SASL_SSL listener is sent to the other
+brokers' SASL_SSL endpoints."""
 
 from broker_lite.config import ConfigError
 from broker_lite.coordinator import INTERNAL_TOPICS
@@ -43,7 +47,7 @@ def handle(context: RequestContext, body: dict) -> dict:
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": b.broker_id, "host": b.host, "port": b.port, "rack": b.rack}
-                    for b in cluster.brokers()],
+                    for b in cluster.brokers(context.listener)],
         "cluster_id": services.cluster_id,
         "controller_id": cluster.controller_id(),
         "topics": topics,

@@ -11,9 +11,10 @@ connection.
 import logging
 import resource
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .acceptor import Acceptor
+from .channel_builders import PLAINTEXT, ChannelBuilder
 from .config import NetworkConfig
 from .processor import Processor
 from .quotas import ConnectionQuotas, parse_overrides
@@ -25,11 +26,14 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Listener:
-    """Where to listen: ``name`` (``PLAINTEXT``, ...) on ``host:port`` (port 0: a free one)."""
+    """Where to listen: ``name`` (``PLAINTEXT``, ...) on ``host:port`` (port 0: a free one),
+    and how its connections are built (``channels``: TLS, SASL; see
+    :mod:`.channel_builders`)."""
 
     name: str
     host: str
     port: int
+    channels: ChannelBuilder = field(default=PLAINTEXT, compare=False, repr=False)
 
 
 class SocketServer:
@@ -74,7 +78,7 @@ class SocketServer:
                     self.request_channel.add_processor(processor)
                     processors.append(processor)
                 self.processors.extend(processors)
-                self._acceptors.append(Acceptor(listener.name, sock, processors, self.quotas,
+                self._acceptors.append(Acceptor(listener, sock, processors, self.quotas,
                                                 config, self.name))
         except BaseException:
             self.stop()

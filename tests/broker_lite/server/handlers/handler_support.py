@@ -65,7 +65,7 @@ class FakeCluster:
         info = self.topics[name] = TopicInfo(name, uuid.uuid4(), partitions)
         return info
 
-    def brokers(self) -> list[BrokerInfo]:
+    def brokers(self, listener: str | None = None) -> list[BrokerInfo]:
         return list(self.broker_list)
 
     def controller_id(self) -> int:
