@@ -48,6 +48,7 @@ from .listeners import (
     ListenerConfig,
     advertised_endpoints,
     channel_builder,
+    inter_broker_client_settings,
     inter_broker_listener_name,
     listener_configs,
 )
@@ -127,7 +128,8 @@ class Broker:
             config, partitions, client, broker_id=lambda: partitions.broker_id,
             brokers=lambda: cluster.brokers(inter_broker),
             generate_producer_id=producer_ids.generate,
-            group_coordinator=self.groups, on_appended=purgatory.notify_appended)
+            group_coordinator=self.groups, on_appended=purgatory.notify_appended,
+            inter_broker_security=inter_broker_client_settings(config))
         # SCRAM credentials are read before any client may authenticate, then followed.
         self.scram_credentials = scram = ScramCredentialCache(client)
         scram.load()

@@ -306,3 +306,60 @@ def inter_broker_listener_name(config: BrokerConfig) -> str:
             f"advertised.listeners. The valid options based on currently configured listeners "
             f"are {','.join(advertised)}")
     return name
+
+
+# The broker as a client of other brokers: the login module of each mechanism, and the settings
+# of its inter-broker listener it reuses (Kafka's ChannelBuilders.clientChannelBuilder).
+_CLIENT_TLS_SETTINGS = ("ssl.keystore.", "ssl.key.password", "ssl.truststore.",
+                        "ssl.enabled.protocols", "ssl.cipher.suites",
+                        "ssl.endpoint.identification.algorithm")
+
+
+def _jaas_text(module: str, options: Mapping[str, str]) -> str:
+    quoted = " ".join(f'{name}="{_escape_jaas(value)}"' for name, value in options.items())
+    return f"org.apache.kafka.common.security.{module} required {quoted};"
+
+
+def _escape_jaas(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def inter_broker_client_settings(config: BrokerConfig) -> dict[str, str]:
+    """The client settings this broker connects to other brokers with (transaction markers):
+    the inter-broker listener's security protocol, its TLS stores (the keystore as the client
+    certificate), and for SASL ``sasl.mechanism.inter.broker.protocol`` with the
+    ``username``/``password`` of that mechanism's login module on the listener (OAUTHBEARER:
+    its ``unsecuredLogin...`` options), as Kafka's brokers use them."""
+    name = inter_broker_listener_name(config)
+    listener = next(item for item in listener_configs(config) if item.name == name)
+    settings = {"security.protocol": listener.security_protocol}
+    if listener.uses_tls:
+        settings.update({key: value for key, value in listener.settings.items()
+                         if key.startswith(_CLIENT_TLS_SETTINGS)})
+    if listener.sasl is None:
+        return settings
+    mechanism = config["sasl.mechanism.inter.broker.protocol"]
+    where = "sasl.mechanism.inter.broker.protocol"
+    if mechanism not in listener.sasl.mechanisms:
+        raise ListenerConfigError(
+            f"{where}: {mechanism} is not among the mechanisms of the inter-broker listener "
+            f"{name} ({', '.join(listener.sasl.mechanisms)})")
+    entry = listener.sasl.jaas.get(mechanism)
+    key = f"{listener_prefix(name)}{mechanism.lower()}.sasl.jaas.config"
+    if mechanism == OAUTHBEARER:
+        options = {k: v for k, v in (entry.options if entry else {}).items()
+                   if k.startswith("unsecuredLogin")}
+        module = "oauthbearer.OAuthBearerLoginModule"
+    else:
+        options = {k: entry.options[k] for k in ("username", "password")
+                   if entry is not None and k in entry.options}
+        module = "plain.PlainLoginModule" if mechanism == PLAIN else "scram.ScramLoginModule"
+    if not options or (mechanism != OAUTHBEARER and len(options) != 2):
+        raise ListenerConfigError(
+            f"{key}: the broker authenticates to other brokers with {mechanism}: give the "
+            f"login module's username and password"
+            if mechanism != OAUTHBEARER else
+            f"{key}: the broker authenticates to other brokers with OAUTHBEARER: give "
+            f"unsecuredLoginStringClaim_sub")
+    settings.update({"sasl.mechanism": mechanism, "sasl.jaas.config": _jaas_text(module, options)})
+    return settings

@@ -46,7 +46,8 @@ ALL_MESSAGES = {
     m.name: m
     for module in (
         headers, api_versions, metadata, produce, fetch, offsets, topics, configs, groups,
-        group_offsets, sasl, scram_credentials, producer_ids, producers, transactions, records_admin,
+        group_offsets, sasl, scram_credentials, producer_ids, producers, transactions,
+        records_admin,
     )
     for m in (getattr(module, n) for n in module.__all__)
 }
