@@ -51,7 +51,12 @@ from dataclasses import dataclass, field
 
 from broker_lite.config import BrokerConfig, ConfigError
 from broker_lite.security import SecurityConfigError
-from broker_lite.security.jaas import JaasEntry, parse_jaas_config
+from broker_lite.security.jaas import (
+    MECHANISM_LOGIN_MODULES,
+    JaasEntry,
+    jaas_config,
+    parse_jaas_config,
+)
 from broker_lite.security.oauthbearer import MECHANISM as OAUTHBEARER
 from broker_lite.security.oauthbearer import UnsecuredTokenValidator
 from broker_lite.security.plain import MECHANISM as PLAIN
@@ -73,8 +78,6 @@ from .network.sasl import ApiVersionsAnswer
 logger = logging.getLogger(__name__)
 
 SASL_MECHANISMS = (PLAIN, *SCRAM_MECHANISMS, OAUTHBEARER)
-_LOGIN_MODULES = {PLAIN: "PlainLoginModule", OAUTHBEARER: "OAuthBearerLoginModule",
-                  **dict.fromkeys(SCRAM_MECHANISMS, "ScramLoginModule")}
 _SECURITY_PREFIXES = ("ssl.", "sasl.")
 _SECURITY_NAMES = ("connections.max.reauth.ms",)
 
@@ -190,9 +193,10 @@ def _sasl_settings(listener_name: str, settings: Mapping[str, str]) -> SaslSetti
             entry = parse_jaas_config(text)
         except SecurityConfigError as exc:
             raise ListenerConfigError(f"{name}: {exc}") from None
-        if entry.module != _LOGIN_MODULES[mechanism]:
-            raise ListenerConfigError(f"{name}: {mechanism} takes the {_LOGIN_MODULES[mechanism]}"
-                                      f", not the {entry.module}")
+        module = MECHANISM_LOGIN_MODULES[mechanism]
+        if entry.module != module:
+            raise ListenerConfigError(f"{name}: {mechanism} takes the {module}, not the "
+                                      f"{entry.module}")
         jaas[mechanism] = entry
     if PLAIN in mechanisms and not any(n.startswith("user_")
                                        for n in getattr(jaas.get(PLAIN), "options", {})):
@@ -315,15 +319,6 @@ _CLIENT_TLS_SETTINGS = ("ssl.keystore.", "ssl.key.password", "ssl.truststore.",
                         "ssl.endpoint.identification.algorithm")
 
 
-def _jaas_text(module: str, options: Mapping[str, str]) -> str:
-    quoted = " ".join(f'{name}="{_escape_jaas(value)}"' for name, value in options.items())
-    return f"org.apache.kafka.common.security.{module} required {quoted};"
-
-
-def _escape_jaas(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')
-
-
 def inter_broker_client_settings(config: BrokerConfig) -> dict[str, str]:
     """The client settings this broker connects to other brokers with (transaction markers):
     the inter-broker listener's security protocol, its TLS stores (the keystore as the client
@@ -349,11 +344,9 @@ def inter_broker_client_settings(config: BrokerConfig) -> dict[str, str]:
     if mechanism == OAUTHBEARER:
         options = {k: v for k, v in (entry.options if entry else {}).items()
                    if k.startswith("unsecuredLogin")}
-        module = "oauthbearer.OAuthBearerLoginModule"
     else:
         options = {k: entry.options[k] for k in ("username", "password")
                    if entry is not None and k in entry.options}
-        module = "plain.PlainLoginModule" if mechanism == PLAIN else "scram.ScramLoginModule"
     if not options or (mechanism != OAUTHBEARER and len(options) != 2):
         raise ListenerConfigError(
             f"{key}: the broker authenticates to other brokers with {mechanism}: give the "
@@ -361,5 +354,6 @@ def inter_broker_client_settings(config: BrokerConfig) -> dict[str, str]:
             if mechanism != OAUTHBEARER else
             f"{key}: the broker authenticates to other brokers with OAUTHBEARER: give "
             f"unsecuredLoginStringClaim_sub")
-    settings.update({"sasl.mechanism": mechanism, "sasl.jaas.config": _jaas_text(module, options)})
+    settings.update({"sasl.mechanism": mechanism,
+                     "sasl.jaas.config": jaas_config(mechanism, **options)})
     return settings
