@@ -9,8 +9,9 @@ Brokers answer once the controller has acted, but other brokers may learn of the
 later; so by default (``wait=True``) each call returns only when the cluster metadata shows the
 outcome (every partition with a leader, or the topic gone), and a topic is usable right away.
 
-Consumer groups (:mod:`.groups_admin`) and topic and broker configuration (:mod:`.configs_admin`)
-are administered through ``admin.groups`` and ``admin.configs``.
+Consumer groups (:mod:`.groups_admin`), topic and broker configuration (:mod:`.configs_admin`)
+and users' SCRAM credentials (:mod:`.scram_admin`) are administered through ``admin.groups``,
+``admin.configs`` and ``admin.scram_credentials``.
 
 >>> NewTopic.of(("events", 3, 1, {"retention.ms": "60000"}))
 NewTopic(name='events', num_partitions=3, replication_factor=1, configs={'retention.ms': '60000'})
@@ -35,6 +36,7 @@ from .errors import (
 from .groups_admin import GroupsAdmin
 from .metadata import TopicMetadata
 from .retry import Deadline, retry
+from .scram_admin import ScramCredentialsAdmin
 
 TOPIC_RESOURCE = 2  # DescribeConfigs resource type
 FIRST_DELETE_BY_STATE = 6  # DeleteTopics 6+: Topics [{Name, TopicId}] instead of TopicNames
@@ -67,12 +69,14 @@ class NewTopic:
 
 class Admin:
     """Administrative operations; get one from :attr:`KafkaClient.admin`. Topics here;
-    consumer groups in :attr:`groups`, topic and broker configuration in :attr:`configs`."""
+    consumer groups in :attr:`groups`, topic and broker configuration in :attr:`configs`, SCRAM
+    credentials in :attr:`scram_credentials`."""
 
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
         self._groups: GroupsAdmin | None = None
         self._configs: ConfigsAdmin | None = None
+        self._scram: ScramCredentialsAdmin | None = None
 
     @property
     def groups(self) -> GroupsAdmin:
@@ -87,6 +91,14 @@ class Admin:
         if self._configs is None:
             self._configs = ConfigsAdmin(self.cluster)
         return self._configs
+
+    @property
+    def scram_credentials(self) -> ScramCredentialsAdmin:
+        """Describe and alter users' SCRAM credentials
+        (:class:`.scram_admin.ScramCredentialsAdmin`)."""
+        if self._scram is None:
+            self._scram = ScramCredentialsAdmin(self.cluster)
+        return self._scram
 
     # -- topics ---------------------------------------------------------------------------------
 

@@ -53,6 +53,8 @@ CLIENT_VERSIONS: dict[ApiKey, tuple[int, int]] = {
         ApiKey.SASL_HANDSHAKE: (1, 1),  # v0 sent the mechanism's messages as raw frames
         ApiKey.SASL_AUTHENTICATE: (0, 2),  # v1+: session lifetime (KIP-368)
         ApiKey.WRITE_TXN_MARKERS: (1, 1),  # a transaction coordinator's, to other brokers
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
     }.items()
 }
 
