@@ -25,6 +25,7 @@ _MODULES = [
     "kafka.protocol.consumer.group", "kafka.protocol.admin.topics", "kafka.protocol.admin.configs",
     "kafka.protocol.admin.groups", "kafka.protocol.admin.cluster", "kafka.protocol.sasl",
     "kafka.protocol.producer.transaction", "kafka.protocol.admin.transactions",
+    "kafka.protocol.admin.users",
 ]
 
 
