@@ -86,6 +86,10 @@ class Processor:
         self._stopping = False
         self.connections_created = 0
         self.connections_closed = 0
+        # Kafka's selector metrics: successful-authentication-total, ...
+        self.successful_authentications = 0
+        self.successful_reauthentications = 0
+        self.failed_authentications = 0
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"{name}-network-thread-{processor_id}")
 
@@ -223,6 +227,7 @@ class Processor:
 
     def _failed_authentication(self, channel: KafkaChannel, exc: AuthenticationFailed) -> None:
         logger.info("Failed authentication with %s (%s)", _address(channel.peer), exc)
+        self.failed_authentications += 1
         if not (channel.closing and channel.unsent):
             self._close(channel)
             return
@@ -364,6 +369,8 @@ class Processor:
         transport = channel.transport
         if not transport.ready:
             channel.prepare()  # the TLS handshake, a step
+            if channel.ready:
+                self.successful_authentications += 1  # a TLS client, its certificate checked
             if channel.unsent:
                 self._write(channel, now)
             if not channel.ready:
@@ -391,8 +398,14 @@ class Processor:
     def _authenticate(self, channel: KafkaChannel, now: float) -> None:
         """Let the authenticator take the frames read; write its answers. A refusal or a
         failure is handled here (whoever calls this)."""
+        before = getattr(channel.authenticator, "reauthentications", 0)
         try:
             channel.prepare()
+            if channel.ready:
+                if getattr(channel.authenticator, "reauthentications", 0) > before:
+                    self.successful_reauthentications += 1
+                else:
+                    self.successful_authentications += 1
             if channel.unsent:
                 self._write(channel, now)
             elif channel.ready:

@@ -130,6 +130,11 @@ class SocketServer:
             "connections_per_processor": {p.id: p.connection_count for p in self.processors},
             "connections_created": sum(p.connections_created for p in self.processors),
             "connections_closed": sum(p.connections_closed for p in self.processors),
+            "successful_authentications": sum(p.successful_authentications
+                                              for p in self.processors),
+            "successful_reauthentications": sum(p.successful_reauthentications
+                                                for p in self.processors),
+            "failed_authentications": sum(p.failed_authentications for p in self.processors),
             "request_queue_size": self.request_channel.request_queue_size,
             "response_queue_sizes": self.request_channel.response_queue_sizes(),
         }
