@@ -239,6 +239,8 @@ BROKER_CONFIG = _defs(
             "names the inter-broker listener when inter.broker.listener.name is unset"),
     Setting("connections.max.reauth.ms", int64(), 0,
             "SASL session lifetime; a connection not re-authenticated by then is closed (0: none)"),
+    Setting("connection.failed.authentication.delay.ms", int32(0), 100,
+            "how long a refused client's connection waits before its refusal and close"),
     Setting("sasl.server.max.receive.size", int32(), 524288,
             "largest frame read before a SASL client is authenticated"),
     Setting("ssl.principal.mapping.rules", string, "DEFAULT",

@@ -188,7 +188,7 @@ KAFKA_READ_ONLY_CONFIG_NAMES = frozenset({
     "alter.log.dirs.replication.quota.window.size.seconds", "authorizer.class.name",
     "auto.include.jmx.reporter", "auto.leader.rebalance.enable", "broker.heartbeat.interval.ms",
     "broker.id.generation.enable", "broker.session.timeout.ms", "client.quota.callback.class",
-    "connection.failed.authentication.delay.ms",
+
     "control.plane.listener.name", "controlled.shutdown.enable", "controlled.shutdown.max.retries",
     "controlled.shutdown.retry.backoff.ms", "controller.listener.names",
     "controller.quorum.append.linger.ms", "controller.quorum.bootstrap.servers",

@@ -5,7 +5,8 @@ A channel is ready for requests once its transport finished its handshake and it
 accepted the client (:mod:`.transport`, :mod:`.authenticator`); :meth:`KafkaChannel.prepare`
 takes both a step further on every readiness event. An authenticator that refuses the client
 answers it first when Kafka does, and marks the channel ``closing``: nothing more is read, and
-the connection closes once that answer is written. It then carries one request at a time: once
+the connection closes once that answer is written, ``connection.failed.authentication.delay.ms``
+after the refusal (``close_at``), as Kafka delays it. It then carries one request at a time: once
 a request is read the channel is *muted*, and its next request is not read until the response
 to this one is queued on the channel, so responses go back in request order, as Kafka's
 processors keep them. It stays muted while more than :data:`MAX_UNSENT_RESPONSES` of its
@@ -108,7 +109,8 @@ class KafkaChannel:
     its authenticator and its state in the processor."""
 
     __slots__ = ("id", "peer", "listener", "transport", "authenticator", "receive", "sends",
-                 "paused", "pending", "events", "last_active", "in_flight", "closing")
+                 "paused", "pending", "events", "last_active", "in_flight", "closing",
+                 "close_at")
 
     def __init__(self, connection_id: str, peer: tuple, listener: str, transport,
                  authenticator: Authenticator, max_request_bytes: int):
@@ -125,6 +127,7 @@ class KafkaChannel:
         self.last_active = 0.0
         self.in_flight = None  # the request being handled
         self.closing = False  # close once the queued responses are written
+        self.close_at = None  # a refused client: its refusal waits until then (monotonic)
 
     @property
     def fileno(self) -> int:

@@ -17,7 +17,9 @@ A connection is ready for requests once its transport's handshake (TLS) and its 
 takes them a step further, and the authenticator answers the frames read itself. Its time is
 bounded: a connection not ready ``connections.max.idle.ms`` after it was accepted is closed,
 whatever it sent. A connection refused by its authenticator is closed, after the refusal when
-Kafka sends one (a SASL_AUTHENTICATION_FAILED answer), and nothing else of it is read. Bytes a
+Kafka sends one (a SASL_AUTHENTICATION_FAILED answer), and nothing else of it is read; both wait
+``connection.failed.authentication.delay.ms`` (100 ms), as in Kafka, to slow down password
+guessing. Bytes a
 TLS transport decrypted and holds are read without waiting for the socket (they would announce
 nothing). Once ready, a SaslHandshake starts a re-authentication when the authenticator allows
 one, and a request arriving after the session's lifetime closes the connection (KIP-368).
@@ -67,6 +69,8 @@ class Processor:
         self._metrics = metrics
         self._max_request_bytes = config.socket_request_max_bytes
         self._idle_s = config.idle_timeout_s
+        self._refusal_delay_s = config.connection_failed_authentication_delay_ms / 1000
+        self._delayed: deque[KafkaChannel] = deque()  # refused, closing at close_at, in order
         self._selector = selectors.DefaultSelector()
         self._wake_in, self._wake_out = socket.socketpair()
         self._wake_in.setblocking(False)
@@ -164,6 +168,7 @@ class Processor:
                 if self._blocked and self._requests.has_room():
                     self._unblock()
                 self._poll()
+                self._close_refused()
                 self._close_idle()
         except Exception:
             logger.exception("network thread %d failed", self.id)
@@ -182,6 +187,8 @@ class Processor:
                                        0.001))
         if self._blocked:
             timeout = min(timeout, 0.01)  # room may come without a wake-up
+        if self._delayed:
+            timeout = min(timeout, max(self._delayed[0].close_at - time.monotonic(), 0))
         self._woken = False
         self._sleeping = True
         if self._new or self._responses or self._commands or self._stopping or self._buffered:
@@ -226,8 +233,28 @@ class Processor:
             self._close(channel)
 
     def _failed_authentication(self, channel: KafkaChannel, exc: AuthenticationFailed) -> None:
+        """Close a refused client, after ``connection.failed.authentication.delay.ms`` (Kafka's
+        ``failedAuthenticationDelayMs``: nothing is read or written meanwhile) and its refusal,
+        when there is one."""
         logger.info("Failed authentication with %s (%s)", _address(channel.peer), exc)
         self.failed_authentications += 1
+        if self._refusal_delay_s <= 0:
+            self._close_refused_now(channel)
+            return
+        channel.closing = True
+        channel.close_at = time.monotonic() + self._refusal_delay_s
+        self._delayed.append(channel)
+        self._update_interest(channel)
+
+    def _close_refused(self) -> None:
+        now = time.monotonic()
+        while self._delayed and self._delayed[0].close_at <= now:
+            channel = self._delayed.popleft()
+            channel.close_at = None
+            if channel.id in self._channels:
+                self._close_refused_now(channel)
+
+    def _close_refused_now(self, channel: KafkaChannel) -> None:
         if not (channel.closing and channel.unsent):
             self._close(channel)
             return
@@ -325,6 +352,7 @@ class Processor:
             self._close(channel)
         self._paused.clear()
         self._buffered.clear()
+        self._delayed.clear()
         self._blocked = False
         while self._new:
             sock, peer, _ = self._new.popleft()
@@ -346,7 +374,7 @@ class Processor:
         if not channel.closing and (not channel.ready
                                     or not channel.muted and not channel.paused):
             events = READ
-        if channel.unsent:
+        if channel.unsent and channel.close_at is None:
             events |= WRITE
         if events & READ and channel.transport.buffered_read:
             self._buffered.add(channel)  # no readiness event will tell of them

@@ -52,6 +52,7 @@ class SocketServer:
         self.quotas = ConnectionQuotas(config.max_connections, config.max_connections_per_ip,
                                        parse_overrides(config.max_connections_per_ip_overrides))
         self.processors: list[Processor] = []
+        self._processors_by_listener: dict[Listener, list[Processor]] = {}
         self._acceptors: list[Acceptor] = []
         self._sockets: list[socket.socket] = []
         self._enabled = False
@@ -78,6 +79,7 @@ class SocketServer:
                     self.request_channel.add_processor(processor)
                     processors.append(processor)
                 self.processors.extend(processors)
+                self._processors_by_listener[listener] = processors
                 self._acceptors.append(Acceptor(listener, sock, processors, self.quotas,
                                                 config, self.name))
         except BaseException:
@@ -124,20 +126,22 @@ class SocketServer:
         return sum(processor.drop_connections() for processor in self.processors)
 
     def gauges(self) -> dict:
-        """The network's state now, for the broker's metrics."""
-        return {
+        """The network's state now, for the broker's metrics; per listener too (Kafka tags its
+        selector metrics with the listener): connections, and authentications (Kafka's
+        successful-authentication-total, successful-reauthentication-total,
+        failed-authentication-total)."""
+        gauges = {
             "connections": self.quotas.total,
             "connections_per_processor": {p.id: p.connection_count for p in self.processors},
-            "connections_created": sum(p.connections_created for p in self.processors),
-            "connections_closed": sum(p.connections_closed for p in self.processors),
-            "successful_authentications": sum(p.successful_authentications
-                                              for p in self.processors),
-            "successful_reauthentications": sum(p.successful_reauthentications
-                                                for p in self.processors),
-            "failed_authentications": sum(p.failed_authentications for p in self.processors),
+            **_counts(self.processors),
             "request_queue_size": self.request_channel.request_queue_size,
             "response_queue_sizes": self.request_channel.response_queue_sizes(),
         }
+        gauges["listeners"] = {
+            listener.name: {"connections": sum(p.connection_count for p in processors),
+                            **_counts(processors)}
+            for listener, processors in self._processors_by_listener.items()}
+        return gauges
 
     # -- stop -------------------------------------------------------------------------------
 
@@ -154,6 +158,13 @@ class SocketServer:
                 pass
         for processor in self.processors:
             processor.shutdown()
+
+
+def _counts(processors: list[Processor]) -> dict[str, int]:
+    return {name: sum(getattr(p, name) for p in processors)
+            for name in ("connections_created", "connections_closed",
+                         "successful_authentications", "successful_reauthentications",
+                         "failed_authentications")}
 
 
 def raise_open_files_limit() -> None:
