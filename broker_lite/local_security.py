@@ -6,8 +6,9 @@ certificate authority, a broker certificate for ``localhost`` and ``127.0.0.1``,
 certificate per user (``CN=<user>``) when asked; and gives
 
 * the broker's properties (:meth:`LocalSecurity.broker_properties`): one listener named after
-  the security protocol, which is also the inter-broker listener; its keystore as inline PEM;
-  for ``ssl.client.auth`` the CA as truststore; for SASL the mechanisms, PLAIN's users in the
+  the security protocol, which is also the inter-broker listener; its keystore and its
+  truststore (the CA: clients' certificates, other brokers') as inline PEM; for SASL the
+  mechanisms, PLAIN's users in the
   listener's JAAS configuration, and a broker user (``broker``, a random password) the broker
   authenticates to other brokers with;
 * the users' SCRAM credentials to store (:meth:`LocalSecurity.store_credentials`, in Kafka's
@@ -107,10 +108,11 @@ class LocalSecurity:
                     self.broker_certificate.certificate_pem,
                 f"{prefix}ssl.keystore.key": self.broker_certificate.key_pem,
                 f"{prefix}ssl.keystore.type": "PEM",
-                f"{prefix}ssl.client.auth": self.client_auth})
-            if self.client_auth != "none":
-                properties[f"{prefix}ssl.truststore.certificates"] = self.ca.certificate_pem
-                properties[f"{prefix}ssl.truststore.type"] = "PEM"
+                f"{prefix}ssl.client.auth": self.client_auth,
+                # the CA checks clients' certificates, and the other brokers' when this one
+                # connects to them
+                f"{prefix}ssl.truststore.certificates": self.ca.certificate_pem,
+                f"{prefix}ssl.truststore.type": "PEM"})
         if self.sasl:
             properties["sasl.enabled.mechanisms"] = ",".join(self.mechanisms)
             inter_broker = next(m for m in (*DEFAULT_MECHANISMS, "OAUTHBEARER")
