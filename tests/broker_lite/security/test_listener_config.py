@@ -205,3 +205,27 @@ def test_advertised_endpoints_take_bound_ports_and_must_name_listeners():
     with pytest.raises(ListenerConfigError, match="advertised.listeners listener names must be "
                                                   "equal to or a subset"):
         advertised_endpoints(wrong, {})
+
+
+def test_pkcs12_and_encrypted_pem_keystores_with_their_passwords(certificate, tmp_path):
+    ca, cert = certificate
+    store = cert.write_pkcs12(tmp_path / "broker.p12", "store-pw")
+    _, key = cert.write_pem(tmp_path, "broker", password="key-pw")
+    chain = tmp_path / "chain.pem"
+    chain.write_text(cert.certificate_pem + key.read_text())
+    for settings in ({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": str(store),
+                      "ssl.keystore.password": "store-pw"},
+                     {"ssl.keystore.type": "PEM", "ssl.keystore.location": str(chain),
+                      "ssl.key.password": "key-pw"}):
+        broker = config(listeners="SSL://127.0.0.1:0,PLAINTEXT://127.0.0.1:0",
+                        **{f"listener.name.ssl.{k}": v for k, v in settings.items()})
+        listener = listener_configs(broker)[0]
+        assert isinstance(channel_builder(listener, None, None), SslChannelBuilder)
+        wrong = config(**{**broker.originals, **{
+            f"listener.name.ssl.{k}": "not-the-pw" for k in settings if k.endswith("password")}})
+        with pytest.raises(ListenerConfigError, match="wrong") as refused:
+            channel_builder(listener_configs(wrong)[0], None, None)
+        assert "not-the-pw" not in str(refused.value) and "pw" not in str(refused.value)
+    jks = config(listeners="SSL://127.0.0.1:0", **{"ssl.keystore.location": "/etc/broker.jks"})
+    with pytest.raises(ListenerConfigError, match="keytool -importkeystore"):
+        channel_builder(listener_configs(jks)[0], None, None)

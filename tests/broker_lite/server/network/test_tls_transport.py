@@ -219,3 +219,24 @@ def test_a_client_certificate_from_another_authority_fails_the_handshake(pki):
                 pair._wait_readable()
     finally:
         pair.close()
+
+
+def test_ssl_enabled_protocols_refuse_other_versions(pki):
+    ca = pki[0]
+    server = server_context({**server_settings(pki), "ssl.enabled.protocols": "TLSv1.3"})
+    client = client_context({"ssl.truststore.certificates": ca.certificate_pem,
+                             "ssl.enabled.protocols": "TLSv1.2"})
+    pair = Pair(server, client)
+    try:
+        with pytest.raises(ssl.SSLError, match="(?i)version|protocol"):
+            for _ in range(1000):
+                pair.transport.handshake()
+                pair._wait_readable()
+    finally:
+        pair.close()
+    pair = Pair(server, client_context({"ssl.truststore.certificates": ca.certificate_pem}))
+    try:
+        pair.handshake()
+        assert pair.client.version() == "TLSv1.3"
+    finally:
+        pair.close()
