@@ -325,7 +325,7 @@ class Processor:
                             "(%d ms)", _address(channel.peer), self._idle_s * 1000)
                 self._close(channel)
                 continue
-            if channel.in_flight is not None or channel.sends or channel.paused:
+            if channel.in_flight is not None or channel.unsent or channel.paused:
                 self._touch(channel, now)  # waiting for its response or for room: not idle
                 continue
             logger.debug("closing idle connection %s", _address(channel.peer))

@@ -419,6 +419,24 @@ def test_the_client_re_authenticates_within_the_session_lifetime(secured, ca):
     assert after["failed_authentications"] == before["failed_authentications"] == 0
 
 
+def test_librdkafka_re_authenticates_within_the_session_lifetime(secured, ca):
+    def reauth_listener() -> dict:
+        return secured.server.gauges()["listeners"]["REAUTH"]
+
+    topic = f"reauth-{uuid.uuid4().hex[:6]}"
+    producer = Producer(librdkafka_settings(secured, "SASL_SSL", "SCRAM-SHA-512", ca,
+                                            listener="REAUTH"))
+    producer.produce(topic, value=b"first")
+    assert producer.flush(30) == 0
+    before = reauth_listener()
+    time.sleep(1.6)  # past the session lifetime's re-authentication point
+    producer.produce(topic, value=b"second")
+    assert producer.flush(30) == 0
+    after = reauth_listener()
+    assert after["successful_reauthentications"] > before["successful_reauthentications"]
+    assert after["failed_authentications"] == before["failed_authentications"]
+
+
 def read_frame(sock) -> bytes:
     return recv_exactly(sock, int.from_bytes(recv_exactly(sock, 4), "big"))
 
