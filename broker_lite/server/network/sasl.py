@@ -41,7 +41,6 @@ expires then: a request received after it, without a re-authentication, closes t
 reason, never a password or a token.
 """
 
-import logging
 import time
 from collections.abc import Callable
 
@@ -60,8 +59,6 @@ from broker_lite.security.principal import ANONYMOUS
 from broker_lite.security.sasl_server import ServerAuthenticator
 
 from .authenticator import AuthenticationFailed
-
-logger = logging.getLogger(__name__)
 
 INITIAL, HANDSHAKE, AUTHENTICATE, COMPLETE, REAUTH_BAD_MECHANISM = range(5)
 MIN_REAUTH_INTERVAL_S = 1.0  # Kafka's KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS

@@ -26,7 +26,7 @@ from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.security.scram import ScramCredential
 from broker_lite.tools.testing import run_tool
 from broker_lite.zk.testing import wait_until
-from broker_lite.zk.users import sanitize
+from broker_lite.zk.users import sanitize, set_user_config
 
 Up, Del = UserScramCredentialUpsertion, UserScramCredentialDeletion
 
@@ -237,3 +237,18 @@ def test_configs_tool_refuses_what_kafka_refuses(cluster, args, status, message)
 def test_configs_tool_usage_errors_for_users(args, message):
     result = run_tool("configs", *args)
     assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+def test_a_malformed_credential_costs_its_user_only(cluster, caplog):
+    zk = cluster.broker.zookeeper.client
+    set_user_config(zk, "mallory", {"SCRAM-SHA-256": "salt=not base64!,iterations=x"})
+    wait_until(lambda: "ignoring the SCRAM credentials of user 'mallory'" in caplog.text,
+               message="the broker never read mallory's credentials")
+    assert "not base64" not in caplog.text  # the stored value is not logged
+    assert not logs_in(cluster, 0, "mallory", "anything", "SCRAM-SHA-256")
+    assert logs_in(cluster, 0, "root", "root-pw", "SCRAM-SHA-256")
+    with admin_client(cluster) as client:
+        described = client.admin.scram_credentials.describe(["mallory", "root"])
+    assert "mallory" in str(described["mallory"]) and "UNKNOWN_SERVER_ERROR" in \
+        str(described["mallory"])
+    assert described["root"][0].mechanism == "SCRAM-SHA-256"
