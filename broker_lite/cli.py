@@ -15,7 +15,9 @@ ZooKeeper, a controller elected), stdout gets two lines::
     broker-lite: broker 0 listening on 127.0.0.1:9092
     broker-lite: data in /home/me/.local/state/broker-lite
 
-The first line is what scripts wait for; it ends with the address. Exit status: 0 after a clean
+The first line is what scripts wait for; it ends with the address. With several listeners,
+each has its line, in the order of ``listeners``, the listener's name after the address when it
+is not ``PLAINTEXT`` (``listening on 127.0.0.1:9093 (SASL_SSL)``). Exit status: 0 after a clean
 shutdown, 1 when the broker could not start, 2 for a usage error (a missing or malformed
 properties file, a bad ``--override``).
 """
@@ -71,8 +73,10 @@ def start(args: argparse.Namespace) -> int:
     except Exception as exc:
         logging.getLogger("broker_lite").error("the broker could not start: %s", exc)
         return 1
-    print(f"broker-lite: broker {broker.broker_id} listening on "
-          f"{broker.server.host}:{broker.port}", flush=True)
+    for listener in broker.listeners:  # the first line is the first listener's
+        name = "" if listener.name == "PLAINTEXT" else f" ({listener.name})"
+        print(f"broker-lite: broker {broker.broker_id} listening on "
+              f"{listener.endpoint.host}:{broker.bound_port(listener.name)}{name}", flush=True)
     print(f"broker-lite: data in {','.join(config.log_dirs)}", flush=True)
     stop.wait()
     logging.getLogger("broker_lite").info("shutting down")

@@ -281,6 +281,19 @@ BROKER_CONFIG = _defs(
     Setting("listener.security.protocol.map", string,
             "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
             "listener name -> security protocol"),
+    Setting("inter.broker.listener.name", string, None,
+            "the listener other brokers reach this one on; unset: security.inter.broker.protocol"),
+    Setting("security.inter.broker.protocol",
+            choice("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"), "PLAINTEXT",
+            "names the inter-broker listener when inter.broker.listener.name is unset"),
+    Setting("connections.max.reauth.ms", int64(), 0,
+            "SASL session lifetime; a connection not re-authenticated by then is closed (0: none)"),
+    Setting("connection.failed.authentication.delay.ms", int32(0), 100,
+            "how long a refused client's connection waits before its refusal and close"),
+    Setting("sasl.server.max.receive.size", int32(), 524288,
+            "largest frame read before a SASL client is authenticated"),
+    Setting("ssl.principal.mapping.rules", string, "DEFAULT",
+            "how a client certificate's subject becomes the principal's name (KIP-371)"),
     Setting("reserved.broker.max.id", int32(0), 1000, "generated broker ids start above this"),
     Setting("broker.rack", string, None, "the rack of this broker"),
     Setting("log.dirs", list_of(), None, "data directories; defaults to log.dir"),
@@ -633,6 +646,28 @@ def _override(properties: dict[str, str], overrides: Mapping[str, str]) -> None:
         properties[name] = value
 
 
+_LISTENER_CONFIG = re.compile(r"listener\.name\.[^.]+\.(.+)")
+_PER_MECHANISM = frozenset({"sasl.jaas.config", "connections.max.reauth.ms"})
+
+
+def is_listener_config(name: str) -> bool:
+    """A setting of one listener: ``listener.name.<listener>.<config>``, or
+    ``listener.name.<listener>.<mechanism>.sasl.jaas.config`` (and
+    ``...<mechanism>.connections.max.reauth.ms``), as Kafka's ``ListenerName.configPrefix``
+    and ``JaasContext.loadServerContext`` name them.
+
+    >>> is_listener_config("listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config")
+    True
+    >>> is_listener_config("listener.name.ssl.ssl.keystore.location"), is_listener_config("x.y")
+    (True, False)
+    """
+    match = _LISTENER_CONFIG.fullmatch(name)
+    if match is None:
+        return False
+    config = match.group(1)
+    return config in ALL_BROKER_CONFIG or config.partition(".")[2] in _PER_MECHANISM
+
+
 class BrokerConfig(Mapping):
     """Typed broker settings. Unknown names are kept (plugins, client settings) with a warning,
     as Kafka does; malformed values of known names raise :class:`ConfigError`.
@@ -656,7 +691,7 @@ class BrokerConfig(Mapping):
         self.dynamic_broker: dict[str, str] = {}
         self._values = _resolve(self.originals)
         for name in self.originals:
-            if name not in ALL_BROKER_CONFIG:
+            if name not in ALL_BROKER_CONFIG and not is_listener_config(name):
                 warnings.warn(f"unknown broker config {name!r} is ignored", stacklevel=2)
 
     def with_dynamic(self, default: Mapping[str, str], broker: Mapping[str, str]) -> dict:

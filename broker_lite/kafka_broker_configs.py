@@ -37,8 +37,9 @@ metric.reporters,                        cluster-wide  none
 producer.id.expiration.ms,
 transaction.partition.verification.en.,
 remote.* (tiered storage)
-ssl.*, sasl.*, principal.builder.class   per-broker    none (no TLS or SASL yet); passwords are
-                                                       refused, as without
+ssl.*, sasl.*, principal.builder.class   per-broker    stored; the listeners use them at the next
+                                                       start (:mod:`broker_lite.server.listeners`);
+                                                       passwords are refused, as without
                                                        ``password.encoder.secret``
 =======================================  ============  =========================================
 
@@ -75,10 +76,12 @@ def _defs(*defs: Setting) -> dict[str, Setting]:
 
 
 _NONE_HERE = "accepted and stored; no effect in broker_lite"
+_LISTENERS = "read by the listeners at start-up (listener.name.<listener>. prefix first)"
 
-#: Kafka's dynamic broker configs that broker_lite has no use for, with Kafka's types, bounds and
+#: Kafka's dynamic broker configs beside broker_lite's own, with Kafka's types, bounds and
 #: defaults (KafkaConfig, SslConfigs, SaslConfigs, SocketServerConfigs, CleanerConfig,
-#: RemoteLogManagerConfig).
+#: RemoteLogManagerConfig): those broker_lite has no use for, and the TLS and SASL settings its
+#: listeners read when the broker starts.
 KAFKA_ONLY_BROKER_CONFIG = _defs(
     Setting("background.threads", int32(1), 10, _NONE_HERE),
     Setting("num.io.threads", int32(1), 8, _NONE_HERE),
@@ -104,8 +107,10 @@ KAFKA_ONLY_BROKER_CONFIG = _defs(
     Setting("principal.builder.class", _class_name,
             "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder",
             _NONE_HERE),
-    Setting("sasl.enabled.mechanisms", list_of(), ("GSSAPI",), _NONE_HERE),
-    Setting("sasl.jaas.config", _password, None, _NONE_HERE),
+    Setting("sasl.enabled.mechanisms", list_of(), ("GSSAPI",),
+            "SASL mechanisms of SASL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER"),
+    Setting("sasl.jaas.config", _password, None,
+            "ignored on brokers: give listener.name.<listener>.<mechanism>.sasl.jaas.config"),
     Setting("sasl.kerberos.kinit.cmd", string, "/usr/bin/kinit", _NONE_HERE),
     Setting("sasl.kerberos.min.time.before.relogin", int64(), 60000, _NONE_HERE),
     Setting("sasl.kerberos.principal.to.local.rules", list_of(), ("DEFAULT",), _NONE_HERE),
@@ -116,27 +121,29 @@ KAFKA_ONLY_BROKER_CONFIG = _defs(
     Setting("sasl.login.refresh.min.period.seconds", int16(), 60, _NONE_HERE),
     Setting("sasl.login.refresh.window.factor", double(), 0.8, _NONE_HERE),
     Setting("sasl.login.refresh.window.jitter", double(), 0.05, _NONE_HERE),
-    Setting("sasl.mechanism.inter.broker.protocol", string, "GSSAPI", _NONE_HERE),
-    Setting("ssl.cipher.suites", list_of(), (), _NONE_HERE),
-    Setting("ssl.client.auth", choice("required", "requested", "none"), "none", _NONE_HERE),
-    Setting("ssl.enabled.protocols", list_of(), ("TLSv1.2",), _NONE_HERE),
-    Setting("ssl.endpoint.identification.algorithm", string, "https", _NONE_HERE),
+    Setting("sasl.mechanism.inter.broker.protocol", string, "GSSAPI",
+            "the mechanism brokers authenticate to one another with"),
+    Setting("ssl.cipher.suites", list_of(), (), "TLS 1.2 cipher suites (OpenSSL names)"),
+    Setting("ssl.client.auth", choice("required", "requested", "none"), "none",
+            "whether TLS listeners ask clients for a certificate"),
+    Setting("ssl.enabled.protocols", list_of(), ("TLSv1.2", "TLSv1.3"), _LISTENERS),
+    Setting("ssl.endpoint.identification.algorithm", string, "https", _LISTENERS),
     Setting("ssl.engine.factory.class", _class_name, None, _NONE_HERE),
-    Setting("ssl.key.password", _password, None, _NONE_HERE),
+    Setting("ssl.key.password", _password, None, _LISTENERS),
     Setting("ssl.keymanager.algorithm", string, "SunX509", _NONE_HERE),
-    Setting("ssl.keystore.certificate.chain", _password, None, _NONE_HERE),
-    Setting("ssl.keystore.key", _password, None, _NONE_HERE),
-    Setting("ssl.keystore.location", string, None, _NONE_HERE),
-    Setting("ssl.keystore.password", _password, None, _NONE_HERE),
-    Setting("ssl.keystore.type", string, "JKS", _NONE_HERE),
-    Setting("ssl.protocol", string, "TLSv1.2", _NONE_HERE),
+    Setting("ssl.keystore.certificate.chain", _password, None, _LISTENERS),
+    Setting("ssl.keystore.key", _password, None, _LISTENERS),
+    Setting("ssl.keystore.location", string, None, _LISTENERS),
+    Setting("ssl.keystore.password", _password, None, _LISTENERS),
+    Setting("ssl.keystore.type", string, "JKS", _LISTENERS),
+    Setting("ssl.protocol", string, "TLSv1.3", _NONE_HERE),
     Setting("ssl.provider", string, None, _NONE_HERE),
     Setting("ssl.secure.random.implementation", string, None, _NONE_HERE),
     Setting("ssl.trustmanager.algorithm", string, "PKIX", _NONE_HERE),
-    Setting("ssl.truststore.certificates", _password, None, _NONE_HERE),
-    Setting("ssl.truststore.location", string, None, _NONE_HERE),
-    Setting("ssl.truststore.password", _password, None, _NONE_HERE),
-    Setting("ssl.truststore.type", string, "JKS", _NONE_HERE),
+    Setting("ssl.truststore.certificates", _password, None, _LISTENERS),
+    Setting("ssl.truststore.location", string, None, _LISTENERS),
+    Setting("ssl.truststore.password", _password, None, _LISTENERS),
+    Setting("ssl.truststore.type", string, "JKS", _LISTENERS),
 )
 
 _PER_BROKER = {
@@ -181,7 +188,7 @@ KAFKA_READ_ONLY_CONFIG_NAMES = frozenset({
     "alter.log.dirs.replication.quota.window.size.seconds",
     "auto.include.jmx.reporter", "auto.leader.rebalance.enable", "broker.heartbeat.interval.ms",
     "broker.id.generation.enable", "broker.session.timeout.ms", "client.quota.callback.class",
-    "connection.failed.authentication.delay.ms", "connections.max.reauth.ms",
+
     "control.plane.listener.name", "controlled.shutdown.enable", "controlled.shutdown.max.retries",
     "controlled.shutdown.retry.backoff.ms", "controller.listener.names",
     "controller.quorum.append.linger.ms", "controller.quorum.bootstrap.servers",
@@ -207,7 +214,7 @@ KAFKA_READ_ONLY_CONFIG_NAMES = frozenset({
     "group.share.min.record.lock.duration.ms", "group.share.min.session.timeout.ms",
     "group.share.partition.max.record.locks", "group.share.record.lock.duration.ms",
     "group.share.session.timeout.ms", "initial.broker.registration.timeout.ms",
-    "inter.broker.listener.name", "inter.broker.protocol.version",
+    "inter.broker.protocol.version",
     "kafka.metrics.polling.interval.secs", "kafka.metrics.reporters",
     "leader.imbalance.check.interval.seconds", "leader.imbalance.per.broker.percentage",
     "log.dir.failure.timeout.ms", "log.flush.offset.checkpoint.interval.ms",
@@ -248,10 +255,10 @@ KAFKA_READ_ONLY_CONFIG_NAMES = frozenset({
     "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", "sasl.oauthbearer.jwks.endpoint.url",
     "sasl.oauthbearer.scope.claim.name", "sasl.oauthbearer.sub.claim.name",
     "sasl.oauthbearer.token.endpoint.url", "sasl.server.callback.handler.class",
-    "sasl.server.max.receive.size", "security.inter.broker.protocol", "security.providers",
+    "security.providers",
     "socket.connection.setup.timeout.max.ms", "socket.connection.setup.timeout.ms",
     "socket.listen.backlog.size", "socket.receive.buffer.bytes", "socket.send.buffer.bytes",
-    "ssl.allow.dn.changes", "ssl.allow.san.changes", "ssl.principal.mapping.rules",
+    "ssl.allow.dn.changes", "ssl.allow.san.changes",
     "telemetry.max.bytes", "transaction.remove.expired.transaction.cleanup.interval.ms",
     "transaction.state.log.min.isr", "zookeeper.clientCnxnSocket",
     "zookeeper.max.in.flight.requests", "zookeeper.metadata.migration.enable", "zookeeper.set.acl",

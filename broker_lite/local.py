@@ -23,6 +23,16 @@ brokers can be killed, stopped and started again (``kafka.cluster.kill(1)``,
     with LocalKafka(brokers=3) as kafka:
         kafka.bootstrap_servers             # the three brokers' host:port
         kafka.cluster.kill(kafka.cluster.leader("events", 0))
+
+A secured variant listens with ``security`` (``SSL``, ``SASL_PLAINTEXT``, ``SASL_SSL``) only,
+with certificates generated at run time and ``users`` who log in with PLAIN or SCRAM (their
+SCRAM credentials stored in ZooKeeper as Kafka stores them); ``client_settings()`` gives a
+client's settings for one of them (see :mod:`broker_lite.local_security`)::
+
+    with LocalKafka(security="SASL_SSL", users={"alice": "alice-secret"}) as kafka:
+        settings = kafka.client_settings("alice", "SCRAM-SHA-512")   # Kafka's names
+
+A secured LocalKafka is one broker; the replicated cluster listens in plain text.
 """
 
 import logging
@@ -33,12 +43,12 @@ from typing import Self
 
 from broker_lite.config import BrokerConfig
 from broker_lite.local_cluster import LOCAL_PROPERTIES, LocalCluster
+from broker_lite.local_security import DEFAULT_MECHANISMS, LocalSecurity
 from broker_lite.server.broker import Broker
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["LOCAL_PROPERTIES", "LocalKafka"]
-
 
 
 class LocalKafka:
@@ -51,20 +61,40 @@ class LocalKafka:
         live. Kept after ``stop()`` when given, so a later ``LocalKafka(directory)`` finds the
         same topics; a temporary directory otherwise, removed on ``stop()``.
     properties
-        Broker properties (Kafka's names) over :data:`LOCAL_PROPERTIES` (with more than one
-        broker, over :func:`broker_lite.local_cluster.cluster_properties`).
+        Broker properties (Kafka's names) over :data:`LOCAL_PROPERTIES` and the secured
+        listener's (with more than one broker, over
+        :func:`broker_lite.local_cluster.cluster_properties`).
     brokers
         How many brokers: one runs in this process; more run as processes of their own
         (:attr:`cluster`).
+    security
+        The listener's security protocol: ``PLAINTEXT`` (the default), ``SSL``,
+        ``SASL_PLAINTEXT`` or ``SASL_SSL`` (one broker only).
+    users
+        User name -> password, for SASL (PLAIN and SCRAM) and, with ``client_auth``, a client
+        certificate each (``CN=<user>``).
+    mechanisms
+        The SASL mechanisms enabled (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; OAUTHBEARER may be
+        added).
+    client_auth
+        ``ssl.client.auth``: ``none``, ``requested`` or ``required``.
     """
 
     def __init__(self, directory: str | Path | None = None,
-                 properties: dict[str, str] | None = None, *, brokers: int = 1):
+                 properties: dict[str, str] | None = None, *, brokers: int = 1,
+                 security: str = "PLAINTEXT", users: dict[str, str] | None = None,
+                 mechanisms: tuple[str, ...] = DEFAULT_MECHANISMS, client_auth: str = "none"):
+        self.security = LocalSecurity(security, users, mechanisms, client_auth)
+        if brokers > 1 and self.security.protocol != "PLAINTEXT":
+            raise ValueError(f"a {self.security.protocol} LocalKafka runs one broker "
+                             f"(brokers={brokers}); the local cluster listens in plain text")
         self._owns_directory = directory is None
         self.directory = Path(directory) if directory is not None else Path(
             tempfile.mkdtemp(prefix="kpy-local-"))
-        self.properties = {**LOCAL_PROPERTIES, "log.dirs": str(self.directory / "logs"),
-                           **(properties or {})}
+        secured = self.security.broker_properties() \
+            if self.security.protocol != "PLAINTEXT" else {}
+        self.properties = {**LOCAL_PROPERTIES, **secured,
+                           "log.dirs": str(self.directory / "logs"), **(properties or {})}
         self.broker = None
         self.cluster: LocalCluster | None = None
         if brokers > 1:
@@ -78,6 +108,8 @@ class LocalKafka:
             self.cluster.start()
             return self
         self.broker = Broker(BrokerConfig(self.properties)).start()
+        for user in self.security.store_credentials(self.broker.zookeeper.client):
+            self.broker.scram_credentials.reload_user(user)  # usable before start() returns
         logger.info("local Kafka on %s, ZooKeeper %s, data in %s", self.bootstrap_servers,
                     self.zookeeper_connect, self.directory)
         return self
@@ -88,6 +120,13 @@ class LocalKafka:
         if self.cluster is not None:
             return self.cluster.bootstrap_servers
         return f"127.0.0.1:{self._started().port}"
+
+    def client_settings(self, user: str | None = None, mechanism: str | None = None
+                        ) -> dict[str, str]:
+        """A client's settings (Kafka's names: ``bootstrap.servers``, ``security.protocol``,
+        the truststore inline, ``sasl.mechanism`` and ``sasl.jaas.config`` for ``user``; in
+        Spark, prefix them with ``kafka.``)."""
+        return self.security.client_settings(self.bootstrap_servers, user, mechanism)
 
     @property
     def zookeeper_connect(self) -> str:

@@ -10,8 +10,9 @@ later; so by default (``wait=True``) each call returns only when the cluster met
 outcome (every partition with a leader, or the topic gone), and a topic is usable right away.
 
 Consumer groups (:mod:`.groups_admin`), topic and broker configuration (:mod:`.configs_admin`)
-and ACLs (:mod:`.acls_admin`) are administered through ``admin.groups``, ``admin.configs`` and
-``admin.acls`` (``admin.create_acls``, ``describe_acls`` and ``delete_acls`` are the same).
+and ACLs (:mod:`.acls_admin`), and users' SCRAM credentials (:mod:`.scram_admin`) are
+administered through ``admin.groups``, ``admin.configs``, ``admin.acls`` (``admin.create_acls``,
+``describe_acls`` and ``delete_acls`` are the same) and ``admin.scram_credentials``.
 
 >>> NewTopic.of(("events", 3, 1, {"retention.ms": "60000"}))
 NewTopic(name='events', num_partitions=3, replication_factor=1, configs={'retention.ms': '60000'})
@@ -37,6 +38,7 @@ from .errors import (
 from .groups_admin import GroupsAdmin
 from .metadata import TopicMetadata
 from .retry import Deadline, retry
+from .scram_admin import ScramCredentialsAdmin
 
 TOPIC_RESOURCE = 2  # DescribeConfigs resource type
 FIRST_DELETE_BY_STATE = 6  # DeleteTopics 6+: Topics [{Name, TopicId}] instead of TopicNames
@@ -71,7 +73,7 @@ class Admin:
     """Administrative operations; get one from :attr:`KafkaClient.admin`. Topics here;
     consumer groups in :attr:`groups`, topic and broker configuration in :attr:`configs`, ACLs
     in :attr:`acls` (its methods also here: :meth:`create_acls`, :meth:`describe_acls`,
-    :meth:`delete_acls`)."""
+    :meth:`delete_acls`), SCRAM credentials in :attr:`scram_credentials`."""
 
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
@@ -81,6 +83,7 @@ class Admin:
         self.create_acls = self.acls.create_acls
         self.describe_acls = self.acls.describe_acls
         self.delete_acls = self.acls.delete_acls
+        self._scram: ScramCredentialsAdmin | None = None
 
     @property
     def groups(self) -> GroupsAdmin:
@@ -95,6 +98,14 @@ class Admin:
         if self._configs is None:
             self._configs = ConfigsAdmin(self.cluster)
         return self._configs
+
+    @property
+    def scram_credentials(self) -> ScramCredentialsAdmin:
+        """Describe and alter users' SCRAM credentials
+        (:class:`.scram_admin.ScramCredentialsAdmin`)."""
+        if self._scram is None:
+            self._scram = ScramCredentialsAdmin(self.cluster)
+        return self._scram
 
     # -- topics ---------------------------------------------------------------------------------
 

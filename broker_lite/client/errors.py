@@ -201,6 +201,10 @@ SaslAuthenticationFailedError = _api_error(
 UnsupportedSaslMechanismError = _api_error("UnsupportedSaslMechanismError",
                                            E.UNSUPPORTED_SASL_MECHANISM)
 IllegalSaslStateError = _api_error("IllegalSaslStateError", E.ILLEGAL_SASL_STATE)
+ResourceNotFoundError = _api_error("ResourceNotFoundError", E.RESOURCE_NOT_FOUND)
+DuplicateResourceError = _api_error("DuplicateResourceError", E.DUPLICATE_RESOURCE)
+UnacceptableCredentialError = _api_error("UnacceptableCredentialError",
+                                         E.UNACCEPTABLE_CREDENTIAL)
 
 
 class SslAuthenticationError(KafkaClientError):
@@ -321,7 +325,8 @@ ERROR_CLASSES: dict[ErrorCode, type[KafkaClientError]] = {
         TransactionalIdAuthorizationFailedError, OperationNotAttemptedError,
         TransactionalIdNotFoundError, TransactionAbortableError,
         PreferredLeaderNotAvailableError, EligibleLeadersNotAvailableError,
-        ElectionNotNeededError, NoReassignmentInProgressError,
+        ElectionNotNeededError, NoReassignmentInProgressError, ResourceNotFoundError,
+        DuplicateResourceError, UnacceptableCredentialError,
     )
 }
 

@@ -60,6 +60,9 @@ CLIENT_VERSIONS: dict[ApiKey, tuple[int, int]] = {
         ApiKey.ELECT_LEADERS: (1, 2),  # v1+: election type
         ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0),
         ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0),
+        ApiKey.WRITE_TXN_MARKERS: (1, 1),  # a transaction coordinator's, to other brokers
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
     }.items()
 }
 

@@ -37,8 +37,8 @@ checking that the partition still follows the same leader in the same epoch
 import logging
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from broker_lite.client.config import ClientConfig
 from broker_lite.client.connection import BrokerConnection
@@ -59,7 +59,9 @@ LATEST, EARLIEST = -1, -2
 
 @dataclass(frozen=True)
 class FetcherSettings:
-    """Kafka's ``replica.fetch.*`` settings and ``replica.socket.timeout.ms``."""
+    """Kafka's ``replica.fetch.*`` settings and ``replica.socket.timeout.ms``, and the client
+    settings of the inter-broker listener (``security.protocol``, TLS stores, the SASL login)
+    that followers connect to their leaders with."""
 
     wait_max_ms: int = 500
     min_bytes: int = 1
@@ -67,12 +69,15 @@ class FetcherSettings:
     response_max_bytes: int = 10485760
     backoff_ms: int = 1000
     socket_timeout_ms: int = 30000
+    security: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_broker_config(cls, config) -> "FetcherSettings":
+    def from_broker_config(cls, config, security: Mapping[str, str] | None = None
+                           ) -> "FetcherSettings":
         return cls(config["replica.fetch.wait.max.ms"], config["replica.fetch.min.bytes"],
                    config["replica.fetch.max.bytes"], config["replica.fetch.response.max.bytes"],
-                   config["replica.fetch.backoff.ms"], config["replica.socket.timeout.ms"])
+                   config["replica.fetch.backoff.ms"], config["replica.socket.timeout.ms"],
+                   dict(security or {}))
 
 
 @dataclass
@@ -237,7 +242,7 @@ class ReplicaFetcherThread:
             host, port = address
             timeout = self.settings.socket_timeout_ms
             config = ClientConfig({
-                "bootstrap.servers": f"{host}:{port}",
+                **self.settings.security, "bootstrap.servers": f"{host}:{port}",
                 "client.id": f"broker-{self.local_id}-fetcher-{self.leader_id}",
                 "request.timeout.ms": str(timeout),
                 "reconnect.backoff.ms": str(self.settings.backoff_ms),

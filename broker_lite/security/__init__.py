@@ -12,6 +12,7 @@ module               concept
 :mod:`.oauthbearer`  OAUTHBEARER (RFC 7628): tokens (unsecured JWS, callable, OIDC) and validator
 :mod:`.sasl_client`  the client's mechanism from ``sasl.mechanism`` and ``sasl.jaas.config``
 :mod:`.sasl_server`  the server's side of SaslHandshake / SaslAuthenticate (KIP-43, KIP-152)
+:mod:`.principal`    a TLS client's principal: its certificate's subject (RFC 2253), mapped
 :mod:`.redaction`    secrets hidden wherever settings are printed
 :mod:`.testing`      certificates generated at run time for tests (a CA, server, client)
 ===================  ============================================================================

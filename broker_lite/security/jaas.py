@@ -46,6 +46,10 @@ LOGIN_MODULES = {
     "ScramLoginModule": _PACKAGE + "scram.ScramLoginModule",
     "OAuthBearerLoginModule": _PACKAGE + "oauthbearer.OAuthBearerLoginModule",
 }
+#: SASL mechanism -> the short name of its login module.
+MECHANISM_LOGIN_MODULES = {"PLAIN": "PlainLoginModule", "SCRAM-SHA-256": "ScramLoginModule",
+                           "SCRAM-SHA-512": "ScramLoginModule",
+                           "OAUTHBEARER": "OAuthBearerLoginModule"}
 _REFUSED = {
     "Krb5LoginModule": "Kerberos (GSSAPI) is not supported by this client",
 }
@@ -149,3 +153,20 @@ def parse_jaas_config(text: str) -> JaasEntry:
         raise scanner.fail("a client's sasl.jaas.config holds one login module entry; "
                            "unexpected text after ';'")
     return JaasEntry(module, flag.lower(), options)
+
+
+def jaas_config(mechanism: str, **options: str) -> str:
+    """A ``sasl.jaas.config`` in Kafka's syntax, the login module of ``mechanism`` with
+    ``options`` (quoted, ``"`` and ``\\`` escaped); :func:`parse_jaas_config` reads it back.
+
+    >>> text = jaas_config("PLAIN", username="alice", password='pa"ss')
+    >>> text
+    'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" \
+password="pa\\\\"ss";'
+    >>> parse_jaas_config(text).options["password"]
+    'pa"ss'
+    """
+    module = LOGIN_MODULES[MECHANISM_LOGIN_MODULES[mechanism]]
+    quoted = "".join(' {}="{}"'.format(name, value.replace("\\", "\\\\").replace('"', '\\"'))
+                     for name, value in options.items())
+    return f"{module} required{quoted};"

@@ -52,6 +52,8 @@ from .errors import SaslAuthenticationError
 
 #: Mechanism name -> hash name (hashlib).
 MECHANISMS = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-512": "sha512"}
+#: Mechanism name -> its number on the wire (Kafka's ``ScramMechanism.type``; 0 is UNKNOWN).
+MECHANISM_TYPES = {"SCRAM-SHA-256": 1, "SCRAM-SHA-512": 2}
 MIN_ITERATIONS = 4096  # Kafka's ScramMechanism.minIterations
 MAX_ITERATIONS = 16384  # the most AlterUserScramCredentials accepts
 _GS2_HEADER = b"n,,"
@@ -71,6 +73,11 @@ def _hmac(hash_: str, key: bytes, message: bytes) -> bytes:
 
 def _salted_password(hash_: str, password: str, salt: bytes, iterations: int) -> bytes:
     return hashlib.pbkdf2_hmac(hash_, password.encode(), salt, iterations)
+
+
+def salted_password(mechanism: str, password: str, salt: bytes, iterations: int) -> bytes:
+    """``Hi(password, salt, iterations)``: what a client sends with AlterUserScramCredentials."""
+    return _salted_password(hash_name(mechanism), password, salt, iterations)
 
 
 def _nonce() -> str:
@@ -153,15 +160,23 @@ class ScramCredential:
                       salt: bytes | None = None) -> ScramCredential:
         """A credential for ``password`` (a random salt unless given), as Kafka's
         ``ScramFormatter.generateCredential``."""
-        hash_ = hash_name(mechanism)
         if not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
             raise ValueError(f"SCRAM iterations must be within {MIN_ITERATIONS}-"
                              f"{MAX_ITERATIONS}, got {iterations}")
         salt = salt if salt is not None else _nonce().encode()
-        salted = _salted_password(hash_, password, salt, iterations)
+        return cls.from_salted_password(
+            mechanism, salted_password(mechanism, password, salt, iterations), salt, iterations)
+
+    @classmethod
+    def from_salted_password(cls, mechanism: str, salted: bytes, salt: bytes,
+                             iterations: int) -> ScramCredential:
+        """The credential of a salted password (``Hi(password, salt, iterations)``), as an
+        AlterUserScramCredentials request carries it (Kafka's
+        ``ScramFormatter.generateCredential(salt, saltedPassword, iterations)``)."""
+        hash_ = hash_name(mechanism)
         stored_key = hashlib.new(hash_, _hmac(hash_, salted, b"Client Key")).digest()
         server_key = _hmac(hash_, salted, b"Server Key")
-        return cls(salt, stored_key, server_key, iterations)
+        return cls(bytes(salt), stored_key, server_key, iterations)
 
     @classmethod
     def parse(cls, text: str) -> ScramCredential:

@@ -8,10 +8,12 @@ reaches them).
 from collections.abc import Callable, Mapping, Sequence
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException
 
 from broker_lite.config import BrokerConfig
-from broker_lite.zk import admin
+from broker_lite.zk import admin, users
 from broker_lite.zk.admin import TopicPlan, TopicSpec
+from broker_lite.zk.errors import ZooKeeperConnectionError
 
 
 class ZkTopicAdmin:
@@ -24,15 +26,20 @@ class ZkTopicAdmin:
         ``on_config_changed(topic, overrides)`` after the overrides were written.
     on_broker_config_changed : callable
         ``on_broker_config_changed()`` after dynamic broker configs were written.
+    on_user_config_changed : callable
+        ``on_user_config_changed(user)`` after a user's config (its SCRAM credentials) was
+        written.
     """
 
     def __init__(self, client: KazooClient, config: BrokerConfig,
                  on_config_changed: Callable[[str, Mapping[str, str]], object] = lambda t, o: None,
-                 on_broker_config_changed: Callable[[], object] = lambda: None):
+                 on_broker_config_changed: Callable[[], object] = lambda: None,
+                 on_user_config_changed: Callable[[str], object] = lambda user: None):
         self.client = client
         self.config = config
         self.on_config_changed = on_config_changed
         self.on_broker_config_changed = on_broker_config_changed
+        self.on_user_config_changed = on_user_config_changed
 
     def create_topic(self, spec: TopicSpec, *, validate_only: bool = False) -> TopicPlan:
         config = self.config
@@ -71,3 +78,21 @@ class ZkTopicAdmin:
     def alter_broker_config(self, entity: str, configs: dict[str, str]) -> None:
         admin.set_broker_config(self.client, entity, configs)
         self.on_broker_config_changed()
+
+    def users_with_config(self) -> list[str]:
+        return _zk(users.users_with_config, self.client)
+
+    def user_config(self, user: str) -> dict[str, str]:
+        return _zk(users.user_config, self.client, user)
+
+    def alter_user_config(self, user: str, config: dict[str, str]) -> None:
+        _zk(users.set_user_config, self.client, user, config)
+        self.on_user_config_changed(user)
+
+
+def _zk(function, *args):
+    """``function(*args)``, a lost ZooKeeper connection as :class:`ZooKeeperConnectionError`."""
+    try:
+        return function(*args)
+    except KazooException as exc:
+        raise ZooKeeperConnectionError(f"ZooKeeper: {type(exc).__name__} {exc}") from None

@@ -28,6 +28,8 @@ from .handlers import (
     produce,
     producer_ids,
     producers,
+    sasl,
+    scram_credentials,
     topics,
     transactions,
 )
@@ -78,4 +80,10 @@ def handlers() -> dict[ApiKey, ApiHandler]:
             0, 0, controller.alter_partition_reassignments),
         ApiKey.LIST_PARTITION_REASSIGNMENTS: ApiHandler(
             0, 0, controller.list_partition_reassignments),
+        ApiKey.SASL_HANDSHAKE: ApiHandler(0, 1, sasl.sasl_handshake),
+        ApiKey.SASL_AUTHENTICATE: ApiHandler(0, 2, sasl.sasl_authenticate),
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: ApiHandler(
+            0, 0, scram_credentials.describe_user_scram_credentials),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: ApiHandler(
+            0, 0, scram_credentials.alter_user_scram_credentials),
     }

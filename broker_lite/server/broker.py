@@ -1,8 +1,10 @@
-"""One broker_lite broker: its logs, its place in the ZooKeeper cluster, and its listener.
+"""One broker_lite broker: its logs, its place in the ZooKeeper cluster, and its listeners.
 
-Start-up order, as a Kafka broker's: ZooKeeper (an embedded server when ``zookeeper.connect`` is
-unset), the dynamic broker configs stored there, the logs (recovered if the last shutdown was not
-clean), the listener bound (so the port is known when registering: ``SocketServer.start``),
+Start-up order, as a Kafka broker's: the listeners' settings checked (TLS stores read, SASL
+login modules parsed: :mod:`.listeners`), ZooKeeper (an embedded server when
+``zookeeper.connect`` is unset), the dynamic broker configs stored there, the logs (recovered if
+the last shutdown was not clean), the users' SCRAM credentials, the listeners bound (so the
+ports are known when registering every advertised endpoint: ``SocketServer.start``),
 registration and the controller election in ZooKeeper, and last, once ZooKeeper shows this broker
 and a controller, request processing (Kafka's ``SocketServer.enableRequestProcessing``: until
 then clients' connections wait in the listen backlog). So the first answer any client gets
@@ -12,7 +14,8 @@ Config changes made anywhere in the cluster reach the broker through ``/config/c
 ZooKeeper before any request is served, and changes follow through ``/kafka-acl-changes``
 (:mod:`.authorizer`). Partitions replicate as :mod:`broker_lite.partitions` and
 :mod:`broker_lite.replication` describe: ISR changes go to ZooKeeper (:mod:`..replication.isr`),
-followers fetch from their leaders' addresses as registered. Shutdown first moves leadership
+followers fetch from their leaders' endpoints of the inter-broker listener, with its
+security settings. Shutdown first moves leadership
 away (a controlled shutdown, :mod:`.controlled_shutdown`), then answers the requests waiting in
 the purgatory, stops the network, lets the requests being handled finish, then closes the rest
 in reverse order (the replica fetchers before the logs) and leaves the clean-shutdown marker
@@ -41,7 +44,7 @@ from broker_lite.zk import ZkBroker
 from broker_lite.zk.admin import get_broker_config, get_topic_config
 from broker_lite.zk.client import ZooKeeperConnection
 from broker_lite.zk.consumer_offsets import ZkConsumerOffsets
-from broker_lite.zk.endpoints import EndPoint, parse_endpoints, parse_protocol_map
+from broker_lite.zk.endpoints import EndPoint
 from broker_lite.zk.layout import BrokerIdZNode
 from broker_lite.zk.producer_ids import ZkProducerIdManager
 
@@ -52,11 +55,20 @@ from .authorizer import AclAuthorizer, create_authorizer
 from .config_changes import ConfigChangeListener, DynamicBrokerConfigs
 from .controlled_shutdown import controlled_shutdown
 from .dispatcher import Dispatcher, supported_versions
+from .listeners import (
+    ListenerConfig,
+    advertised_endpoints,
+    channel_builder,
+    inter_broker_client_settings,
+    inter_broker_listener_name,
+    listener_configs,
+)
 from .metadata import BrokerInfo, ClusterMetadata
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics, MetricsListener
 from .network import Listener, NetworkConfig, RequestHandlerPool, SocketServer
 from .purgatory import Purgatory
+from .scram_credentials import ScramCredentialCache
 from .services import HandlerServices
 
 logger = logging.getLogger(__name__)
@@ -90,6 +102,9 @@ class Broker:
         self.isr_writer: ZkIsrWriter | None = None
         self.cluster: MetadataCache | None = None
         self._serving = False
+        self.scram_credentials: ScramCredentialCache | None = None
+        self.listeners: list[ListenerConfig] = []
+        self.advertised: tuple[EndPoint, ...] = ()
 
     def start(self) -> "Broker":
         try:
@@ -106,6 +121,9 @@ class Broker:
         if broker_id != self.config["broker.id"]:  # broker.id=-1: the id generated earlier
             self.config = BrokerConfig({**self.config.originals, "broker.id": str(broker_id)})
         config = self.config
+        self.listeners = listeners = listener_configs(config)  # checked before anything starts
+        inter_broker = inter_broker_listener_name(config)
+        inter_broker_security = inter_broker_client_settings(config)
         self.zookeeper = ZooKeeperConnection(config).open()
         client = self.zookeeper.client
         # Dynamic broker configs are in force before the logs load, as in Kafka.
@@ -119,68 +137,80 @@ class Broker:
         self.partitions = partitions = PartitionManager(
             logs, lambda topic: get_topic_config(client, topic), config["broker.id"],
             lag_time_max_ms=config["replica.lag.time.max.ms"])
-        listener = self._listener()
         self.purgatory = purgatory = Purgatory()
         self.cluster = cluster = MetadataCache(
-            client, lambda watching: ClusterMetadata(watching, listener.listener_name))
+            client, lambda watching: ClusterMetadata(watching, listeners[0].name))
         self.isr_writer = ZkIsrWriter(client).start()
         partitions.start_replication(
             isr_writer=self.isr_writer,
-            is_alive=lambda broker: _address(cluster, broker) is not None,
+            is_alive=lambda broker: _address(cluster, broker, inter_broker) is not None,
             on_high_watermark=lambda tp: purgatory.notify_appended((tp,)),
-            address_of=lambda broker: _address(cluster, broker),
-            fetcher_settings=FetcherSettings.from_broker_config(config))
+            address_of=lambda broker: _address(cluster, broker, inter_broker),
+            fetcher_settings=FetcherSettings.from_broker_config(config, inter_broker_security))
         producer_ids = ZkProducerIdManager(client, lambda: partitions.broker_id)
         self.groups = start_group_coordinator(config, partitions, client,
                                               purgatory.notify_appended)
         self.transactions = start_transaction_coordinator(
             config, partitions, client, broker_id=lambda: partitions.broker_id,
-            brokers=cluster.brokers, generate_producer_id=producer_ids.generate,
-            group_coordinator=self.groups, on_appended=purgatory.notify_appended)
+            brokers=lambda: cluster.brokers(inter_broker),
+            generate_producer_id=producer_ids.generate,
+            group_coordinator=self.groups, on_appended=purgatory.notify_appended,
+            inter_broker_security=inter_broker_security)
+        # SCRAM credentials are read before any client may authenticate, then followed.
+        self.scram_credentials = scram = ScramCredentialCache(client)
+        scram.load()
         api_handlers = handlers()
         self.authorizer = create_authorizer(config, client)  # ACLs loaded before any request
         self.services = services = HandlerServices(
             config=config, logs=logs, partitions=partitions, cluster=cluster,
             admin=ZkTopicAdmin(client, config, on_config_changed=logs.update_config,
-                               on_broker_config_changed=dynamic.reload),
+                               on_broker_config_changed=dynamic.reload,
+                               on_user_config_changed=scram.reload_user),
             groups=self.groups, transactions=self.transactions.coordinator,
             markers=self.transactions.markers, producer_ids=producer_ids, purgatory=purgatory,
             zk_offsets=ZkConsumerOffsets(client),
             api_versions=supported_versions(api_handlers), authorizer=self.authorizer)
         # The listener is bound now (the port is registered below) and serves requests once
         # the broker is registered: Kafka's SocketServer.startup, then enableRequestProcessing.
-        self.server = SocketServer([Listener(listener.listener_name, listener.host,
-                                             listener.port)], NetworkConfig.of(config)).start()
+        dispatcher = Dispatcher(api_handlers, services)
+        self.server = SocketServer([
+            Listener(listener.name, listener.endpoint.host, listener.endpoint.port,
+                     channel_builder(listener, scram.get, dispatcher.api_versions))
+            for listener in listeners], NetworkConfig.of(config)).start()
         self.request_handlers = RequestHandlerPool(
-            self.server.request_channel, Dispatcher(api_handlers, services),
-            config["num.io.threads"]).start()
+            self.server.request_channel, dispatcher, config["num.io.threads"]).start()
         self.metrics = BrokerMetrics(self.server, purgatory, lambda: services.broker_id)
         if config["metrics.listener"]:
             self.metrics_listener = MetricsListener(config["metrics.listener"],
                                                     self.metrics).start()
-        advertised = self._advertised(listener, self.server.port)
+        self.advertised = advertised = advertised_endpoints(
+            config, {listener.name: self.server.bound_port(listener.name)
+                     for listener in listeners})
         self._wait_for_previous_session(client, config["broker.id"])
-        self.zk_broker = ZkBroker(client, config, partitions, endpoints=(advertised,))
+        self.zk_broker = ZkBroker(client, config, partitions, endpoints=advertised)
         self.zk_broker.start()
         partitions.broker_id = self.zk_broker.broker_id
         dynamic.broker_id = lambda: partitions.broker_id  # a generated id is known now
         services.cluster_id = self.zk_broker.cluster_id
         services.controller = self.zk_broker.controller
-        cluster.local_broker = BrokerInfo(services.broker_id, advertised.host, advertised.port,
-                                          config["broker.rack"])
+        local = {e.listener_name: BrokerInfo(services.broker_id, e.host, e.port,
+                                             config["broker.rack"]) for e in advertised}
+        cluster.set_local_endpoints(local)
+        cluster.local_broker = local.get(listeners[0].name) or next(iter(local.values()))
         meta_properties.check_cluster(recorded, services.cluster_id)
         meta_properties.write(log_dirs, meta_properties.BrokerMetadata(services.broker_id,
                                                                        services.cluster_id))
         dynamic.reload()
         self.config_changes.handlers.update(topics=self._on_topic_config_change,
-                                            brokers=dynamic.reload)
+                                            brokers=dynamic.reload, users=scram.on_change)
         self.config_changes.start()
         self.logs.start_background_tasks()
         self._wait_until_shown(cluster)
         self.server.enable_request_processing()
         self._serving = True
-        logger.info("broker %d listening on %s:%d (ZooKeeper %s)", services.broker_id,
-                    advertised.host, advertised.port, self.zookeeper.connect_string)
+        logger.info("broker %d listening on %s (ZooKeeper %s)", services.broker_id,
+                    ", ".join(e.connection_string for e in advertised),
+                    self.zookeeper.connect_string)
 
     def _on_topic_config_change(self, topic: str) -> None:
         """A topic's overrides changed somewhere in the cluster: apply them to the partitions
@@ -227,25 +257,6 @@ class Broker:
                 waited = True
             time.sleep(0.2)
 
-    def _listener(self) -> EndPoint:
-        protocol_map = parse_protocol_map(self.config["listener.security.protocol.map"])
-        endpoints = parse_endpoints(self.config["listeners"], protocol_map)
-        plaintext = [e for e in endpoints if e.security_protocol == "PLAINTEXT"]
-        if not plaintext:
-            raise ValueError(f"listeners {self.config['listeners']!r} has no PLAINTEXT listener, "
-                             "the only protocol broker_lite serves")
-        return plaintext[0]
-
-    def _advertised(self, listener: EndPoint, bound_port: int) -> EndPoint:
-        text = self.config["advertised.listeners"]
-        if text:
-            protocol_map = parse_protocol_map(self.config["listener.security.protocol.map"])
-            for endpoint in parse_endpoints(text, protocol_map):
-                if endpoint.listener_name == listener.listener_name:
-                    return endpoint
-        host = listener.host or "127.0.0.1"
-        return EndPoint(listener.listener_name, host, bound_port, listener.security_protocol)
-
     def _controlled_shutdown(self) -> None:
         config, cluster, zookeeper = self.config, self.cluster, self.zookeeper
         if cluster is None or zookeeper is None or zookeeper.client is None:
@@ -254,24 +265,33 @@ class Broker:
         if not any(b.broker_id != self.broker_id for b in cluster.brokers()):
             return  # alone in the cluster: no other broker could take any leadership
 
+        inter_broker = inter_broker_listener_name(config)
+
         def controller() -> tuple[int, tuple[str, int] | None]:
             cluster.invalidate()  # the controller may have moved since the last read
             controller_id = cluster.controller_id()
-            return controller_id, _address(cluster, controller_id) if controller_id >= 0 \
-                else None
+            return controller_id, _address(cluster, controller_id, inter_broker) \
+                if controller_id >= 0 else None
 
         try:
             controlled_shutdown(zookeeper.client, self.broker_id, controller,
                                 max_retries=config["controlled.shutdown.max.retries"],
                                 backoff_ms=config["controlled.shutdown.retry.backoff.ms"],
-                                timeout_ms=config["request.timeout.ms"])
+                                timeout_ms=config["request.timeout.ms"],
+                                security=inter_broker_client_settings(config))
         except Exception:  # a failed handover must not stop the shutdown itself
             logger.exception("broker %d: controlled shutdown failed", self.broker_id)
 
     @property
     def port(self) -> int:
+        """The bound port of the first listener."""
         assert self.server is not None
         return self.server.port
+
+    def bound_port(self, listener_name: str) -> int:
+        """The bound port of a listener (``SASL_SSL``, a custom name)."""
+        assert self.server is not None
+        return self.server.bound_port(listener_name.upper())
 
     @property
     def broker_id(self) -> int:
@@ -324,6 +344,9 @@ class Broker:
             self.zookeeper = None
 
 
-def _address(cluster: MetadataCache, broker_id: int) -> tuple[str, int] | None:
-    """Where a registered broker listens (None: it is not registered)."""
-    return next(((b.host, b.port) for b in cluster.brokers() if b.broker_id == broker_id), None)
+def _address(cluster: MetadataCache, broker_id: int, listener: str | None = None
+             ) -> tuple[str, int] | None:
+    """Where a registered broker listens on ``listener`` (None: the first listener's name;
+    the result is None when the broker is not registered)."""
+    return next(((b.host, b.port) for b in cluster.brokers(listener)
+                 if b.broker_id == broker_id), None)

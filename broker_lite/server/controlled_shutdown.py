@@ -17,7 +17,7 @@ registered address.
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
@@ -35,10 +35,11 @@ logger = logging.getLogger(__name__)
 def controlled_shutdown(client: KazooClient, broker_id: int,
                         controller: Callable[[], tuple[int, tuple[str, int] | None]], *,
                         max_retries: int = 3, backoff_ms: int = 5000,
-                        timeout_ms: int = 30000, sleep: Callable[[float], None] = time.sleep
-                        ) -> bool:
+                        timeout_ms: int = 30000, sleep: Callable[[float], None] = time.sleep,
+                        security: Mapping[str, str] | None = None) -> bool:
     """Ask the controller to move this broker's leadership away; whether it succeeded.
-    ``controller()`` gives the controller's id and address (None while unknown)."""
+    ``controller()`` gives the controller's id and address on the inter-broker listener (None
+    while unknown), ``security`` that listener's client settings (TLS, SASL)."""
     try:
         stat = client.exists(BrokerIdZNode.path(broker_id))
     except KazooException:
@@ -53,7 +54,8 @@ def controlled_shutdown(client: KazooClient, broker_id: int,
             logger.info("broker %d: controlled shutdown attempt %d: no controller known",
                         broker_id, attempt)
         else:
-            outcome = _ask(broker_id, broker_epoch, controller_id, address, timeout_ms)
+            outcome = _ask(broker_id, broker_epoch, controller_id, address, timeout_ms,
+                           security or {})
             if outcome is True:
                 logger.info("broker %d: controlled shutdown succeeded", broker_id)
                 return True
@@ -67,11 +69,12 @@ def controlled_shutdown(client: KazooClient, broker_id: int,
 
 
 def _ask(broker_id: int, broker_epoch: int, controller_id: int, address: tuple[str, int],
-         timeout_ms: int) -> bool | str:
+         timeout_ms: int, security: Mapping[str, str]) -> bool | str:
     host, port = address
     connection = BrokerConnection(host, port, ClientConfig({
-        "bootstrap.servers": f"{host}:{port}", "client.id": f"broker-{broker_id}-shutdown",
-        "request.timeout.ms": str(timeout_ms)}), node_id=controller_id)
+        **security, "bootstrap.servers": f"{host}:{port}",
+        "client.id": f"broker-{broker_id}-shutdown", "request.timeout.ms": str(timeout_ms)}),
+        node_id=controller_id)
     try:
         _version, response = connection.request(
             ApiKey.CONTROLLED_SHUTDOWN, {"broker_id": broker_id, "broker_epoch": broker_epoch},

@@ -46,10 +46,10 @@ from broker_lite.protocol import (
     parse_request_header,
 )
 from broker_lite.security.acl import CLUSTER_NAME, AclOperation, ResourceType
+from broker_lite.security.principal import ANONYMOUS
 
 from . import authorization
 from .network import RESPONDS_LATER, CloseConnection, Request
-from .network.authenticator import ANONYMOUS
 from .purgatory import DelayedOperation
 from .services import HandlerServices
 
@@ -80,15 +80,17 @@ class Responder(Protocol):
 @dataclass(frozen=True)
 class RequestContext:
     """A request as its handler sees it: the header, the broker's services, the client's
-    address (``/host``, as Kafka shows it in DescribeGroups; empty when unknown), the way to
-    answer it later, and who sent it (the connection's principal, ``User:ANONYMOUS`` when
-    nobody authenticated), which the ``authorize`` methods ask the authorizer about
-    (:mod:`.authorization`)."""
+    address (``/host``, as Kafka shows it in DescribeGroups; empty when unknown), the way
+    to answer it later, the listener it came in on (Metadata answers with that listener's
+    endpoints) and who sent it (the connection's principal: ``User:alice``;
+    ``User:ANONYMOUS`` when nobody authenticated), which the ``authorize`` methods ask the
+    authorizer about (:mod:`.authorization`)."""
 
     header: RequestHeader
     services: HandlerServices
     client_host: str = ""
     responder: Responder | None = None
+    listener: str | None = None  # None: the broker's first listener
     principal: str = ANONYMOUS
 
     @property
@@ -192,7 +194,30 @@ class Dispatcher:
         self.services = services
 
     def __call__(self, request: Request):
-        payload = request.payload
+        peer = request.peer
+        return self._handle(request.payload, lambda header: RequestContext(
+            header, self.services, f"/{peer[0]}" if peer else "",
+            _NetworkResponder(request, header), request.listener, request.principal))
+
+    def api_versions(self, payload) -> tuple[list, bool]:
+        """The answer to an ApiVersions request read before the client authenticated (a SASL
+        listener's, as Kafka's ``apiVersionSupplier``), and whether it was a version served
+        (an UNSUPPORTED_VERSION answer is not). Raises :class:`ProtocolError` for a request
+        that does not decode."""
+        try:
+            header, body_offset = parse_request_header(payload)
+        except UnsupportedVersionError as exc:
+            return self._unsupported_api_versions(exc.correlation_id), False
+        handler = self.handlers[ApiKey.API_VERSIONS]
+        if not handler.min_version <= header.api_version <= handler.max_version:
+            return self._unsupported_api_versions(header.correlation_id), False
+        body = decode(api_for(header.api_key).request, header.api_version,
+                      Reader(payload, body_offset))
+        response = handler.handle(RequestContext(header, self.services), body)
+        return encode_response(header.api_key, header.api_version, header.correlation_id,
+                               response), True
+
+    def _handle(self, payload, context_of: Callable[[RequestHeader], RequestContext]):
         try:
             header, body_offset = parse_request_header(payload)
         except UnsupportedVersionError as exc:
@@ -215,10 +240,7 @@ class Dispatcher:
         except ProtocolError as exc:
             raise CloseConnection(f"malformed {ApiKey(header.api_key).name} request: {exc}") \
                 from None
-        peer = request.peer
-        context = RequestContext(header, self.services, f"/{peer[0]}" if peer else "",
-                                 _NetworkResponder(request, header), request.principal)
-        response = handler.handle(context, body)
+        response = handler.handle(context_of(header), body)
         if response is None or response is RESPONDS_LATER:
             return response
         return encode_response(header.api_key, header.api_version, header.correlation_id,

@@ -61,16 +61,24 @@ class TopicInfo:
 
 
 class ClusterMetadata:
+    """The cluster from ZooKeeper; brokers are given at their endpoints of one listener (by
+    default ``listener_name``, this broker's first)."""
+
     def __init__(self, client: KazooClient, listener_name: str = "PLAINTEXT"):
         self.client = client
         self.listener_name = listener_name
         self.local_broker: BrokerInfo | None = None  # this broker, once registered
+        self.local_endpoints: dict[str, BrokerInfo] = {}  # by listener, once registered
         self._names_by_id: dict[uuid.UUID, str] = {}
 
-    def brokers(self) -> list[BrokerInfo]:
-        """The live brokers by id: those registered in ZooKeeper, and this one."""
-        registered = self.registered_brokers()
-        local = self.local_broker
+    def brokers(self, listener: str | None = None) -> list[BrokerInfo]:
+        """The live brokers by id: those registered in ZooKeeper, and this one, at their
+        endpoints of ``listener`` (those without one are left out, as Kafka's metadata cache
+        leaves them out of that listener's answers)."""
+        listener = listener or self.listener_name
+        registered = self.registered_brokers(listener)
+        local = self.local_endpoints.get(listener) or \
+            (self.local_broker if listener == self.listener_name else None)
         if local is None or any(b.broker_id == local.broker_id for b in registered):
             return registered
         return sorted([*registered, local], key=lambda b: b.broker_id)
@@ -84,16 +92,19 @@ class ClusterMetadata:
             and any(b.broker_id == local.broker_id for b in self.registered_brokers()) \
             and self.controller_id() >= 0
 
-    def registered_brokers(self) -> list[BrokerInfo]:
-        """The brokers registered under ``/brokers/ids``, by id, at this listener's endpoint."""
+    def registered_brokers(self, listener: str | None = None) -> list[BrokerInfo]:
+        """The brokers registered under ``/brokers/ids``, by id, at their endpoint of
+        ``listener`` (the default listener: or their first PLAINTEXT one)."""
+        listener = listener or self.listener_name
         result = []
         for broker_id in live_broker_ids(self.client):
             registration = get_broker(self.client, broker_id)
             if registration is None:
                 continue  # gone since the listing
             endpoint = next((e for e in registration.endpoints
-                             if e.listener_name == self.listener_name), None) \
-                or registration.plaintext_endpoint
+                             if e.listener_name == listener), None)
+            if endpoint is None and listener == self.listener_name:
+                endpoint = registration.plaintext_endpoint
             if endpoint is not None:
                 result.append(BrokerInfo(broker_id, endpoint.host, endpoint.port,
                                          registration.rack))

@@ -99,6 +99,11 @@ class MetadataCache:
         self._view.local_broker = broker
         self.invalidate()  # the broker list includes it from now on
 
+    def set_local_endpoints(self, endpoints: dict[str, BrokerInfo]) -> None:
+        """This broker at each of its listeners' advertised endpoints."""
+        self._view.local_endpoints = dict(endpoints)
+        self.invalidate()
+
     def shows_itself(self) -> bool:
         """Whether ZooKeeper lists this broker and names a controller, read afresh: the broker
         asks it while it waits to be shown, so no answer may be kept."""
@@ -106,8 +111,8 @@ class MetadataCache:
 
     # -- ClusterView ------------------------------------------------------------------------
 
-    def brokers(self) -> list[BrokerInfo]:
-        return list(self._answer(("brokers",), self._view.brokers))
+    def brokers(self, listener: str | None = None) -> list[BrokerInfo]:
+        return list(self._answer(("brokers", listener), lambda: self._view.brokers(listener)))
 
     def controller_id(self) -> int:
         return self._answer(("controller",), self._view.controller_id)

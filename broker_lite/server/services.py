@@ -58,7 +58,9 @@ class ClusterView(Protocol):
     """The cluster as every broker sees it: live brokers, the controller, topics and their
     partitions with leaders (Metadata, FindCoordinator, and whether a partition exists)."""
 
-    def brokers(self) -> list[BrokerInfo]: ...
+    def brokers(self, listener: str | None = None) -> list[BrokerInfo]:
+        """The live brokers, at their endpoints of ``listener`` (None: this broker's first
+        listener); a broker without that listener is left out."""
 
     def controller_id(self) -> int:
         """The controller's broker id, -1 while there is none."""
@@ -82,8 +84,8 @@ class ClusterView(Protocol):
 
 
 class TopicAdmin(Protocol):
-    """Creating, deleting and growing topics, their config overrides, and the dynamic broker
-    configs. Each method raises
+    """Creating, deleting and growing topics, their config overrides, the dynamic broker
+    configs, and the users' configs (SCRAM credentials). Each method raises
     the specific errors of :mod:`broker_lite.zk.errors` (or ``ConfigError``) for what it
     refuses, with Kafka's messages; the controller acts on what is written."""
 
@@ -112,6 +114,15 @@ class TopicAdmin(Protocol):
 
     def alter_broker_config(self, entity: str, configs: dict[str, str]) -> None:
         """Replace them; every broker concerned applies them, this one at once."""
+
+    def users_with_config(self) -> list[str]:
+        """The users with a config (``/config/users``), by name."""
+
+    def user_config(self, user: str) -> dict[str, str]:
+        """The user's config, its SCRAM credentials among it (empty when it has none)."""
+
+    def alter_user_config(self, user: str, config: dict[str, str]) -> None:
+        """Replace it; every broker reads the user's credentials again, this one at once."""
 
 
 class CoordinatorTopic(Protocol):

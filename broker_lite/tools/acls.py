@@ -66,7 +66,6 @@ from broker_lite.security.acl import (
     parse_principal,
 )
 
-from . import properties
 from .admin_support import client_errors
 from .common import add_bootstrap_server, kafka_client
 
@@ -90,9 +89,7 @@ def _pattern_type(text: str) -> PatternType:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_bootstrap_server(parser)
-    parser.add_argument("--command-config", metavar="PATH",
-                        help="a properties file of client settings (TLS, SASL)")
+    add_bootstrap_server(parser)  # and --command-config, --command-property
     for action, text in (("add", "add ACLs"), ("remove", "remove ACLs"),
                          ("list", "list ACLs (of the resources given, else every one)")):
         parser.add_argument(f"--{action}", action="store_true", help=text)
@@ -311,8 +308,6 @@ def list_acls(admin: Admin, args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     check_options(args)  # every usage error before anything is sent
     acls = acls_to_add(args) if args.add else acls_of(args) if args.remove else None
-    args.command_property = [*(f"{k}={v}" for k, v in properties.load(
-        args.command_config, "--command-config").items()), *args.command_property]
     with kafka_client(args) as client, client_errors():
         if args.add:
             add(client.admin, acls)

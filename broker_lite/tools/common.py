@@ -24,11 +24,16 @@ class ToolError(Exception):
     """The tool cannot do what was asked; the message says why, for a person reading stderr."""
 
 
-def add_bootstrap_server(parser: argparse.ArgumentParser) -> None:
-    """``--bootstrap-server host:port[,host:port]``, ``--command-property k=v`` (client settings
-    with Kafka's names, repeatable) and ``--timeout-ms``."""
-    parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT",
+def add_bootstrap_server(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """``--bootstrap-server host:port[,host:port]``, ``--command-config FILE`` (a properties
+    file of client settings, Kafka's names: ``security.protocol``, ``sasl.jaas.config``, ...),
+    ``--command-property k=v`` (client settings, repeatable, over the file's) and
+    ``--timeout-ms``."""
+    parser.add_argument("--bootstrap-server", required=required, metavar="HOST:PORT",
                         help="the broker(s) to connect to")
+    parser.add_argument("--command-config", metavar="FILE",
+                        help="client settings (a properties file, Kafka's names), e.g. TLS "
+                             "and SASL for a secured cluster")
     parser.add_argument("--command-property", action="append", default=[], metavar="KEY=VALUE",
                         help="a client setting, with Kafka's name (repeatable)")
     parser.add_argument("--timeout-ms", type=int, default=DEFAULT_TIMEOUT_MS,
@@ -47,6 +52,21 @@ def key_values(pairs: list[str], option: str) -> dict[str, str]:
     return result
 
 
+def command_config(args: argparse.Namespace) -> dict[str, str]:
+    """The settings of ``--command-config`` (none without it); a file that cannot be read is a
+    :class:`ToolError`."""
+    path = getattr(args, "command_config", None)
+    if not path:
+        return {}
+    from broker_lite.config import read_properties
+
+    try:
+        return read_properties(path)
+    except OSError as exc:
+        raise ToolError(f"--command-config: cannot read {path}: {exc.strerror or exc}") \
+            from None
+
+
 @contextmanager
 def kafka_client(args: argparse.Namespace) -> Iterator:
     """A :class:`broker_lite.client.KafkaClient` for ``--bootstrap-server``; closed on exit."""
@@ -54,8 +74,9 @@ def kafka_client(args: argparse.Namespace) -> Iterator:
     from broker_lite.client.errors import KafkaClientError
 
     settings = {"bootstrap.servers": args.bootstrap_server, "client.id": "broker-lite-tools",
-                "request.timeout.ms": args.timeout_ms,
+                "request.timeout.ms": args.timeout_ms, **command_config(args),
                 **key_values(args.command_property, "--command-property")}
+    settings["bootstrap.servers"] = args.bootstrap_server
     try:
         client = KafkaClient(settings)
     except KafkaClientError as exc:

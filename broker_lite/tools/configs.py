@@ -11,14 +11,17 @@
     broker-lite configs --bootstrap-server 127.0.0.1:9092 --entity-type brokers \\
         --entity-default --alter --add-config log.retention.ms=3600000
 
-``--entity-type topics|brokers --entity-name NAME`` names what to work on; ``--topic NAME`` and
-``--broker ID`` are short for them; ``--entity-default`` (with ``--entity-type brokers``) names
-the cluster-wide dynamic broker defaults. ``--describe`` without a name describes every topic
-(or every broker, then the cluster-wide defaults). ``--add-config`` takes ``k=v`` pairs
-separated by commas, a list value in brackets (``cleanup.policy=[compact,delete]``);
-``--delete-config`` takes names separated by commas (both may be repeated). Changes go through
-IncrementalAlterConfigs, so other overrides stay as they are. A broker config that Kafka cannot
-change at run time (``log.dirs``, ``broker.id``, ...) is refused with the broker's reason.
+``--entity-type topics|brokers|users --entity-name NAME`` names what to work on; ``--topic NAME``,
+``--broker ID`` and ``--user NAME`` are short for them (users: their SCRAM credentials, see
+:mod:`.user_configs`, also with ``--zookeeper`` instead of ``--bootstrap-server``);
+``--entity-default`` (with ``--entity-type brokers``) names the cluster-wide dynamic broker
+defaults.
+``--describe`` without a name describes every topic (or every broker, then the cluster-wide
+defaults). ``--add-config`` takes ``k=v`` pairs separated by commas, a list value in brackets
+(``cleanup.policy=[compact,delete]``); ``--delete-config`` takes names separated by commas (both
+may be repeated). Changes go through IncrementalAlterConfigs, so other overrides stay as they are.
+A broker config that Kafka cannot change at run time (``log.dirs``, ``broker.id``, ...) is refused
+with the broker's reason.
 
 Output (stdout), stable for scripts:
 
@@ -55,13 +58,14 @@ from broker_lite.client.configs_admin import (
     ConfigSource,
 )
 
+from . import user_configs
 from .admin_support import client_errors
 from .common import ToolError, add_bootstrap_server, kafka_client
 
 NAME = "configs"
-HELP = "describe and change topic and broker configs (kafka-configs)"
+HELP = "describe and change topic, broker and user configs (kafka-configs)"
 
-ENTITY_TYPES = {"topics": "topic", "brokers": "broker"}
+ENTITY_TYPES = {"topics": "topic", "brokers": "broker", "users": "user"}
 # Without --all, the configs listed: the entity's own dynamic ones.
 DYNAMIC_SOURCES = {"topics": ConfigSource.DYNAMIC_TOPIC_CONFIG,
                    "brokers": ConfigSource.DYNAMIC_BROKER_CONFIG,
@@ -72,20 +76,26 @@ _OUTSIDE_BRACKETS = r"(?=[^\]]*(?:\[|$))"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_bootstrap_server(parser)
+    add_bootstrap_server(parser, required=False)
+    parser.add_argument("--zookeeper", metavar="HOST:PORT[/CHROOT]",
+                        help="write users' SCRAM credentials to ZooKeeper directly (to "
+                             "bootstrap a secured cluster), instead of --bootstrap-server")
     actions = parser.add_mutually_exclusive_group(required=True)
     actions.add_argument("--describe", action="store_true", help="list configs")
     actions.add_argument("--alter", action="store_true",
                          help="change configs (--add-config, --delete-config)")
     parser.add_argument("--entity-type", choices=sorted(ENTITY_TYPES),
-                        help="what to configure: topics or brokers")
-    parser.add_argument("--entity-name", metavar="NAME", help="the topic name or broker id")
+                        help="what to configure: topics, brokers or users")
+    parser.add_argument("--entity-name", metavar="NAME",
+                        help="the topic name, broker id or user name")
     parser.add_argument("--entity-default", action="store_true",
                         help="the cluster-wide default (with --entity-type brokers)")
     parser.add_argument("--topic", metavar="NAME",
                         help="short for --entity-type topics --entity-name NAME")
     parser.add_argument("--broker", metavar="ID",
                         help="short for --entity-type brokers --entity-name ID")
+    parser.add_argument("--user", metavar="NAME",
+                        help="short for --entity-type users --entity-name NAME")
     parser.add_argument("--all", action="store_true",
                         help="--describe: every config, not only the overrides")
     parser.add_argument("--add-config", action="append", default=[],
@@ -114,7 +124,11 @@ def parse_add_config(text: str) -> dict[str, str]:
 def entity(args: argparse.Namespace) -> tuple[str, str | None]:
     """``(entity type, name or None)`` from the options; usage errors when they conflict."""
     chosen = [(kind, name) for kind, name in
-              (("topics", args.topic), ("brokers", args.broker)) if name is not None]
+              (("topics", args.topic), ("brokers", args.broker), ("users", args.user))
+              if name is not None]
+    if args.entity_default and args.entity_type == "users":
+        args.usage_error("The use of --entity-default or --user-defaults is not allowed with "
+                         "User SCRAM Credentials using --bootstrap-server.")
     if args.entity_default and (args.entity_type != "brokers" or args.entity_name is not None):
         args.usage_error("--entity-default goes only with --entity-type brokers, without "
                          "--entity-name")
@@ -124,7 +138,8 @@ def entity(args: argparse.Namespace) -> tuple[str, str | None]:
     elif args.entity_name is not None:
         args.usage_error("--entity-name needs --entity-type")
     if len(chosen) != 1:
-        args.usage_error("name one entity: --entity-type with --entity-name, --topic or --broker")
+        args.usage_error("name one entity: --entity-type with --entity-name, --topic, --broker "
+                         "or --user")
     kind, name = chosen[0]
     if args.alter and name is None:
         args.usage_error("--alter needs an entity name (or --entity-default)")
@@ -152,11 +167,43 @@ def run(args: argparse.Namespace) -> int:
     if both:
         args.usage_error(f"Invalid config(s): {','.join(both)} both in --add-config and "
                          f"--delete-config")
+    if (args.bootstrap_server is None) == (args.zookeeper is None):
+        args.usage_error("give one of --bootstrap-server and --zookeeper")
+    if args.zookeeper is not None:
+        if kind != "users":
+            args.usage_error("--zookeeper goes only with --entity-type users (SCRAM "
+                             "credentials); use --bootstrap-server for topics and brokers")
+        return _users_in_zookeeper(args, name, added, deleted)
     with kafka_client(args) as client, client_errors():
-        if args.describe:
+        if kind == "users":
+            if args.describe:
+                user_configs.describe(client.admin, name)
+            else:
+                user_configs.alter(client.admin, name, added, deleted)
+        elif args.describe:
             describe(client.admin, kind, name, args.all)
         else:
             alter(client.admin, kind, name, added, deleted)
+    return 0
+
+
+def _users_in_zookeeper(args: argparse.Namespace, user: str | None, added: dict[str, str],
+                        deleted: list[str]) -> int:
+    from broker_lite.zk.client import connect
+    from broker_lite.zk.errors import ZooKeeperError
+
+    try:
+        client = connect(args.zookeeper, connection_timeout_ms=args.timeout_ms)
+    except ZooKeeperError as exc:
+        raise ToolError(str(exc)) from None
+    try:
+        if args.describe:
+            user_configs.describe_zookeeper(client, user)
+        else:
+            user_configs.alter_zookeeper(client, user, added, deleted)
+    finally:
+        client.stop()
+        client.close()
     return 0
 
 

@@ -99,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
             settings[name] = str(getattr(args, option))
     client_args = properties.client_args(args.bootstrap_server, settings, args.timeout_ms)
     client_args.command_property += args.command_property
+    client_args.command_config = args.command_config
     with kafka_client(client_args) as client:
         try:
             producer = client.producer()

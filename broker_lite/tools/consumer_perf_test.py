@@ -117,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     group = args.group or settings.get("group.id")
     client_args = properties.client_args(args.bootstrap_server, settings, args.timeout_ms)
     client_args.command_property += args.command_property
+    client_args.command_config = args.command_config
     if not args.hide_header:
         first = "time, threadId" if args.show_detailed_stats else "start.time, end.time"
         print(f"{first}, {_HEADER}", flush=True)

@@ -19,8 +19,12 @@ The tree (``[x]`` is a variable name, ``->`` the data; ``E`` ephemeral, ``S`` se
     /config/brokers/[id]                         -> {"version":1,
                                                      "config":{"log.retention.ms":"60000"}}
     /config/brokers/<default>                    (the same, for every broker)
+    /config/users/[sanitized user]               -> {"version":1,"config":{"SCRAM-SHA-256":
+                                                     "salt=..,stored_key=..,server_key=..,
+                                                     iterations=4096"}} (see .users)
     /config/changes/config_change_[seq]      S   -> {"version":2,"entity_path":"topics/<topic>"}
-                                                    ("brokers/<id>", "brokers/<default>")
+                                                    ("brokers/<id>", "brokers/<default>",
+                                                    "users/<sanitized user>")
     /admin/delete_topics/[topic]                 (no data)
     /admin/reassign_partitions                   -> {"version":1,"partitions":[{"topic":"t",
                                                      "partition":0,"replicas":[1,2]}]}

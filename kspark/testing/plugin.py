@@ -44,6 +44,18 @@ kpy_cluster
     ``wait_for_leader(...)``, ``wait_for_isr(...)``; stopped after the test. Internal and
     auto-created topics get three replicas. Parametrize it indirectly with
     ``{"brokers": n, "properties": {...}}`` for another size or settings.
+kpy_secured_broker (session)
+    A ``SASL_SSL`` broker_lite broker shared by the session (a
+    :class:`~kspark.testing.brokers.KpyBroker` with ``security``): PLAIN, SCRAM-SHA-256 and
+    SCRAM-SHA-512, users ``alice`` and ``bob`` with random passwords
+    (``kpy_secured_broker.security.users``), certificates generated for the session
+    (``security.ca_pem``); ``client_settings(user, mechanism)`` gives a client's settings,
+    Kafka's names (for Spark, prefix them with ``kafka.``).
+kpy_secured_brokers
+    ``kpy_secured_brokers(security="SASL_SSL", *, users=None, mechanisms=..., client_auth="none",
+    count=1, properties=None) -> KpyBroker``: brokers of this test's own (``SSL``,
+    ``SASL_PLAINTEXT`` or ``SASL_SSL``; ``client_auth`` gives each user a client certificate),
+    stopped after it.
 kpy_bootstrap_servers
     Where the helpers below go: ``kpy_cluster`` or ``kpy_broker`` when the test uses one, else
     ``kpy_session_broker``. Override it to run the helpers against another cluster.
@@ -241,6 +253,52 @@ def kpy_broker(kpy_zookeeper_connect: str, tmp_path_factory: pytest.TempPathFact
     broker = KpyBroker.start(kpy_zookeeper_connect, tmp_path_factory.mktemp("kpy-broker"))
     yield broker
     broker.stop()
+
+
+@pytest.fixture(scope="session")
+@needs("broker", "zookeeper")
+def kpy_secured_broker(kpy_zookeeper: ZooKeeperEnsemble,
+                       tmp_path_factory: pytest.TempPathFactory) -> Iterator[KpyBroker]:
+    """A SASL_SSL broker_lite broker shared by the whole test session."""
+    import secrets
+
+    from broker_lite.local_security import LocalSecurity
+
+    from .brokers import KpyBroker
+
+    security = LocalSecurity("SASL_SSL", {user: secrets.token_urlsafe(16)
+                                          for user in ("alice", "bob")})
+    broker = KpyBroker.start(kpy_zookeeper.chroot(), tmp_path_factory.mktemp("kpy-secured"),
+                             security=security)
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
+def kpy_secured_brokers(kpy_zookeeper: ZooKeeperEnsemble,
+                        tmp_path_factory: pytest.TempPathFactory
+                        ) -> Iterator[Callable[..., KpyBroker]]:
+    """``kpy_secured_brokers(security="SASL_SSL", *, users=None, mechanisms=...,
+    client_auth="none", count=1, properties=None)``: secured brokers of this test's own."""
+    from broker_lite.local_security import DEFAULT_MECHANISMS, LocalSecurity
+
+    from .brokers import KpyBroker
+
+    started: list[KpyBroker] = []
+
+    def start(security: str = "SASL_SSL", *, users: dict[str, str] | None = None,
+              mechanisms=DEFAULT_MECHANISMS, client_auth: str = "none", count: int = 1,
+              properties: dict[str, str] | None = None) -> KpyBroker:
+        local = LocalSecurity(security, users, mechanisms, client_auth)
+        broker = KpyBroker.start(kpy_zookeeper.chroot(), tmp_path_factory.mktemp("kpy-secured"),
+                                 count, properties, security=local)
+        started.append(broker)
+        return broker
+
+    yield start
+    for broker in started:
+        broker.stop()
 
 
 @pytest.fixture

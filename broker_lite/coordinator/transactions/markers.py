@@ -24,7 +24,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from broker_lite.log import KafkaStorageError, LogError
@@ -145,17 +145,31 @@ class MarkerJob:
 
 
 class BrokerChannel:
-    """One connection to another broker, one request at a time."""
+    """One connection to another broker, one request at a time: a plain socket, or, when the
+    inter-broker listener is secured, a client connection with ``security`` (its
+    ``security.protocol``, TLS and SASL settings: TLS, SaslHandshake, SaslAuthenticate and
+    re-authentication are the client's)."""
 
-    def __init__(self, host: str, port: int, timeout_s: float):
+    def __init__(self, host: str, port: int, timeout_s: float,
+                 security: Mapping[str, str] | None = None):
         self.address = (host, port)
         self.timeout_s = timeout_s
         self._sock: socket.socket | None = None
         self._correlation_id = 0
+        self._connection = None
+        if security and security.get("security.protocol", "PLAINTEXT") != "PLAINTEXT":
+            from broker_lite.client.config import ClientConfig
+            from broker_lite.client.connection import BrokerConnection
+
+            self._connection = BrokerConnection(host, port, ClientConfig({
+                **security, "bootstrap.servers": f"{host}:{port}",
+                "client.id": "txn-coordinator"}))
 
     def request(self, api_key: ApiKey, version: int, body: dict) -> dict:
         """The response body; ConnectionError when the broker cannot be reached or answers
         something unreadable (the connection is closed then)."""
+        if self._connection is not None:
+            return self._client_request(api_key, version, body)
         try:
             if self._sock is None:
                 self._sock = socket.create_connection(self.address, timeout=self.timeout_s)
@@ -172,6 +186,18 @@ class BrokerChannel:
             self.close()
             raise ConnectionError(f"broker at {self.address}: {exc}") from exc
 
+    def _client_request(self, api_key: ApiKey, version: int, body: dict) -> dict:
+        from broker_lite.client.errors import KafkaClientError
+        from broker_lite.client.retry import Deadline
+
+        try:
+            _, response = self._connection.request(api_key, body,
+                                                   Deadline(self.timeout_s * 1000),
+                                                   max_version=version)
+        except KafkaClientError as exc:
+            raise ConnectionError(f"broker at {self.address}: {exc}") from exc
+        return response
+
     def _recv(self, n: int) -> bytes:
         data = bytearray()
         while len(data) < n:
@@ -182,6 +208,8 @@ class BrokerChannel:
         return bytes(data)
 
     def close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
         if self._sock is not None:
             try:
                 self._sock.close()
@@ -207,10 +235,15 @@ class TxnMarkerWriter:
         The live brokers (``broker_id``, ``host``, ``port``).
     write_locally : callable
         ``write_locally(job, partitions) -> {partition: error}`` for partitions led here.
+    security : mapping, optional
+        The client settings of the inter-broker listener (its security protocol, TLS and SASL
+        settings), when it is secured.
     """
 
     def __init__(self, broker_id: Callable[[], int], partitions, zk,
-                 brokers: Callable[[], list], write_locally, *, request_timeout_s: float = 30):
+                 brokers: Callable[[], list], write_locally, *, request_timeout_s: float = 30,
+                 security: Mapping[str, str] | None = None):
+        self.security = security
         self.broker_id = broker_id
         self.partitions = partitions
         self.zk = zk
@@ -339,8 +372,8 @@ class TxnMarkerWriter:
         if channel is None or channel.address != (broker.host, broker.port):
             if channel is not None:
                 channel.close()
-            channel = self._channels[broker_id] = BrokerChannel(broker.host, broker.port,
-                                                                self.request_timeout_s)
+            channel = self._channels[broker_id] = BrokerChannel(
+                broker.host, broker.port, self.request_timeout_s, self.security)
         return channel
 
     def _handle(self, job: MarkerJob, errors: dict[TopicPartition, int]) -> None:

@@ -1,6 +1,6 @@
 """The transaction coordinator of a broker, wired to its partitions, ZooKeeper and settings."""
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from kazoo.client import KazooClient
 
@@ -69,11 +69,14 @@ def start_transaction_coordinator(config, partitions: PartitionManager, client: 
                                   broker_id: Callable[[], int], brokers: Callable[[], list],
                                   generate_producer_id: Callable[[], int],
                                   group_coordinator: GroupCoordinator | None = None,
-                                  on_appended: Callable[[], None] = lambda: None
+                                  on_appended: Callable[[], None] = lambda: None,
+                                  inter_broker_security: Mapping[str, str] | None = None
                                   ) -> TransactionService:
     """A started coordinator that loads the ``__transaction_state`` partitions this broker
     leads (told by ``partitions``); markers for ``__consumer_offsets`` partitions are reported
-    to ``group_coordinator`` (its ``on_transaction_completed``)."""
+    to ``group_coordinator`` (its ``on_transaction_completed``). Markers for other brokers'
+    partitions go to ``brokers()``' endpoints with ``inter_broker_security`` (client
+    settings) when the inter-broker listener is secured."""
     txn_config = TransactionConfig.from_broker_config(config)
 
     leader_log = leader_log_of(partitions, TRANSACTION_STATE_TOPIC)
@@ -89,7 +92,8 @@ def start_transaction_coordinator(config, partitions: PartitionManager, client: 
         return markers.write(job.producer_id, job.producer_epoch, job.coordinator_epoch,
                              job.committed, targets)
 
-    writer = TxnMarkerWriter(broker_id, partitions, client, brokers, write_locally)
+    writer = TxnMarkerWriter(broker_id, partitions, client, brokers, write_locally,
+                             security=inter_broker_security)
     coordinator = TransactionCoordinator(
         txn_config, manager, writer, generate_producer_id,
         create_topic=lambda: create_transaction_topic(client, txn_config)).start()

@@ -22,6 +22,7 @@ from . import (
     records_admin,
     replication,
     sasl,
+    scram_credentials,
     topics,
     transactions,
 )
@@ -40,6 +41,7 @@ from .producers import *
 from .records_admin import *
 from .replication import *
 from .sasl import *
+from .scram_credentials import *
 from .topics import *
 from .transactions import *
 
@@ -48,8 +50,8 @@ ALL_MESSAGES = {
     m.name: m
     for module in (
         headers, api_versions, metadata, produce, fetch, offsets, topics, configs, groups,
-        group_offsets, sasl, producer_ids, producers, transactions, records_admin, acls,
-        replication,
+        group_offsets, sasl, scram_credentials, producer_ids, producers, transactions,
+        records_admin, acls, replication,
     )
     for m in (getattr(module, n) for n in module.__all__)
 }

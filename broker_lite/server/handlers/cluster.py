@@ -38,7 +38,7 @@ def describe_cluster(context: RequestContext, body: dict) -> dict:
         cluster_id=services.cluster_id or "",
         controller_id=cluster.controller_id(),
         brokers=[{"broker_id": b.broker_id, "host": b.host, "port": b.port, "rack": b.rack}
-                 for b in cluster.brokers()],
+                 for b in cluster.brokers(context.listener)],
     )
     if body.get("include_cluster_authorized_operations"):
         response["cluster_authorized_operations"] = cluster_operations(context)

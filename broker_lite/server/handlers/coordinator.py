@@ -75,10 +75,10 @@ def _authorized_lookup(context: RequestContext, key_type: int, key: str
             not context.authorize(AclOperation.DESCRIBE, resource_type, key):
         error = AUTHORIZATION_ERRORS[resource_type]
         return error, error.message, NO_NODE
-    return _lookup(context.services, key_type, key)
+    return _lookup(context.services, key_type, key, context.listener)
 
 
-def _lookup(services: HandlerServices, key_type: int, key: str
+def _lookup(services: HandlerServices, key_type: int, key: str, listener: str | None
             ) -> tuple[ErrorCode, str | None, tuple]:
     coordinator = _coordinator(services, key_type)
     if coordinator is None:
@@ -97,7 +97,8 @@ def _lookup(services: HandlerServices, key_type: int, key: str
         if local is None or local.leader_epoch < state.leader_epoch:
             return (ErrorCode.COORDINATOR_NOT_AVAILABLE,
                     f"this broker does not serve {topic}-{partition} yet", NO_NODE)
-    broker = next((b for b in services.cluster.brokers() if b.broker_id == state.leader), None)
+    broker = next((b for b in services.cluster.brokers(listener)
+                   if b.broker_id == state.leader), None)
     if broker is None:
         return (ErrorCode.COORDINATOR_NOT_AVAILABLE,
                 f"the leader of {topic}-{partition} is not available", NO_NODE)

@@ -11,7 +11,11 @@ its id) when named; a topic to be auto-created needs Create on the cluster or on
 else TOPIC_AUTHORIZATION_FAILED. Authorized operations (v8+, KIP-430) are reported when asked
 for (``include_cluster_authorized_operations``, v8-10, only with Describe on the cluster, else
 0; ``include_topic_authorized_operations``) from the authorizer (:mod:`..authorization`);
--2**31 when not asked."""
+-2**31 when not asked.
+
+The brokers are given at their endpoints of the listener the request came in on, as Kafka's
+metadata cache answers per listener name: a client on a SASL_SSL listener is sent to the other
+brokers' SASL_SSL endpoints."""
 
 from broker_lite.config import ConfigError
 from broker_lite.coordinator import INTERNAL_TOPICS
@@ -58,7 +62,7 @@ def handle(context: RequestContext, body: dict) -> dict:
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": b.broker_id, "host": b.host, "port": b.port, "rack": b.rack}
-                    for b in cluster.brokers()],
+                    for b in cluster.brokers(context.listener)],
         "cluster_id": services.cluster_id,
         "controller_id": cluster.controller_id(),
         "topics": topics,

@@ -7,7 +7,9 @@ connections.
 
 How a request travels::
 
-    client --> acceptor ------------> processor (reads the frame; the connection is muted)
+    client --> acceptor ------------> processor (TLS handshake and SASL login first, on secured
+                                                 listeners; then reads the frame; the
+                                                 connection is muted)
                 (quotas: max.connections,      |
                  max.connections.per.ip)       v
                                        request queue (queued.max.requests; full: stop reading)
@@ -31,8 +33,11 @@ module                     concept (Kafka's class)
 :mod:`.acceptor`           accepting connections, handing them to processors (Acceptor)
 :mod:`.processor`          one network thread and its connections (Processor)
 :mod:`.channel`            one connection: transport, authenticator, frames, sends (KafkaChannel)
-:mod:`.transport`          plaintext bytes; where TLS goes (TransportLayer)
-:mod:`.authenticator`      who the client is; where SASL goes (Authenticator)
+:mod:`.channel_builders`   each listener's transports and authenticators (ChannelBuilders)
+:mod:`.transport`          plaintext bytes, or TLS over memory BIOs (Plaintext/SslTransportLayer)
+:mod:`.authenticator`      who the client is: nobody, a certificate's subject (Authenticator)
+:mod:`.sasl`               SaslHandshake, SaslAuthenticate, re-authentication
+                           (SaslServerAuthenticator)
 :mod:`.receive`            size-prefixed frames out of a byte stream (NetworkReceive)
 :mod:`.quotas`             max.connections and max.connections.per.ip (ConnectionQuotas)
 :mod:`.request_channel`    the request queue, the way back, stage times (RequestChannel)
@@ -43,7 +48,9 @@ module                     concept (Kafka's class)
 
 Kafka frames every request and response with a 4-byte big-endian size; a request larger than
 ``socket.request.max.bytes`` closes its connection before its body is read, and a connection idle
-for ``connections.max.idle.ms`` is closed by its processor.
+for ``connections.max.idle.ms`` is closed by its processor, as is one that has not finished its
+TLS handshake and SASL login by then. Each request carries the listener it came in on and its
+principal (``User:ANONYMOUS``, ``User:alice``, ``User:CN=...``).
 """
 
 from .config import NetworkConfig

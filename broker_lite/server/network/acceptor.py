@@ -24,9 +24,9 @@ ACCEPTS_PER_TURN = 64
 class Acceptor:
     """Accepts connections on ``listen_socket`` (bound and listening) for ``processors``."""
 
-    def __init__(self, listener: str, listen_socket: socket.socket, processors: list,
+    def __init__(self, listener, listen_socket: socket.socket, processors: list,
                  quotas: ConnectionQuotas, config: NetworkConfig, name: str = "broker"):
-        self.listener = listener
+        self.listener = listener  # a socket_server.Listener
         self._socket = listen_socket
         self._processors = processors
         self._quotas = quotas
@@ -36,7 +36,7 @@ class Acceptor:
         self._selector = selectors.DefaultSelector()
         self._wake_in, self._wake_out = socket.socketpair()
         self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"{name}-acceptor-{listener}")
+                                        name=f"{name}-acceptor-{listener.name}")
 
     def start(self) -> None:
         self._socket.setblocking(False)
@@ -55,7 +55,7 @@ class Acceptor:
                     else:
                         self._wake_in.recv(64)
         except Exception:
-            logger.exception("the acceptor of %s failed", self.listener)
+            logger.exception("the acceptor of %s failed", self.listener.name)
 
     def _accept_waiting(self) -> None:
         """Accept the connections waiting, as long as there are slots for them."""
@@ -73,7 +73,7 @@ class Acceptor:
             return False
         except OSError as exc:
             if not self._stopping:
-                logger.warning("accepting a connection on %s failed: %s", self.listener, exc)
+                logger.warning("accepting a connection on %s failed: %s", self.listener.name, exc)
             return False
         address = peer[0]
         try:

@@ -3,7 +3,10 @@ authenticator, the frames coming in and the responses going out.
 
 A channel is ready for requests once its transport finished its handshake and its authenticator
 accepted the client (:mod:`.transport`, :mod:`.authenticator`); :meth:`KafkaChannel.prepare`
-takes both a step further on every readiness event. It then carries one request at a time: once
+takes both a step further on every readiness event. An authenticator that refuses the client
+answers it first when Kafka does, and marks the channel ``closing``: nothing more is read, and
+the connection closes once that answer is written, ``connection.failed.authentication.delay.ms``
+after the refusal (``close_at``), as Kafka delays it. It then carries one request at a time: once
 a request is read the channel is *muted*, and its next request is not read until the response
 to this one is queued on the channel, so responses go back in request order, as Kafka's
 processors keep them. It stays muted while more than :data:`MAX_UNSENT_RESPONSES` of its
@@ -21,7 +24,6 @@ from collections import deque
 
 from .authenticator import Authenticator
 from .receive import FrameReceive
-from .transport import PlaintextTransport
 
 IOV_MAX = 64  # buffers in one gathering write
 # A connection's next request is read while at most this many of its responses wait to be
@@ -107,14 +109,15 @@ class KafkaChannel:
     its authenticator and its state in the processor."""
 
     __slots__ = ("id", "peer", "listener", "transport", "authenticator", "receive", "sends",
-                 "paused", "pending", "events", "last_active", "in_flight")
+                 "paused", "pending", "events", "last_active", "in_flight", "closing",
+                 "close_at")
 
-    def __init__(self, connection_id: str, sock, peer: tuple, listener: str,
+    def __init__(self, connection_id: str, peer: tuple, listener: str, transport,
                  authenticator: Authenticator, max_request_bytes: int):
         self.id = connection_id
         self.peer = peer
         self.listener = listener
-        self.transport = PlaintextTransport(sock)
+        self.transport = transport
         self.authenticator = authenticator
         self.receive = FrameReceive(max_request_bytes)
         self.sends: deque[ResponseSend] = deque()
@@ -123,6 +126,8 @@ class KafkaChannel:
         self.events = None  # what the selector watches for; None: not registered
         self.last_active = 0.0
         self.in_flight = None  # the request being handled
+        self.closing = False  # close once the queued responses are written
+        self.close_at = None  # a refused client: its refusal waits until then (monotonic)
 
     @property
     def fileno(self) -> int:
@@ -132,6 +137,11 @@ class KafkaChannel:
     def ready(self) -> bool:
         """Handshake and authentication done: requests may be dispatched."""
         return self.transport.ready and self.authenticator.complete
+
+    @property
+    def unsent(self) -> bool:
+        """Responses, or bytes of them the transport holds, are not on the socket yet."""
+        return bool(self.sends) or self.transport.pending_write
 
     @property
     def muted(self) -> bool:
@@ -155,6 +165,8 @@ class KafkaChannel:
     def write(self) -> list[ResponseSend]:
         """Write queued responses as far as the socket takes them; those completely sent."""
         done = []
+        if not self.transport.flush():
+            return done
         sends = self.sends
         while sends:
             if not sends[0].write_to(self.transport):

@@ -27,6 +27,7 @@ class NetworkConfig:
     max_connections: int = INT32_MAX
     max_connections_per_ip: int = INT32_MAX
     max_connections_per_ip_overrides: str = ""
+    connection_failed_authentication_delay_ms: int = 100
 
     @classmethod
     def of(cls, config: BrokerConfig) -> "NetworkConfig":

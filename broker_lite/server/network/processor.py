@@ -12,6 +12,18 @@ Each turn of its loop:
    socket takes;
 4. closes connections idle for ``connections.max.idle.ms``.
 
+A connection is ready for requests once its transport's handshake (TLS) and its authentication
+(SASL, a client certificate) are done (see :mod:`.channel`): until then every readiness event
+takes them a step further, and the authenticator answers the frames read itself. Its time is
+bounded: a connection not ready ``connections.max.idle.ms`` after it was accepted is closed,
+whatever it sent. A connection refused by its authenticator is closed, after the refusal when
+Kafka sends one (a SASL_AUTHENTICATION_FAILED answer), and nothing else of it is read; both wait
+``connection.failed.authentication.delay.ms`` (100 ms), as in Kafka, to slow down password
+guessing. Bytes a
+TLS transport decrypted and holds are read without waiting for the socket (they would announce
+nothing). Once ready, a SaslHandshake starts a re-authentication when the authenticator allows
+one, and a request arriving after the session's lifetime closes the connection (KIP-368).
+
 A connection has one request in flight at most: after a request is read the connection is
 muted (the selector stops watching it for reads) until the response is queued and its earlier
 responses are written (see :mod:`.channel`), as Kafka's processors keep per-connection order.
@@ -29,7 +41,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 
-from .authenticator import AuthenticationFailed, NoAuthentication
+from .authenticator import AuthenticationFailed
 from .channel import KafkaChannel
 from .config import NetworkConfig
 from .quotas import ConnectionQuotas
@@ -40,6 +52,7 @@ from .request_metrics import RequestMetrics
 logger = logging.getLogger(__name__)
 
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
+SASL_HANDSHAKE = 17  # the API key of SaslHandshake
 MAX_POLL_S = 1.0
 _perf_ns = time.perf_counter_ns
 
@@ -56,6 +69,8 @@ class Processor:
         self._metrics = metrics
         self._max_request_bytes = config.socket_request_max_bytes
         self._idle_s = config.idle_timeout_s
+        self._refusal_delay_s = config.connection_failed_authentication_delay_ms / 1000
+        self._delayed: deque[KafkaChannel] = deque()  # refused, closing at close_at, in order
         self._selector = selectors.DefaultSelector()
         self._wake_in, self._wake_out = socket.socketpair()
         self._wake_in.setblocking(False)
@@ -63,7 +78,8 @@ class Processor:
         self._selector.register(self._wake_in, READ, None)
         self._sleeping = False
         self._woken = False
-        self._new: deque = deque()  # (socket, peer, listener) from the acceptor
+        self._new: deque = deque()  # (socket, peer, Listener) from the acceptor
+        self._buffered: set[KafkaChannel] = set()  # TLS bytes held, read without waiting
         self._responses: deque[Request] = deque()  # answered requests from the handlers
         self._commands: deque = deque()  # functions to run on this thread
         self._channels: dict[str, KafkaChannel] = {}
@@ -74,6 +90,10 @@ class Processor:
         self._stopping = False
         self.connections_created = 0
         self.connections_closed = 0
+        # Kafka's selector metrics: successful-authentication-total, ...
+        self.successful_authentications = 0
+        self.successful_reauthentications = 0
+        self.failed_authentications = 0
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"{name}-network-thread-{processor_id}")
 
@@ -86,7 +106,7 @@ class Processor:
     def started(self) -> bool:
         return self._thread.ident is not None
 
-    def accept(self, sock: socket.socket, peer: tuple, listener: str) -> None:
+    def accept(self, sock: socket.socket, peer: tuple, listener) -> None:
         """Take a connection (the acceptor's, already counted in the quotas)."""
         self._new.append((sock, peer, listener))
         self.wakeup()
@@ -148,6 +168,7 @@ class Processor:
                 if self._blocked and self._requests.has_room():
                     self._unblock()
                 self._poll()
+                self._close_refused()
                 self._close_idle()
         except Exception:
             logger.exception("network thread %d failed", self.id)
@@ -166,9 +187,11 @@ class Processor:
                                        0.001))
         if self._blocked:
             timeout = min(timeout, 0.01)  # room may come without a wake-up
+        if self._delayed:
+            timeout = min(timeout, max(self._delayed[0].close_at - time.monotonic(), 0))
         self._woken = False
         self._sleeping = True
-        if self._new or self._responses or self._commands or self._stopping:
+        if self._new or self._responses or self._commands or self._stopping or self._buffered:
             timeout = 0
         events = self._selector.select(timeout)
         self._sleeping = False
@@ -184,19 +207,61 @@ class Processor:
                 logger.debug("connection %s hung up", _address(channel.peer))
                 self._close(channel)
                 continue
-            try:
-                if mask & WRITE:
-                    self._write(channel, now)
-                if mask & READ and channel.id in self._channels:
-                    self._read(channel, now)
-            except InvalidFrameSize as exc:
-                self._refuse(channel, exc)
-            except AuthenticationFailed as exc:
-                logger.info("closing %s: authentication failed: %s", _address(channel.peer), exc)
-                self._close(channel)
-            except OSError as exc:
+            self._serve(channel, mask, now)
+        if self._buffered:
+            for channel in list(self._buffered):
+                self._buffered.discard(channel)
+                if channel.id in self._channels and (channel.events or 0) & READ:
+                    self._serve(channel, READ, now)
+
+    def _serve(self, channel: KafkaChannel, mask: int, now: float) -> None:
+        try:
+            if mask & WRITE:
+                self._write(channel, now)
+            if mask & READ and channel.id in self._channels:
+                self._read(channel, now)
+        except InvalidFrameSize as exc:
+            self._refuse(channel, exc)
+        except AuthenticationFailed as exc:
+            self._failed_authentication(channel, exc)
+        except OSError as exc:
+            if not channel.ready:  # a failed TLS handshake: not TLS, a bad certificate, ...
+                logger.info("Failed authentication with %s (SSL handshake failed: %s)",
+                            _address(channel.peer), _reason(exc))
+            else:
                 logger.debug("connection %s failed: %s", _address(channel.peer), exc)
-                self._close(channel)
+            self._close(channel)
+
+    def _failed_authentication(self, channel: KafkaChannel, exc: AuthenticationFailed) -> None:
+        """Close a refused client, after ``connection.failed.authentication.delay.ms`` (Kafka's
+        ``failedAuthenticationDelayMs``: nothing is read or written meanwhile) and its refusal,
+        when there is one."""
+        logger.info("Failed authentication with %s (%s)", _address(channel.peer), exc)
+        self.failed_authentications += 1
+        if self._refusal_delay_s <= 0:
+            self._close_refused_now(channel)
+            return
+        channel.closing = True
+        channel.close_at = time.monotonic() + self._refusal_delay_s
+        self._delayed.append(channel)
+        self._update_interest(channel)
+
+    def _close_refused(self) -> None:
+        now = time.monotonic()
+        while self._delayed and self._delayed[0].close_at <= now:
+            channel = self._delayed.popleft()
+            channel.close_at = None
+            if channel.id in self._channels:
+                self._close_refused_now(channel)
+
+    def _close_refused_now(self, channel: KafkaChannel) -> None:
+        if not (channel.closing and channel.unsent):
+            self._close(channel)
+            return
+        try:  # its refusal goes out first
+            self._write(channel, time.monotonic())
+        except OSError:
+            self._close(channel)
 
     def _drain_wakeups(self) -> None:
         try:
@@ -222,20 +287,25 @@ class Processor:
             local = sock.getsockname()
             connection_id = (f"{local[0]}:{local[1]}-{peer[0]}:{peer[1]}-"
                              f"{self.id}-{self._next_index}")
-            channel = KafkaChannel(connection_id, sock, peer, listener, NoAuthentication(),
-                                   self._max_request_bytes)
+            builder = listener.channels
+            try:
+                transport = builder.transport(sock)
+            except OSError as exc:
+                logger.debug("connection %s failed: %s", _address(peer), exc)
+                self._quotas.dec(peer[0])
+                sock.close()
+                continue
+            channel = KafkaChannel(connection_id, peer, listener.name, transport,
+                                   builder.authenticator(), self._max_request_bytes)
             self._channels[connection_id] = channel
             self.connections_created += 1
-            self._touch(channel, time.monotonic())
-            try:
-                channel.prepare()
-            except (OSError, AuthenticationFailed) as exc:
-                logger.debug("connection %s failed: %s", _address(peer), exc)
-                self._close(channel)
-                continue
+            channel.last_active = time.monotonic()
+            self._by_activity[channel.id] = channel
             self._update_interest(channel)
 
     def _touch(self, channel: KafkaChannel, now: float) -> None:
+        if not channel.ready:
+            return  # the handshake and the authentication are timed from the connection
         channel.last_active = now
         by_activity = self._by_activity
         by_activity[channel.id] = channel
@@ -250,7 +320,12 @@ class Processor:
             channel = next(iter(self._by_activity.values()))
             if channel.last_active > deadline:
                 return
-            if channel.in_flight is not None or channel.sends or channel.paused:
+            if not channel.ready:
+                logger.info("closing %s: not authenticated within connections.max.idle.ms "
+                            "(%d ms)", _address(channel.peer), self._idle_s * 1000)
+                self._close(channel)
+                continue
+            if channel.in_flight is not None or channel.unsent or channel.paused:
                 self._touch(channel, now)  # waiting for its response or for room: not idle
                 continue
             logger.debug("closing idle connection %s", _address(channel.peer))
@@ -266,6 +341,7 @@ class Processor:
             except (KeyError, ValueError, OSError):
                 pass
             channel.events = None
+        self._buffered.discard(channel)
         channel.close()
         self._quotas.dec(channel.peer[0])
         self.connections_closed += 1
@@ -275,6 +351,8 @@ class Processor:
         for channel in channels:
             self._close(channel)
         self._paused.clear()
+        self._buffered.clear()
+        self._delayed.clear()
         self._blocked = False
         while self._new:
             sock, peer, _ = self._new.popleft()
@@ -293,10 +371,13 @@ class Processor:
         if channel.id not in self._channels:
             return  # closed
         events = 0
-        if not channel.muted and not channel.paused:
+        if not channel.closing and (not channel.ready
+                                    or not channel.muted and not channel.paused):
             events = READ
-        if channel.sends:
+        if channel.unsent and channel.close_at is None:
             events |= WRITE
+        if events & READ and channel.transport.buffered_read:
+            self._buffered.add(channel)  # no readiness event will tell of them
         if events == channel.events:
             return
         sock = channel.transport.sock
@@ -311,33 +392,79 @@ class Processor:
     # -- reading ----------------------------------------------------------------------------
 
     def _read(self, channel: KafkaChannel, now: float) -> None:
-        if not channel.ready:
-            channel.prepare()
+        if channel.closing:
+            return
+        transport = channel.transport
+        if not transport.ready:
+            channel.prepare()  # the TLS handshake, a step
+            if channel.ready:
+                self.successful_authentications += 1  # a TLS client, its certificate checked
+            if channel.unsent:
+                self._write(channel, now)
             if not channel.ready:
                 self._update_interest(channel)
                 return
-        if self._blocked:
+        if self._blocked and channel.ready:
             self._pause(channel)
             return
         try:
-            count = channel.receive.read_from(channel.transport.read_into)
+            count = channel.receive.read_from(transport.read_into)
         except BlockingIOError:
+            self._update_interest(channel)  # a TLS transport may have a record to send
             return
         if count == 0:
             logger.debug("connection %s closed by the peer", _address(channel.peer))
             self._close(channel)
             return
         self._touch(channel, now)
+        if not channel.ready:
+            self._authenticate(channel, now)
+            if not channel.ready:
+                return
         self._dispatch(channel)
+
+    def _authenticate(self, channel: KafkaChannel, now: float) -> None:
+        """Let the authenticator take the frames read; write its answers. A refusal or a
+        failure is handled here (whoever calls this)."""
+        before = getattr(channel.authenticator, "reauthentications", 0)
+        try:
+            channel.prepare()
+            if channel.ready:
+                if getattr(channel.authenticator, "reauthentications", 0) > before:
+                    self.successful_reauthentications += 1
+                else:
+                    self.successful_authentications += 1
+            if channel.unsent:
+                self._write(channel, now)
+            elif channel.ready:
+                self._touch(channel, now)
+        except InvalidFrameSize as exc:
+            self._refuse(channel, exc)
+        except AuthenticationFailed as exc:
+            self._failed_authentication(channel, exc)
+        except OSError as exc:
+            logger.debug("connection %s failed: %s", _address(channel.peer), exc)
+            self._close(channel)
+        self._update_interest(channel)
 
     def _dispatch(self, channel: KafkaChannel) -> None:
         """Send the channel's next request to the request queue, if it has a whole one and none
         in flight; otherwise make sure it is read."""
+        if channel.id not in self._channels:
+            return
+        if not channel.ready:
+            if channel.receive.partial and not channel.closing:
+                self._authenticate(channel, time.monotonic())
+            else:
+                self._update_interest(channel)
+            return
         if not channel.muted and not self._stopping:
             try:
                 payload = channel.receive.next_frame()
             except InvalidFrameSize as exc:
                 self._refuse(channel, exc)
+                return
+            if payload is not None and not self._authenticated(channel, payload):
                 return
             if payload is not None:
                 request = Request(self.id, channel.id, payload, channel.peer, channel.listener,
@@ -349,9 +476,32 @@ class Processor:
                     self._pause(channel)
         self._update_interest(channel)
 
+    def _authenticated(self, channel: KafkaChannel, payload) -> bool:
+        """Whether ``payload`` is a request for the handlers: not when it starts a
+        re-authentication, nor when the session expired (the connection is then closed)."""
+        authenticator = channel.authenticator
+        now = time.monotonic()
+        if _api_key(payload) == SASL_HANDSHAKE:
+            try:
+                started = authenticator.begin_reauthentication(channel, payload, now)
+            except AuthenticationFailed as exc:
+                self._failed_authentication(channel, exc)
+                return False
+            if started:
+                logger.debug("re-authenticating %s", _address(channel.peer))
+                self._authenticate(channel, now)
+                return False
+        if authenticator.session_expired(now):
+            logger.info("closing %s: its SASL session expired (connections.max.reauth.ms) "
+                        "without re-authentication", _address(channel.peer))
+            self._close(channel)
+            return False
+        return True
+
     def _refuse(self, channel: KafkaChannel, exc: InvalidFrameSize) -> None:
-        logger.warning("closing %s: %s (socket.request.max.bytes %d)", _address(channel.peer),
-                       exc, self._max_request_bytes)
+        limit = "socket.request.max.bytes" if channel.ready else "sasl.server.max.receive.size"
+        logger.warning("closing %s: %s (%s %d)", _address(channel.peer), exc, limit,
+                       channel.receive.max_size)
         self._close(channel)
 
     def _pause(self, channel: KafkaChannel) -> None:
@@ -375,7 +525,7 @@ class Processor:
             paused.popleft()
         self._blocked = False
         for channel in list(self._channels.values()):  # frames that arrived while blocked
-            if not channel.muted and channel.receive.partial:
+            if channel.ready and not channel.muted and channel.receive.partial:
                 self._dispatch(channel)
 
     # -- writing ----------------------------------------------------------------------------
@@ -412,6 +562,9 @@ class Processor:
 
     def _write(self, channel: KafkaChannel, now: float) -> None:
         done = channel.write()
+        if channel.closing and not channel.unsent:
+            self._close(channel)  # its refusal is out
+            return
         if done:
             self._touch(channel, now)
             for send in done:
@@ -428,3 +581,11 @@ class Processor:
 
 def _address(peer: tuple) -> str:
     return f"{peer[0]}:{peer[1]}" if peer else "?"
+
+
+def _api_key(payload) -> int:
+    return int.from_bytes(payload[:2], "big", signed=True) if len(payload) >= 2 else -1
+
+
+def _reason(exc: OSError) -> str:
+    return getattr(exc, "reason", None) or exc.strerror or str(exc)

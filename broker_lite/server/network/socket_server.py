@@ -11,9 +11,10 @@ connection.
 import logging
 import resource
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .acceptor import Acceptor
+from .channel_builders import PLAINTEXT, ChannelBuilder
 from .config import NetworkConfig
 from .processor import Processor
 from .quotas import ConnectionQuotas, parse_overrides
@@ -25,11 +26,14 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Listener:
-    """Where to listen: ``name`` (``PLAINTEXT``, ...) on ``host:port`` (port 0: a free one)."""
+    """Where to listen: ``name`` (``PLAINTEXT``, ...) on ``host:port`` (port 0: a free one),
+    and how its connections are built (``channels``: TLS, SASL; see
+    :mod:`.channel_builders`)."""
 
     name: str
     host: str
     port: int
+    channels: ChannelBuilder = field(default=PLAINTEXT, compare=False, repr=False)
 
 
 class SocketServer:
@@ -48,6 +52,7 @@ class SocketServer:
         self.quotas = ConnectionQuotas(config.max_connections, config.max_connections_per_ip,
                                        parse_overrides(config.max_connections_per_ip_overrides))
         self.processors: list[Processor] = []
+        self._processors_by_listener: dict[Listener, list[Processor]] = {}
         self._acceptors: list[Acceptor] = []
         self._sockets: list[socket.socket] = []
         self._enabled = False
@@ -74,7 +79,8 @@ class SocketServer:
                     self.request_channel.add_processor(processor)
                     processors.append(processor)
                 self.processors.extend(processors)
-                self._acceptors.append(Acceptor(listener.name, sock, processors, self.quotas,
+                self._processors_by_listener[listener] = processors
+                self._acceptors.append(Acceptor(listener, sock, processors, self.quotas,
                                                 config, self.name))
         except BaseException:
             self.stop()
@@ -120,15 +126,22 @@ class SocketServer:
         return sum(processor.drop_connections() for processor in self.processors)
 
     def gauges(self) -> dict:
-        """The network's state now, for the broker's metrics."""
-        return {
+        """The network's state now, for the broker's metrics; per listener too (Kafka tags its
+        selector metrics with the listener): connections, and authentications (Kafka's
+        successful-authentication-total, successful-reauthentication-total,
+        failed-authentication-total)."""
+        gauges = {
             "connections": self.quotas.total,
             "connections_per_processor": {p.id: p.connection_count for p in self.processors},
-            "connections_created": sum(p.connections_created for p in self.processors),
-            "connections_closed": sum(p.connections_closed for p in self.processors),
+            **_counts(self.processors),
             "request_queue_size": self.request_channel.request_queue_size,
             "response_queue_sizes": self.request_channel.response_queue_sizes(),
         }
+        gauges["listeners"] = {
+            listener.name: {"connections": sum(p.connection_count for p in processors),
+                            **_counts(processors)}
+            for listener, processors in self._processors_by_listener.items()}
+        return gauges
 
     # -- stop -------------------------------------------------------------------------------
 
@@ -145,6 +158,13 @@ class SocketServer:
                 pass
         for processor in self.processors:
             processor.shutdown()
+
+
+def _counts(processors: list[Processor]) -> dict[str, int]:
+    return {name: sum(getattr(p, name) for p in processors)
+            for name in ("connections_created", "connections_closed",
+                         "successful_authentications", "successful_reauthentications",
+                         "failed_authentications")}
 
 
 def raise_open_files_limit() -> None:

@@ -26,6 +26,7 @@ _MODULES = [
     "kafka.protocol.admin.groups", "kafka.protocol.admin.cluster", "kafka.protocol.sasl",
     "kafka.protocol.producer.transaction", "kafka.protocol.admin.transactions",
     "kafka.protocol.admin.acl",
+    "kafka.protocol.admin.users",
 ]
 
 

@@ -43,7 +43,8 @@ REQUIRED_APIS = ["ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets",
                  "TxnOffsetCommit", "DescribeTransactions", "ListTransactions",
                  "DescribeAcls", "CreateAcls", "DeleteAcls",
                  "ControlledShutdown", "ElectLeaders", "AlterPartitionReassignments",
-                 "ListPartitionReassignments"]
+                 "ListPartitionReassignments",
+                 "DescribeUserScramCredentials", "AlterUserScramCredentials"]
 
 PRIMITIVES = {"bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64", "string",
               "uuid", "bytes", "records"}

@@ -135,7 +135,7 @@ def test_dynamic_broker_configs_are_altered(servers, broker):
      "Invalid config(s): a"),
     (["--describe", "--topic", "t", "--add-config", "a=1"], "go only with --alter"),
     (["--describe", "--broker", "one"], "broker is named by its id"),
-    (["--describe", "--entity-type", "users", "--entity-name", "u"], "invalid choice"),
+    (["--describe", "--entity-type", "clients", "--entity-name", "u"], "invalid choice"),
 ])
 def test_bad_configs_usage_exits_2(args, message):
     result = configs(f"127.0.0.1:{closed_port()}", *args)

@@ -1,47 +1,20 @@
-"""format("kpy") over SASL_SSL with SCRAM-SHA-512 and inline TLS material, through the secured
-front of tests/broker_lite/security relaying to a real broker_lite: a write and a batch read
-(the settings reach the executors' clients), and no secret in ``explain()`` or a failed query's
-exception text."""
+"""format("kpy") over SASL_SSL with SCRAM-SHA-512 and inline TLS material, against a
+broker_lite broker's SASL_SSL listener (the plugin's ``kpy_secured_brokers``): a write and a
+batch read (the settings reach the executors' clients), and no secret in ``explain()`` or a
+failed query's exception text."""
 
-import importlib.util
 import uuid
-from pathlib import Path
 
 import pytest
 
-from broker_lite.security.sasl_server import ServerAuthenticator
-from broker_lite.security.scram import ScramCredential
-from broker_lite.security.testing import TestCertificateAuthority
-from broker_lite.security.tls import server_context
-from broker_lite.server.testing import start_brokers, stop_brokers
-from kspark.testing.tiers import needs
-
-_FRONT = Path(__file__).parents[2] / "broker_lite" / "security" / "secured_front.py"
-_spec = importlib.util.spec_from_file_location("secured_front", _FRONT)
-secured_front = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(secured_front)
-
 PASSWORD = "etl-secret-password"
-STORED = ScramCredential.from_password("SCRAM-SHA-512", PASSWORD).to_text()
 
 
 @pytest.fixture
-@needs("broker", "zookeeper")
-def secured_servers(zookeeper_connect, tmp_path):
-    ca = TestCertificateAuthority()
-    certificate = ca.issue("broker", hosts=["127.0.0.1"])
-    front = secured_front.SecuredFront(
-        ssl_context=server_context({"ssl.keystore.certificate.chain": certificate.certificate_pem,
-                                    "ssl.keystore.key": certificate.key_pem}),
-        authenticator_factory=lambda: ServerAuthenticator(
-            ["SCRAM-SHA-512"], scram_credentials=lambda m, user:
-            ScramCredential.parse(STORED) if user == "etl" else None))
-    brokers = start_brokers(zookeeper_connect, tmp_path, properties={
-        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{front.port}"})
-    front.start(brokers[0].port)
-    yield f"127.0.0.1:{front.port}", ca
-    front.stop()
-    stop_brokers(brokers)
+def secured_servers(kpy_secured_brokers):
+    cluster = kpy_secured_brokers("SASL_SSL", users={"etl": PASSWORD},
+                                  mechanisms=("SCRAM-SHA-512",))
+    return cluster.bootstrap_servers, cluster.security.ca
 
 
 def secured_options(servers, ca, password=PASSWORD):
@@ -68,3 +41,59 @@ def test_write_and_read_over_sasl_ssl_without_showing_secrets(spark, secured_ser
     with pytest.raises(Exception, match="SASL_AUTHENTICATION_FAILED") as failure:
         spark.read.format("kpy").options(**wrong).option("subscribe", topic).load().collect()
     assert "not-the-password" not in str(failure.value) and PASSWORD not in str(failure.value)
+
+
+def test_streaming_read_with_group_commits_and_exactly_once_write_over_sasl_ssl(
+        spark, kpy_secured_brokers, tmp_path):
+    """The streaming path over SASL_SSL with SCRAM and inline PEM: a stream read committing
+    its progress to the query's group, written exactly once (transactions) to another topic;
+    the driver's log, the progress JSON and the plan carry no secret."""
+    import json
+    import logging
+
+    from broker_lite.client import KafkaClient, TopicPartition
+    from broker_lite.client.types import LATEST
+
+    cluster = kpy_secured_brokers("SASL_SSL", users={"etl": PASSWORD},
+                                  mechanisms=("SCRAM-SHA-512",))
+    servers, ca = cluster.bootstrap_servers, cluster.security.ca
+    options = secured_options(servers, ca)
+    source, sink = (f"secured-{uuid.uuid4().hex[:6]}" for _ in range(2))
+    settings = cluster.client_settings("etl", "SCRAM-SHA-512")
+    with KafkaClient(settings) as client:
+        client.admin.create_topics([(source, 2, 1), (sink, 1, 1)])
+    rows = spark.createDataFrame([(f"k{i}", f"v{i}") for i in range(40)],
+                                 "key string, value string")
+    rows.write.format("kpy").mode("append").options(**options).option("topic", source).save()
+    group = f"etl-{uuid.uuid4().hex[:6]}"
+    logs = []
+
+    class Capture(logging.Handler):
+        def emit(self, record):
+            logs.append(self.format(record))
+
+    capture = Capture(logging.DEBUG)
+    logging.getLogger().addHandler(capture)
+    try:
+        stream = (spark.readStream.format("kpy").options(**options)
+                  .option("subscribe", source).option("startingOffsets", "earliest")
+                  .option("maxOffsetsPerTrigger", "15").option("kafka.group.id", group).load())
+        query = (stream.selectExpr("key", "upper(cast(value as string)) as value")
+                 .writeStream.format("kpy").options(**options).option("topic", sink)
+                 .option("checkpointLocation", str(tmp_path / "cp"))
+                 .trigger(availableNow=True).start())
+        assert query.awaitTermination(240)
+        assert query.exception() is None, query.exception()
+        progress = json.dumps([p.json if hasattr(p, "json") else p for p in query.recentProgress],
+                              default=str)
+    finally:
+        logging.getLogger().removeHandler(capture)
+    written = spark.read.format("kpy").options(**options).option("subscribe", sink).load()
+    got = sorted(r.value.decode() for r in written.select("value").collect())
+    assert got == sorted(f"V{i}" for i in range(40))  # each once, committed
+    with KafkaClient(settings) as client:
+        committed = client.committed(group)
+        ends = client.list_offsets({TopicPartition(source, p): LATEST for p in range(2)})
+    assert committed == ends  # the query's progress, in its consumer group, to the end
+    for text in (progress, *logs, written._jdf.queryExecution().toString()):
+        assert PASSWORD not in text and "PRIVATE KEY" not in text

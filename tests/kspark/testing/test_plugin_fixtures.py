@@ -15,7 +15,13 @@ from confluent_kafka import Producer as ConfluentProducer
 from kazoo.client import KazooClient
 
 import kspark.testing.plugin
-from broker_lite.client import KafkaClient, TopicPartition, UnknownTopicOrPartitionError
+from broker_lite.client import (
+    KafkaClient,
+    KafkaClientError,
+    SaslAuthenticationFailedError,
+    TopicPartition,
+    UnknownTopicOrPartitionError,
+)
 from broker_lite.records import CompressionType, iter_batches
 from broker_lite.records.arrow.schema import RECORD_SCHEMA, RECORD_SCHEMA_WITH_HEADERS
 from broker_lite.zk.client import parse_connect_string
@@ -318,3 +324,32 @@ def test_the_plugin_can_be_turned_off(pytester):
 def test_the_plugin_docstring_shows_the_example_test():
     example = EXAMPLE.read_text(encoding="utf-8")
     assert textwrap.indent(example, "    ") in kspark.testing.plugin.__doc__
+
+
+def test_the_secured_session_broker_takes_its_users_only(kpy_secured_broker):
+    security = kpy_secured_broker.security
+    assert security.protocol == "SASL_SSL" and set(security.users) == {"alice", "bob"}
+    for mechanism in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+        with KafkaClient(kpy_secured_broker.client_settings("bob", mechanism)) as client:
+            assert isinstance(client.topics(), dict)
+    wrong = {**kpy_secured_broker.client_settings("alice", "SCRAM-SHA-512"),
+             "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule "
+                                 'required username="alice" password="guess";'}
+    with KafkaClient(wrong) as client, pytest.raises(SaslAuthenticationFailedError):
+        client.topics()
+    plaintext = {"bootstrap.servers": kpy_secured_broker.bootstrap_servers,
+                 "request.timeout.ms": "3000"}
+    with KafkaClient(plaintext) as client, pytest.raises(KafkaClientError):
+        client.topics()
+
+
+def test_secured_brokers_of_a_tests_own(kpy_secured_brokers, tmp_path):
+    cluster = kpy_secured_brokers("SSL", users={"carol": "unused"}, client_auth="required")
+    with KafkaClient(cluster.client_settings("carol")) as client:
+        client.admin.create_topics([("mtls", 1, 1)])
+        assert client.topics() == {"mtls": 1}
+    without_certificate = {**cluster.client_settings("carol"), "request.timeout.ms": "3000"}
+    del without_certificate["ssl.keystore.certificate.chain"], \
+        without_certificate["ssl.keystore.key"]
+    with KafkaClient(without_certificate) as client, pytest.raises(KafkaClientError):
+        client.topics()

@@ -79,7 +79,7 @@ class FakeCluster:
         info = self.topics[name] = TopicInfo(name, uuid.uuid4(), partitions)
         return info
 
-    def brokers(self) -> list[BrokerInfo]:
+    def brokers(self, listener: str | None = None) -> list[BrokerInfo]:
         return list(self.broker_list)
 
     def controller_id(self) -> int:
@@ -374,7 +374,7 @@ class Harness:
         assert handler.min_version <= version <= handler.max_version
         answer = Answer()
         response = handler.handle(RequestContext(header, self.services, "/127.0.0.1", answer,
-                                                 principal), decoded)
+                                                 principal=principal), decoded)
         if response is RESPONDS_LATER:
             response = answer.result(ANSWER_TIMEOUT_S)
         if response is not None:

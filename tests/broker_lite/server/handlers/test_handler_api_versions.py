@@ -24,6 +24,8 @@ KAFKA_3_9 = {
     K.DESCRIBE_ACLS: (0, 3), K.CREATE_ACLS: (0, 3), K.DELETE_ACLS: (0, 3),
     K.CONTROLLED_SHUTDOWN: (0, 3), K.ELECT_LEADERS: (0, 2),
     K.ALTER_PARTITION_REASSIGNMENTS: (0, 0), K.LIST_PARTITION_REASSIGNMENTS: (0, 0),
+    K.SASL_HANDSHAKE: (0, 1), K.SASL_AUTHENTICATE: (0, 2),
+    K.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0), K.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
 }
 
 # Newer versions Kafka 3.9 has and broker_lite does not serve: the newest served, and why.

@@ -1,0 +1,136 @@
+"""Secured local clusters: LocalKafka's secured variant (its own embedded ZooKeeper, users'
+credentials usable as soon as it starts), a two-broker SASL_SSL cluster whose brokers reach one
+another over SASL_SSL (transaction markers to the other broker's partitions), and
+conf/server-secured.properties, the documented template, starting as it stands once its files
+exist."""
+
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer
+
+from broker_lite.client import KafkaClient, SaslAuthenticationFailedError
+from broker_lite.config import BrokerConfig, read_properties
+from broker_lite.local import LocalKafka
+from broker_lite.security.scram import ScramCredential
+from broker_lite.security.testing import TestCertificateAuthority
+from broker_lite.server.broker import Broker
+from broker_lite.zk.client import connect
+from broker_lite.zk.users import set_user_config
+from kspark.testing.tiers import needs
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
+def local_kafka():
+    started = []
+
+    def start(**options) -> LocalKafka:
+        kafka = LocalKafka(**options).start()
+        started.append(kafka)
+        return kafka
+
+    yield start
+    for kafka in started:
+        kafka.stop()
+
+
+def test_local_kafka_with_sasl_ssl_users(local_kafka):
+    kafka = local_kafka(security="SASL_SSL", users={"alice": "alice-pw"},
+                        mechanisms=("SCRAM-SHA-512", "PLAIN", "OAUTHBEARER"))
+    assert kafka.properties["listeners"] == "SASL_SSL://127.0.0.1:0"
+    for mechanism in ("SCRAM-SHA-512", "PLAIN", "OAUTHBEARER"):
+        with KafkaClient(kafka.client_settings("alice", mechanism)) as client:
+            client.admin.create_topics([(f"t-{mechanism.lower()}", 1, 1)])
+    wrong = {**kafka.client_settings("alice", "SCRAM-SHA-512"),
+             "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule "
+                                 'required username="alice" password="nope";'}
+    with KafkaClient(wrong) as client, pytest.raises(SaslAuthenticationFailedError):
+        client.topics()
+    stored = kafka.broker.zookeeper.client.get("/config/users/alice")[0]
+    assert b"SCRAM-SHA-512" in stored and b"alice-pw" not in stored
+    assert not list(kafka.directory.rglob("*.key")) and not list(kafka.directory.rglob("*.pem"))
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
+def two_secured_brokers(kpy_secured_brokers):
+    return kpy_secured_brokers("SASL_SSL", users={"app": "app-pw"},
+                               mechanisms=("SCRAM-SHA-256",), count=2)
+
+
+def test_transactions_span_brokers_reached_over_sasl_ssl(two_secured_brokers):
+    cluster = two_secured_brokers
+    topic = f"spread-{uuid.uuid4().hex[:6]}"
+    with KafkaClient(cluster.client_settings("app")) as client:
+        client.admin.create_topics([(topic, 4, 1)])
+        leaders = {p.leader for p in client.cluster.metadata.topic(topic).partitions.values()}
+    assert len(leaders) == 2  # partitions on both brokers: markers cross between them
+    settings = {"bootstrap.servers": cluster.bootstrap_servers, "security.protocol": "SASL_SSL",
+                "ssl.ca.pem": cluster.security.ca_pem, "sasl.mechanism": "SCRAM-SHA-256",
+                "sasl.username": "app", "sasl.password": "app-pw", "log_level": 0}
+    producer = Producer({**settings, "transactional.id": f"tx-{topic}"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for i in range(8):
+        producer.produce(topic, partition=i % 4, value=b"v%d" % i)
+    producer.commit_transaction(60)
+    consumer = Consumer({**settings, "group.id": f"g-{topic}", "auto.offset.reset": "earliest",
+                         "isolation.level": "read_committed"})
+    consumer.subscribe([topic])
+    got = []
+    deadline = time.monotonic() + 60
+    while len(got) < 8 and time.monotonic() < deadline:
+        message = consumer.poll(1)
+        if message is not None and not message.error():
+            got.append(message.value())
+    consumer.close()
+    assert sorted(got) == sorted(b"v%d" % i for i in range(8))  # committed on both brokers
+
+
+@pytest.mark.broker
+def test_the_secured_template_starts_once_its_files_exist(zookeeper_connect, tmp_path,
+                                                         monkeypatch):
+    """conf/server-secured.properties as shipped, with the files its comments say to make."""
+    template = read_properties(ROOT / "conf" / "server-secured.properties")
+    ca = TestCertificateAuthority()
+    broker_certificate = ca.issue("broker", hosts=["localhost", "127.0.0.1"])
+    broker_certificate.write_pem(tmp_path, "broker")
+    (tmp_path / "broker.pem").write_text((tmp_path / "broker.crt").read_text() +
+                                         (tmp_path / "broker.key").read_text())
+    ca.write_pem(tmp_path / "ca.pem")
+    monkeypatch.chdir(tmp_path)  # the template's store paths are relative
+    zk = connect(zookeeper_connect)
+    try:  # the broker's own SCRAM user first, as the template's comments say
+        set_user_config(zk, "broker", {"SCRAM-SHA-512": ScramCredential.from_password(
+            "SCRAM-SHA-512", "broker-secret").to_text()})
+    finally:
+        zk.stop()
+        zk.close()
+    properties = {**template, "zookeeper.connect": zookeeper_connect,
+                  "log.dirs": str(tmp_path / "logs"), "offsets.topic.replication.factor": "1",
+                  "listeners": "SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0"}
+    broker = Broker(BrokerConfig(properties)).start()
+    try:
+        settings = {"bootstrap.servers": f"127.0.0.1:{broker.bound_port('SASL_SSL')}",
+                    "security.protocol": "SASL_SSL", "ssl.truststore.certificates":
+                        ca.certificate_pem, "sasl.mechanism": "PLAIN", "sasl.jaas.config":
+                        "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                        'username="alice" password="alice-secret";'}
+        with KafkaClient(settings) as client:
+            assert isinstance(client.topics(), dict)
+        alice = ca.issue("alice", client=True)
+        with KafkaClient({"bootstrap.servers": f"127.0.0.1:{broker.bound_port('SSL')}",
+                          "security.protocol": "SSL",
+                          "ssl.truststore.certificates": ca.certificate_pem,
+                          "ssl.keystore.certificate.chain": alice.certificate_pem,
+                          "ssl.keystore.key": alice.key_pem}) as client:
+            assert isinstance(client.topics(), dict)
+    finally:
+        broker.stop()
+        shutil.rmtree(tmp_path / "logs", ignore_errors=True)
