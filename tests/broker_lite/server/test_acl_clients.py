@@ -353,9 +353,12 @@ def test_admin_client_acls_reach_every_broker(acl_cluster, source):
 def test_transaction_markers_between_brokers_need_cluster_action(zookeeper_connect, tmp_path,
                                                                  caplog):
     """On plaintext listeners the brokers themselves are ``User:ANONYMOUS``: the markers the
-    coordinator sends to another leader wait (and say why) until ClusterAction is granted."""
+    coordinator sends to another leader wait (and say why) until ClusterAction is granted.
+    (Nothing is replicated here: replica fetches would need ClusterAction too.)"""
     brokers = start_brokers(zookeeper_connect, tmp_path, 2, {
-        **ACL_BROKER, "transaction.state.log.num.partitions": "1"})
+        **ACL_BROKER, "transaction.state.log.num.partitions": "1",
+        "transaction.state.log.replication.factor": "1",
+        "offsets.topic.replication.factor": "1"})
     try:
         for operation, resource_type, name in (
                 (Op.CREATE, R.CLUSTER, "kafka-cluster"), (Op.WRITE, R.TOPIC, "*"),
