@@ -679,16 +679,24 @@ class Controller:
         if not self._stopped and event.type != EventType.NONE and event.path in self._ADMIN_PATHS:
             self._loop.put(getattr(self, self._ADMIN_PATHS[event.path]))
 
-    def _zk_preferred_election(self) -> None:
-        """``/admin/preferred_replica_election``: run the preferred elections it asks for, then
-        delete it (Kafka's ZooKeeper route of kafka-preferred-replica-election.sh)."""
+    def _read_admin(self, path: str) -> bytes | None:
+        """An admin znode's data, watched (None: absent, and watched for its creation; also
+        None when this broker is not the controller)."""
         if not self.active:
-            return
-        path = PreferredReplicaElectionZNode.PATH
+            return None
         try:
             data, _stat = self.client.get(path, watch=self._watch_admin)
         except NoNodeError:
             self.client.exists(path, watch=self._watch_admin)
+            return None
+        return data
+
+    def _zk_preferred_election(self) -> None:
+        """``/admin/preferred_replica_election``: run the preferred elections it asks for, then
+        delete it (Kafka's ZooKeeper route of kafka-preferred-replica-election.sh)."""
+        path = PreferredReplicaElectionZNode.PATH
+        data = self._read_admin(path)
+        if data is None:
             return
         try:
             wanted = sorted(TopicPartition(*tp) for tp in PreferredReplicaElectionZNode.decode(
@@ -845,13 +853,9 @@ class Controller:
         """``/admin/reassign_partitions``: start the reassignments it asks for; those refused
         leave it at once, the others when they complete (Kafka's
         ``processZkPartitionReassignment``)."""
-        if not self.active:
-            return
         path = ReassignPartitionsZNode.PATH
-        try:
-            data, _stat = self.client.get(path, watch=self._watch_admin)
-        except NoNodeError:
-            self.client.exists(path, watch=self._watch_admin)
+        data = self._read_admin(path)
+        if data is None:
             return
         try:
             targets = {TopicPartition(*tp): replicas

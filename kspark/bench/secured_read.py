@@ -19,7 +19,6 @@ SASL_SSL / PLAINTEXT. Target: SASL_SSL >= 0.6x PLAINTEXT for both.
 import argparse
 import statistics
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from broker_lite.security.jaas import jaas_config
 from broker_lite.security.testing import TestCertificateAuthority
 from broker_lite.server.bench import BrokerLiteProcess
 from kspark.bench.ceiling_source import VALUE_BYTES
-from kspark.bench.source_read import load, timed
+from kspark.bench.source_read import confluent_drain, load, timed
 
 USER, PASSWORD = "bench", "bench-secret"
 MECHANISM = "SCRAM-SHA-512"
@@ -85,25 +84,6 @@ class SecuredBroker:
 
     def stop(self) -> None:
         self.process.stop()
-
-
-def confluent_drain(settings: dict, topic: str, partitions: int, records: int) -> None:
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-
-    consumer = Consumer({**settings, "group.id": f"bench-{uuid.uuid4()}",
-                         "enable.auto.commit": False, "fetch.queue.backoff.ms": 5,
-                         "log_level": 3})
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
-    received, deadline = 0, time.monotonic() + 900
-    try:
-        while received < records and time.monotonic() < deadline:
-            for message in consumer.consume(min(10_000, records - received), 1.0):
-                if message.error() is None:
-                    received += 1
-    finally:
-        consumer.close()
-    if received < records:
-        raise RuntimeError(f"confluent-kafka consumed {received} of {records} records")
 
 
 def kpy_batch(spark, settings: dict[str, str], topic: str) -> None:

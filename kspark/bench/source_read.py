@@ -200,10 +200,12 @@ def parquet_read(spark, path: Path) -> None:
     spark.read.parquet(str(path)).write.format("noop").mode("overwrite").save()
 
 
-def confluent_drain(bootstrap: str, topic: str, partitions: int, records: int) -> None:
+def confluent_drain(settings: dict, topic: str, partitions: int, records: int) -> None:
+    """One confluent-kafka consumer (``settings``: bootstrap servers, security) reads every
+    partition of ``topic`` from the beginning until it has ``records`` records."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{uuid.uuid4()}",
+    consumer = Consumer({**settings, "group.id": f"bench-{uuid.uuid4()}",
                          "enable.auto.commit": False, "fetch.queue.backoff.ms": 5,
                          "log_level": 3})
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
@@ -282,7 +284,7 @@ def main(argv=None) -> None:
                 times["ceiling"].append(timed(ceiling))
                 times["parquet"].append(timed(lambda: parquet_read(spark, tmp / "rows.parquet")))
                 times["confluent"].append(timed(lambda: confluent_drain(
-                    broker.bootstrap, topic, args.partitions, records)))
+                    {"bootstrap.servers": broker.bootstrap}, topic, args.partitions, records)))
                 streams.append(kpy_stream(spark, broker.bootstrap, topic,
                                           tmp / f"checkpoint-{round_}"))
                 times["kpy_stream"].append(streams[-1].seconds)
