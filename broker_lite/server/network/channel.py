@@ -14,12 +14,17 @@ responses are not written yet, so a client that does not read its responses stop
 too. A channel is also *paused* while the request queue is full (back-pressure: nothing more is
 read).
 
+The processor owns a channel, except while one of its requests is handled on a plaintext
+transport: the request handler then owns the channel's frames and may read and write its socket
+itself (see :mod:`.processor`); ``lock`` keeps the processor from closing the socket under it.
+
 Responses leave as :class:`ResponseSend` objects: byte chunks (several sent in one gathering
 write) and file regions (record data, sent with the transport's ``send_region``), written as far
 as the socket takes them; the processor asks to be told when the socket can take more.
 """
 
 import itertools
+import threading
 from collections import deque
 
 from .authenticator import Authenticator
@@ -110,7 +115,7 @@ class KafkaChannel:
 
     __slots__ = ("id", "peer", "listener", "transport", "authenticator", "receive", "sends",
                  "paused", "pending", "events", "last_active", "in_flight", "closing",
-                 "close_at")
+                 "close_at", "closed", "lock")
 
     def __init__(self, connection_id: str, peer: tuple, listener: str, transport,
                  authenticator: Authenticator, max_request_bytes: int):
@@ -128,6 +133,8 @@ class KafkaChannel:
         self.in_flight = None  # the request being handled
         self.closing = False  # close once the queued responses are written
         self.close_at = None  # a refused client: its refusal waits until then (monotonic)
+        self.closed = False
+        self.lock = threading.Lock()  # held by whoever uses the socket outside the processor
 
     @property
     def fileno(self) -> int:
@@ -160,7 +167,9 @@ class KafkaChannel:
             self.authenticator.authenticate(self)
 
     def queue_send(self, chunks, request=None) -> None:
-        self.sends.append(ResponseSend(chunks, request))
+        """Queue a response: its chunks, or a :class:`ResponseSend` begun elsewhere."""
+        self.sends.append(chunks if isinstance(chunks, ResponseSend)
+                          else ResponseSend(chunks, request))
 
     def write(self) -> list[ResponseSend]:
         """Write queued responses as far as the socket takes them; those completely sent."""
@@ -175,10 +184,12 @@ class KafkaChannel:
         return done
 
     def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            try:
+                self.transport.close()
+            except OSError:
+                pass
         for send in self.sends:
             send.close()
         self.sends.clear()
-        try:
-            self.transport.close()
-        except OSError:
-            pass
