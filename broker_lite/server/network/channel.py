@@ -37,16 +37,40 @@ MAX_UNSENT_RESPONSES = 1
 _BYTES = (bytes, bytearray, memoryview)
 
 
+def send_bytes(transport, chunks) -> int:
+    """Send a response made of bytes-like chunks only (most are), in one gathering write when
+    the socket takes it; the bytes sent (``BlockingIOError``: none), or -1 when ``chunks`` hold
+    more than bytes or more chunks than one write takes (left to a :class:`ResponseSend`)."""
+    if len(chunks) > IOV_MAX or not all(isinstance(chunk, _BYTES) for chunk in chunks):
+        return -1
+    return transport.send_buffers(chunks)
+
+
 class ResponseSend:
     """The chunks of one response on their way out (Kafka's NetworkSend): bytes-like objects and
     file regions (``fd``, ``position``, ``size``, ``close()``), in order."""
 
     __slots__ = ("_chunks", "_offset", "request")
 
-    def __init__(self, chunks, request=None):
+    def __init__(self, chunks, request=None, sent: int = 0):
         self._chunks = deque(chunks)
         self._offset = 0  # bytes of the first chunk already sent
         self.request = request
+        if sent:
+            self._skip(sent)
+
+    def _skip(self, count: int) -> None:
+        """Drop the first ``count`` bytes (of bytes-like chunks, and the empty ones after them):
+        they were sent."""
+        chunks = self._chunks
+        while chunks and isinstance(chunks[0], _BYTES):
+            size = len(chunks[0]) - self._offset
+            if count < size:
+                self._offset += count
+                return
+            count -= size
+            chunks.popleft()
+            self._offset = 0
 
     def write_to(self, transport) -> bool:
         """Send as much as the transport takes now; whether everything is sent."""
@@ -73,16 +97,8 @@ class ResponseSend:
             sent = transport.send_buffers(buffers) if wanted else 0
         except BlockingIOError:
             return False
-        for buffer in buffers:
-            size = len(buffer)
-            if sent >= size:
-                sent -= size
-                chunks.popleft()
-                self._offset = 0
-            else:
-                self._offset += sent
-                return False  # the socket is full
-        return True
+        self._skip(sent)
+        return sent == wanted  # else the socket is full
 
     def _write_region(self, transport, region) -> bool:
         while (remaining := region.size - self._offset) > 0:

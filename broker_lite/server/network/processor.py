@@ -53,7 +53,7 @@ import time
 from collections import OrderedDict, deque
 
 from .authenticator import AuthenticationFailed
-from .channel import KafkaChannel, ResponseSend
+from .channel import KafkaChannel, ResponseSend, send_bytes
 from .config import NetworkConfig
 from .quotas import ConnectionQuotas
 from .receive import InvalidFrameSize
@@ -152,13 +152,19 @@ class Processor:
         :class:`ResponseSend`, for this processor)."""
         if request.action == SEND:
             request.sending = _perf_ns()
-            send = ResponseSend(request.chunks, request)
-            request.chunks = send
+            chunks = request.chunks
             try:
-                if not send.write_to(channel.transport):
-                    return False
-            except OSError:
-                return False  # this processor meets the error again, and closes the connection
+                sent = send_bytes(channel.transport, chunks)
+                if sent >= 0:
+                    if sent < sum(len(chunk) for chunk in chunks):
+                        request.chunks = ResponseSend(chunks, request, sent)
+                        return False
+                else:
+                    request.chunks = send = ResponseSend(chunks, request)
+                    if not send.write_to(channel.transport):
+                        return False
+            except OSError:  # BlockingIOError too: the processor takes it from the start
+                return False  # or meets the error again, and closes the connection
             request.chunks = None
         self._finish(request)
         return True

@@ -103,7 +103,9 @@ class FrameReceive:
         """The next whole payload (a bytes-like object, without its size), or None until one is
         in. Raises :class:`InvalidFrameSize`."""
         frame = self.peek_frame()
-        if frame is not None:
+        if frame is None:
+            self._compact()
+        else:
             self.skip_frame()
         return frame
 
@@ -126,9 +128,6 @@ class FrameReceive:
             if frame_end <= end:
                 return memoryview(data)[start + 4:frame_end]
             self._split_large_frame()
-            if self._body is not None:
-                return None
-        self._compact()
         return None
 
     def _split_large_frame(self) -> None:
@@ -147,7 +146,7 @@ class FrameReceive:
 
     def _compact(self) -> None:
         """Keep only the bytes of the incomplete frame, not the read buffer around them."""
-        if self._start or len(self._data) > self._end:
+        if self._body is None and (self._start or len(self._data) > self._end):
             self._data = bytes(memoryview(self._data)[self._start:self._end])
             self._start, self._end = 0, len(self._data)
 
