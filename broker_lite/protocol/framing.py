@@ -95,11 +95,19 @@ def _read_header(reader: Reader) -> tuple[RequestHeader, Api]:
             f"request header needs at least {_HEAD.size} bytes, frame has {reader.remaining()}",
             reader.pos,
         )
-    api_key, api_version, correlation_id = _HEAD.unpack_from(reader.buf, reader.pos)
+    start = reader.pos
+    api_key, api_version, correlation_id = _HEAD.unpack_from(reader.buf, start)
     api = _api(api_key, correlation_id, api_version)
-    header_version = 2 if api_version in api.request.flexible_versions else 1
-    fields = decode(REQUEST_HEADER, header_version, reader)
-    header = RequestHeader(api.key, api_version, correlation_id, fields["client_id"])
+    flexible = api_version in api.request.flexible_versions
+    reader.pos = start + _HEAD.size
+    client_id = reader.nullable_string()
+    if flexible:  # header v2: mostly an empty tagged-fields section, read at once
+        if reader.pos < reader.end and reader.buf[reader.pos] == 0:
+            reader.pos += 1
+        else:
+            reader.pos = start
+            client_id = decode(REQUEST_HEADER, 2, reader)["client_id"]
+    header = RequestHeader(api.key, api_version, correlation_id, client_id)
     if api_version not in api.request.valid_versions:
         raise UnsupportedVersionError(api.key, api_version, header=header,
                                       what=f"{api.name}Request")
