@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Protocol
 
 from broker_lite.config import LogConfig
-from broker_lite.records import BatchReader, RecordBatch
+from broker_lite.records import RecordBatch
 from broker_lite.vocabulary import now_ms
 
 from .errors import KafkaStorageError, OffsetOutOfRangeError
@@ -194,7 +194,8 @@ class Log:
                 record_rules=self._record_rules(now),
                 record_version=self.config.record_version,
             )
-            producer_batches = _producer_batches(records, validated)
+            producer_batches = [ProducerBatch.of(batch, first_offset, max_timestamp)
+                                for batch, first_offset, max_timestamp in validated.producers]
             producer_update, txn_events = None, []
             if producer_batches:
                 checked = self.producer_state.prepare(producer_batches, origin)
@@ -585,18 +586,6 @@ class Log:
     def __repr__(self) -> str:
         return (f"Log({self.directory.name}, start={self.log_start_offset}, "
                 f"end={self.log_end_offset}, segments={len(self._bases)})")
-
-
-def _producer_batches(records, validated: ValidatedRecords) -> list[ProducerBatch]:
-    """The v2 batches of an append that carry a producer id, with the offsets and timestamps
-    the validation gave them (one summary per batch, in order)."""
-    view = records if isinstance(records, memoryview) else memoryview(records).cast("B")
-    found = []
-    for batch, summary in zip(BatchReader(view), validated.batches):
-        if isinstance(batch, RecordBatch) and batch.producer_id >= 0:
-            found.append(ProducerBatch.of(batch, summary.last_offset - batch.last_offset_delta,
-                                          summary.max_timestamp))
-    return found
 
 
 def _duplicate(duplicate: DuplicateBatch) -> ValidatedRecords:
