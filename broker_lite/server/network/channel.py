@@ -37,13 +37,19 @@ MAX_UNSENT_RESPONSES = 1
 _BYTES = (bytes, bytearray, memoryview)
 
 
-def send_bytes(transport, chunks) -> int:
+def send_bytes(transport, chunks) -> tuple[int, int]:
     """Send a response made of bytes-like chunks only (most are), in one gathering write when
-    the socket takes it; the bytes sent (``BlockingIOError``: none), or -1 when ``chunks`` hold
-    more than bytes or more chunks than one write takes (left to a :class:`ResponseSend`)."""
-    if len(chunks) > IOV_MAX or not all(isinstance(chunk, _BYTES) for chunk in chunks):
-        return -1
-    return transport.send_buffers(chunks)
+    the socket takes it: (the bytes sent, the response's size) (``BlockingIOError``: none
+    went), or (-1, 0) when ``chunks`` hold more than bytes or more chunks than one write takes
+    (left to a :class:`ResponseSend`)."""
+    if len(chunks) > IOV_MAX:
+        return -1, 0
+    size = 0
+    for chunk in chunks:
+        if chunk.__class__ not in _BYTES and not isinstance(chunk, _BYTES):
+            return -1, 0
+        size += len(chunk)
+    return transport.send_buffers(chunks), size
 
 
 class ResponseSend:

@@ -154,9 +154,9 @@ class Processor:
             request.sending = _perf_ns()
             chunks = request.chunks
             try:
-                sent = send_bytes(channel.transport, chunks)
+                sent, size = send_bytes(channel.transport, chunks)
                 if sent >= 0:
-                    if sent < sum(len(chunk) for chunk in chunks):
+                    if sent < size:
                         request.chunks = ResponseSend(chunks, request, sent)
                         return False
                 else:
@@ -184,10 +184,10 @@ class Processor:
                 payload = receive.peek_frame()
         except (OSError, InvalidFrameSize):
             return None  # this processor meets it again, and closes the connection
-        if payload is None or _api_key(payload) == SASL_HANDSHAKE \
+        if payload is None or _is_sasl_handshake(payload) \
                 or channel.authenticator.session_expired(time.monotonic()):
             return None
-        receive.skip_frame()
+        receive.skip_frame(payload)
         request = Request(self.id, channel.id, payload, channel.peer, channel.listener,
                           channel.principal, self._requests, channel)
         request.dequeued = request.received
@@ -558,7 +558,7 @@ class Processor:
         re-authentication, nor when the session expired (the connection is then closed)."""
         authenticator = channel.authenticator
         now = time.monotonic()
-        if _api_key(payload) == SASL_HANDSHAKE:
+        if _is_sasl_handshake(payload):
             try:
                 started = authenticator.begin_reauthentication(channel, payload, now)
             except AuthenticationFailed as exc:
@@ -666,8 +666,9 @@ def _address(peer: tuple) -> str:
     return f"{peer[0]}:{peer[1]}" if peer else "?"
 
 
-def _api_key(payload) -> int:
-    return int.from_bytes(payload[:2], "big", signed=True) if len(payload) >= 2 else -1
+def _is_sasl_handshake(payload) -> bool:
+    """Whether the request's API key (its first two bytes) is SaslHandshake's."""
+    return len(payload) >= 2 and payload[1] == SASL_HANDSHAKE and payload[0] == 0
 
 
 def _reason(exc: OSError) -> str:

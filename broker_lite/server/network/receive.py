@@ -106,15 +106,15 @@ class FrameReceive:
         if frame is None:
             self._compact()
         else:
-            self.skip_frame()
+            self.skip_frame(frame)
         return frame
 
-    def skip_frame(self) -> None:
-        """Drop the whole frame :meth:`peek_frame` gave."""
+    def skip_frame(self, frame) -> None:
+        """Drop ``frame``, the whole frame :meth:`peek_frame` gave."""
         if self._body is not None:
             self._body = None
         else:
-            self._start += 4 + _SIZE.unpack_from(self._data, self._start)[0]
+            self._start += 4 + len(frame)
 
     def peek_frame(self):
         """The next whole payload as :meth:`next_frame` gives it, left in place: the next call

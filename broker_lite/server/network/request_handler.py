@@ -66,10 +66,10 @@ class RequestHandlerPool:
                 _handled(request)
                 request.close_connection("unexpected error")
                 return
-            _handled(request)
             if result is RESPONDS_LATER:
+                _handled(request)
                 return
-            request = request.finish(result)
+            request = request.finish(result)  # handled now, as answered
 
     def stop(self) -> None:
         """Let the requests being handled finish (up to :data:`STOP_TIMEOUT_S`), then end the

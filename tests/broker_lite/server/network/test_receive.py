@@ -116,8 +116,9 @@ def test_a_peeked_frame_stays_until_skipped(size):
     receive = FrameReceive(max_size=READ_BYTES * 4)
     while receive.peek_frame() is None:
         assert receive.read_from(stream.read_into)
-    assert bytes(receive.peek_frame()) == bytes(receive.peek_frame()) == payloads[0]
-    receive.skip_frame()
+    frame = receive.peek_frame()
+    assert bytes(frame) == bytes(receive.peek_frame()) == payloads[0]
+    receive.skip_frame(frame)
     while receive.peek_frame() is None:
         assert receive.read_from(stream.read_into)
     assert bytes(receive.next_frame()) == payloads[1]
