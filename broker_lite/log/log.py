@@ -102,6 +102,8 @@ class Log:
                  high_watermark: int | None = None, clock: Callable[[], int] = now_ms):
         self.directory = Path(directory)
         self.config = config
+        self._last_rules: RecordRules | None = None
+        self._last_rules_config: LogConfig | None = None
         self.clock = clock
         self._lock = threading.RLock()
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -292,11 +294,19 @@ class Log:
             return self.high_watermark
 
     def _record_rules(self, now: int) -> RecordRules:
+        """(under the lock) The rules of an append at ``now``: the last ones while the clock
+        and the config have not moved (appends come many to a millisecond)."""
         config = self.config
-        return RecordRules(partition=self.directory.name, compacted=config.compact,
-                           timestamp_type=config.message_timestamp_type,
-                           timestamp_before_max_ms=config.timestamp_before_max_ms,
-                           timestamp_after_max_ms=config.timestamp_after_max_ms, now_ms=now)
+        rules = self._last_rules
+        if rules is not None and rules.now_ms == now and self._last_rules_config is config:
+            return rules
+        self._last_rules_config = config
+        self._last_rules = rules = RecordRules(
+            partition=self.directory.name, compacted=config.compact,
+            timestamp_type=config.message_timestamp_type,
+            timestamp_before_max_ms=config.timestamp_before_max_ms,
+            timestamp_after_max_ms=config.timestamp_after_max_ms, now_ms=now)
+        return rules
 
     def _maybe_roll(self, incoming: ValidatedRecords, now: int) -> LogSegment:
         segment = self.active_segment
