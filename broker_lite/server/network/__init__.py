@@ -32,7 +32,7 @@ request queue to handler to response queue to processor, each a wake-up) costs m
 work of a small request, and a client that pipelines requests on one connection (a producer)
 would be served at the pace of those handoffs. So the request handler that answered a request
 on a plaintext connection (its socket may be used from any thread, unlike a TLS session's state)
-finishes the job when nothing stands in the way, as ``finish`` in :mod:`.processor` details:
+finishes the job when nothing stands in the way, as ``finish`` in :mod:`.processor` details::
 
     request handler thread: handle --> write the response (the socket takes it at once, and
         ^                              none of the connection's is waiting) --> the next request,
@@ -45,7 +45,8 @@ waits for its next one), a request queue where others wait (the next request tak
 there), a TLS connection, a re-authentication. What Kafka guarantees holds: one request in
 flight per connection, responses in request order, the number of threads fixed, back-pressure
 through ``queued.max.requests``, and no thread ever blocks on a socket (the handler's reads and
-writes are non-blocking, and it stops where they would block).
+writes are non-blocking, and it stops where they would block). In the request metrics, a request
+taken this way spent no time in the request queue nor in the response queue.
 
 =========================  ======================================================================
 module                     concept (Kafka's class)
