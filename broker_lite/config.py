@@ -55,6 +55,7 @@ unclean.leader.election.enable           the controller may elect a replica outs
 (1048576, 3600000, ('compact',))
 """
 
+import functools
 import re
 import warnings
 from collections.abc import Mapping
@@ -174,6 +175,7 @@ def _line_index(version: str) -> int:
     return _RELEASE_LINES.index(_release_line(version))
 
 
+@functools.lru_cache(maxsize=64)  # asked on every append
 def record_version(message_format: str) -> int:
     """The message format (magic) a log writes for ``message.format.version``: 0 before 0.10.0,
     1 before 0.11.0, else 2, as Kafka's ``MetadataVersion.highestSupportedRecordVersion``.

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Protocol
 
 from broker_lite.config import LogConfig
-from broker_lite.records import BatchReader, RecordBatch
+from broker_lite.records import RecordBatch
 from broker_lite.vocabulary import now_ms
 
 from .errors import KafkaStorageError, OffsetOutOfRangeError
@@ -102,6 +102,8 @@ class Log:
                  high_watermark: int | None = None, clock: Callable[[], int] = now_ms):
         self.directory = Path(directory)
         self.config = config
+        self._last_rules: RecordRules | None = None
+        self._last_rules_config: LogConfig | None = None
         self.clock = clock
         self._lock = threading.RLock()
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -194,7 +196,8 @@ class Log:
                 record_rules=self._record_rules(now),
                 record_version=self.config.record_version,
             )
-            producer_batches = _producer_batches(records, validated)
+            producer_batches = [ProducerBatch.of(batch, first_offset, max_timestamp)
+                                for batch, first_offset, max_timestamp in validated.producers]
             producer_update, txn_events = None, []
             if producer_batches:
                 checked = self.producer_state.prepare(producer_batches, origin)
@@ -291,11 +294,19 @@ class Log:
             return self.high_watermark
 
     def _record_rules(self, now: int) -> RecordRules:
+        """(under the lock) The rules of an append at ``now``: the last ones while the clock
+        and the config have not moved (appends come many to a millisecond)."""
         config = self.config
-        return RecordRules(partition=self.directory.name, compacted=config.compact,
-                           timestamp_type=config.message_timestamp_type,
-                           timestamp_before_max_ms=config.timestamp_before_max_ms,
-                           timestamp_after_max_ms=config.timestamp_after_max_ms, now_ms=now)
+        rules = self._last_rules
+        if rules is not None and rules.now_ms == now and self._last_rules_config is config:
+            return rules
+        self._last_rules_config = config
+        self._last_rules = rules = RecordRules(
+            partition=self.directory.name, compacted=config.compact,
+            timestamp_type=config.message_timestamp_type,
+            timestamp_before_max_ms=config.timestamp_before_max_ms,
+            timestamp_after_max_ms=config.timestamp_after_max_ms, now_ms=now)
+        return rules
 
     def _maybe_roll(self, incoming: ValidatedRecords, now: int) -> LogSegment:
         segment = self.active_segment
@@ -585,18 +596,6 @@ class Log:
     def __repr__(self) -> str:
         return (f"Log({self.directory.name}, start={self.log_start_offset}, "
                 f"end={self.log_end_offset}, segments={len(self._bases)})")
-
-
-def _producer_batches(records, validated: ValidatedRecords) -> list[ProducerBatch]:
-    """The v2 batches of an append that carry a producer id, with the offsets and timestamps
-    the validation gave them (one summary per batch, in order)."""
-    view = records if isinstance(records, memoryview) else memoryview(records).cast("B")
-    found = []
-    for batch, summary in zip(BatchReader(view), validated.batches):
-        if isinstance(batch, RecordBatch) and batch.producer_id >= 0:
-            found.append(ProducerBatch.of(batch, summary.last_offset - batch.last_offset_delta,
-                                          summary.max_timestamp))
-    return found
 
 
 def _duplicate(duplicate: DuplicateBatch) -> ValidatedRecords:

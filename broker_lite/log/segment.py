@@ -18,6 +18,7 @@ import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from broker_lite.records import BatchReader, RecordsError
 from broker_lite.records.record_batch import LOG_OVERHEAD
@@ -80,9 +81,9 @@ class FileRegion:
         return f"FileRegion(position={self.position}, size={self.size})"
 
 
-@dataclass(frozen=True)
-class BatchSummary:
-    """What the indexes need of an appended batch."""
+class BatchSummary(NamedTuple):
+    """What the indexes need of an appended batch (one per appended batch: a named tuple, the
+    cheapest to make)."""
 
     last_offset: int
     max_timestamp: int

@@ -80,6 +80,8 @@ class ValidatedRecords:
     max_timestamp: int = NO_TIMESTAMP
     offset_of_max_timestamp: int = -1
     record_count: int = 0
+    # (batch, first offset, max timestamp) of the v2 batches carrying a producer id, as assigned
+    producers: list = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -272,6 +274,8 @@ def _assign_v2(batch: RecordBatch, offset: int, epoch: int, log_append_time_ms: 
         max_timestamp = log_append_time_ms
     last = offset + batch.last_offset_delta
     result.add(chunks, batch.size_in_bytes, offset, last, max_timestamp, batch.record_count)
+    if batch.producer_id >= 0:
+        result.producers.append((batch, offset, max_timestamp))
     return last + 1
 
 

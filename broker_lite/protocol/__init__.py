@@ -31,6 +31,7 @@ from .framing import (
     parse_request,
     parse_request_header,
     parse_response,
+    read_request_body,
     request_header_version,
     response_header_version,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "parse_request",
     "parse_request_header",
     "parse_response",
+    "read_request_body",
     "request_header_version",
     "response_header_version",
     "snake_case",

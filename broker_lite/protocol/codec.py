@@ -369,15 +369,23 @@ def _default_factory(field: Field) -> Callable:
 # -- public entry points ------------------------------------------------------------------------
 
 
+def _message_codec(schema: Message, version: int) -> _StructCodec:
+    """``schema`` compiled for ``version``: one lookup once the version was checked."""
+    codec = schema.version_codecs.get(version)
+    if codec is None:
+        schema.check_version(version)
+        codec = schema.version_codecs[version] = _compiled(
+            schema, version, version in schema.flexible_versions)
+    return codec
+
+
 def decode(schema: Message, version: int, reader: Reader) -> dict:
     """Decode a body of ``schema`` at ``version`` from ``reader`` (advanced past it).
 
     Raises :class:`UnsupportedVersionError` for a version outside ``schema.valid_versions`` and
     :class:`InvalidRequestError` for bytes that do not decode.
     """
-    if version not in schema.valid_versions:
-        schema.check_version(version)
-    return _compiled(schema, version, version in schema.flexible_versions).decode(reader)
+    return _message_codec(schema, version).decode(reader)
 
 
 def encode(schema: Message, version: int, body: dict, writer: Writer) -> None:
@@ -386,9 +394,7 @@ def encode(schema: Message, version: int, body: dict, writer: Writer) -> None:
     Raises :class:`UnsupportedVersionError` for a version outside ``schema.valid_versions`` and
     :class:`EncodeError` for a body that does not fit the schema.
     """
-    if version not in schema.valid_versions:
-        schema.check_version(version)
-    _compiled(schema, version, version in schema.flexible_versions).encode(writer, body)
+    _message_codec(schema, version).encode(writer, body)
 
 
 __all__ = ["UNKNOWN_TAGGED_FIELDS", "decode", "encode"]

@@ -42,8 +42,9 @@ RequestHeader(api_key=<ApiKey.METADATA: 3>, api_version=1, correlation_id=7, cli
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
+from . import produce_path
 from .apis import Api, ApiKey, api_for
 from .codec import decode, encode
 from .errors import (
@@ -59,8 +60,7 @@ _HEAD = struct.Struct(">hhi")  # RequestApiKey, RequestApiVersion, CorrelationId
 _I32 = struct.Struct(">i")
 
 
-@dataclass(frozen=True)
-class RequestHeader:
+class RequestHeader(NamedTuple):
     """The request header fields the server needs (tagged header fields are dropped)."""
 
     api_key: int
@@ -95,11 +95,19 @@ def _read_header(reader: Reader) -> tuple[RequestHeader, Api]:
             f"request header needs at least {_HEAD.size} bytes, frame has {reader.remaining()}",
             reader.pos,
         )
-    api_key, api_version, correlation_id = _HEAD.unpack_from(reader.buf, reader.pos)
+    start = reader.pos
+    api_key, api_version, correlation_id = _HEAD.unpack_from(reader.buf, start)
     api = _api(api_key, correlation_id, api_version)
-    header_version = 2 if api_version in api.request.flexible_versions else 1
-    fields = decode(REQUEST_HEADER, header_version, reader)
-    header = RequestHeader(api.key, api_version, correlation_id, fields["client_id"])
+    flexible = api_version in api.request.flexible_versions
+    reader.pos = start + _HEAD.size
+    client_id = reader.nullable_string()
+    if flexible:  # header v2: mostly an empty tagged-fields section, read at once
+        if reader.pos < reader.end and reader.buf[reader.pos] == 0:
+            reader.pos += 1
+        else:
+            reader.pos = start
+            client_id = decode(REQUEST_HEADER, 2, reader)["client_id"]
+    header = RequestHeader(api.key, api_version, correlation_id, client_id)
     if api_version not in api.request.valid_versions:
         raise UnsupportedVersionError(api.key, api_version, header=header,
                                       what=f"{api.name}Request")
@@ -126,8 +134,19 @@ def parse_request(frame) -> tuple[RequestHeader, dict]:
     valid while ``frame`` is. Bytes after the body are ignored, as Kafka does.
     """
     reader = Reader(frame)
-    header, api = _read_header(reader)
-    return header, decode(api.request, header.api_version, reader)
+    header, _ = _read_header(reader)
+    return header, read_request_body(header, reader)
+
+
+def read_request_body(header: RequestHeader, reader: Reader) -> dict:
+    """Decode the body of a request whose header was read, from ``reader`` (advanced past it);
+    Produce requests take the quick way of :mod:`.produce_path` when they can. Raises as
+    :func:`~.codec.decode` does."""
+    if header.api_key == ApiKey.PRODUCE:
+        body = produce_path.read_request(reader, header.api_version)
+        if body is not None:
+            return body
+    return decode(_api(header.api_key).request, header.api_version, reader)
 
 
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: dict) -> list:
@@ -138,6 +157,15 @@ def encode_response(api_key: int, api_version: int, correlation_id: int, body: d
     :data:`~broker_lite.protocol.types.INLINE_RECORDS_LIMIT` bytes, or objects with an integer
     ``size`` such as file regions).
     """
+    if api_key == ApiKey.PRODUCE:
+        chunks = produce_path.write_response(api_version, correlation_id, body)
+        if chunks is not None:
+            return chunks
+    return _encode_response(api_key, api_version, correlation_id, body)
+
+
+def _encode_response(api_key: int, api_version: int, correlation_id: int, body: dict) -> list:
+    """:func:`encode_response` by the generic codec alone."""
     api = _api(api_key)
     writer = Writer()
     writer.buf += b"\0\0\0\0"  # the size, patched below
@@ -186,5 +214,6 @@ def parse_response(api_key: int, api_version: int, frame) -> tuple[int, dict]:
 
 __all__ = [
     "RequestHeader", "encode_request", "encode_response", "parse_request", "parse_request_header",
+    "read_request_body",
     "parse_response", "request_header_version", "response_header_version",
 ]

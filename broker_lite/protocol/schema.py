@@ -294,6 +294,7 @@ class Message(Struct):
         self.kind = kind
         self.valid_versions = Versions.parse(valid_versions)
         self.flexible_versions = Versions.parse(flexible_versions)
+        self.version_codecs: dict[int, Any] = {}  # valid version -> its entry in ``codecs``
 
     @property
     def versions(self) -> range:

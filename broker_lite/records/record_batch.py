@@ -173,19 +173,22 @@ class RecordBatch:
     def ensure_valid(self) -> None:
         """Check magic, sizes and the CRC-32C; raise :class:`CorruptRecordError` naming the
         fault."""
-        where = f"record batch at position {self.position} (base offset {self.base_offset})"
         if self.magic != MAGIC:
-            raise CorruptRecordError(f"{where} has magic {self.magic}, expected {MAGIC}")
+            raise CorruptRecordError(f"{self._where} has magic {self.magic}, expected {MAGIC}")
         if self.record_count < 0:
-            raise CorruptRecordError(f"{where} has a negative record count {self.record_count}")
+            raise CorruptRecordError(
+                f"{self._where} has a negative record count {self.record_count}")
         if self.last_offset_delta < 0:
-            raise CorruptRecordError(f"{where} has a negative lastOffsetDelta")
+            raise CorruptRecordError(f"{self._where} has a negative lastOffsetDelta")
         actual = self.compute_crc()
         if actual != self.crc:
-            raise CorruptRecordError(
-                f"{where} is corrupt: stored CRC-32C {self.crc:#010x}, computed {actual:#010x}"
-            )
+            raise CorruptRecordError(f"{self._where} is corrupt: stored CRC-32C {self.crc:#010x}, "
+                                     f"computed {actual:#010x}")
         self.compression  # raises UnsupportedCompressionError for an unknown codec id
+
+    @property
+    def _where(self) -> str:
+        return f"record batch at position {self.position} (base offset {self.base_offset})"
 
     # -- records --------------------------------------------------------------------------------
     def records_data(self):

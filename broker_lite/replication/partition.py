@@ -266,7 +266,7 @@ class Partition:
         """The log took an append (a producer's, a coordinator's, a marker): with the ISR
         down to the leader, the high watermark moves at once."""
         with self._lock:
-            moved = self.is_leader and self._maybe_increment_high_watermark(self.clock())
+            moved = self.is_leader and self._maybe_increment_high_watermark()
         if moved:
             self.on_high_watermark(self.topic_partition)
 
@@ -430,17 +430,20 @@ class Partition:
 
     # -- the high watermark ----------------------------------------------------------------------
 
-    def _maybe_increment_high_watermark(self, now: int) -> bool:
-        """(under the lock) Move the leader's high watermark as far as the ISR allows."""
+    def _maybe_increment_high_watermark(self, now: int | None = None) -> bool:
+        """(under the lock) Move the leader's high watermark as far as the ISR allows (``now``:
+        the clock, read when there are followers and it is not given)."""
         end = self.log.log_end_offset
         high_watermark = end
-        maximal = self._maximal_isr()
-        for replica_id, follower in self._followers.items():
-            if follower.log_end_offset < high_watermark and (
-                    replica_id in maximal or (
-                        follower.is_caught_up(end, now, self.lag_time_max_ms)
-                        and self.is_alive(replica_id))):
-                high_watermark = follower.log_end_offset
+        if self._followers:
+            maximal = self._maximal_isr()
+            now = self.clock() if now is None else now
+            for replica_id, follower in self._followers.items():
+                if follower.log_end_offset < high_watermark and (
+                        replica_id in maximal or (
+                            follower.is_caught_up(end, now, self.lag_time_max_ms)
+                            and self.is_alive(replica_id))):
+                    high_watermark = follower.log_end_offset
         moved = self.log.maybe_increment_high_watermark(high_watermark)
         if moved:
             self._changed.notify_all()

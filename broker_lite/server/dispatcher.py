@@ -44,6 +44,7 @@ from broker_lite.protocol import (
     decode,
     encode_response,
     parse_request_header,
+    read_request_body,
 )
 from broker_lite.security.acl import CLUSTER_NAME, AclOperation, ResourceType
 from broker_lite.security.principal import ANONYMOUS
@@ -235,8 +236,7 @@ class Dispatcher:
             raise CloseConnection(f"version {header.api_version} of API {header.api_key} "
                                   f"is not served ({handler.min_version}-{handler.max_version})")
         try:
-            body = decode(api_for(header.api_key).request, header.api_version,
-                          Reader(payload, body_offset))
+            body = read_request_body(header, Reader(payload, body_offset))
         except ProtocolError as exc:
             raise CloseConnection(f"malformed {ApiKey(header.api_key).name} request: {exc}") \
                 from None

@@ -26,6 +26,28 @@ How a request travels::
     client <-- processor (writes: sendmsg for bytes, sendfile for record data; the connection
                is unmuted once the response is sent, and its next request is read)
 
+One shortcut departs from Kafka's pipeline, for CPython's sake. Kafka's threads run in parallel;
+here one thread at a time runs Python (the GIL), so each handoff between threads (processor to
+request queue to handler to response queue to processor, each a wake-up) costs more than the
+work of a small request, and a client that pipelines requests on one connection (a producer)
+would be served at the pace of those handoffs. So the request handler that answered a request
+on a plaintext connection (its socket may be used from any thread, unlike a TLS session's state)
+finishes the job when nothing stands in the way, as ``finish`` in :mod:`.processor` details::
+
+    request handler thread: handle --> write the response (the socket takes it at once, and
+        ^                              none of the connection's is waiting) --> the next request,
+        |                              already read or in the socket, no other in the queue
+        +--------------------------------------------------------------------------+
+
+Anything else goes the way drawn above: a response the socket does not take whole (the processor
+writes the rest), a connection with no whole request to read (the processor gets it back, and
+waits for its next one), a request queue where others wait (the next request takes its turn
+there), a TLS connection, a re-authentication. What Kafka guarantees holds: one request in
+flight per connection, responses in request order, the number of threads fixed, back-pressure
+through ``queued.max.requests``, and no thread ever blocks on a socket (the handler's reads and
+writes are non-blocking, and it stops where they would block). In the request metrics, a request
+taken this way spent no time in the request queue nor in the response queue.
+
 =========================  ======================================================================
 module                     concept (Kafka's class)
 =========================  ======================================================================

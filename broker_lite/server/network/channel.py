@@ -14,12 +14,17 @@ responses are not written yet, so a client that does not read its responses stop
 too. A channel is also *paused* while the request queue is full (back-pressure: nothing more is
 read).
 
+The processor owns a channel, except while one of its requests is handled on a plaintext
+transport: the request handler then owns the channel's frames and may read and write its socket
+itself (see :mod:`.processor`); ``lock`` keeps the processor from closing the socket under it.
+
 Responses leave as :class:`ResponseSend` objects: byte chunks (several sent in one gathering
 write) and file regions (record data, sent with the transport's ``send_region``), written as far
 as the socket takes them; the processor asks to be told when the socket can take more.
 """
 
 import itertools
+import threading
 from collections import deque
 
 from .authenticator import Authenticator
@@ -32,16 +37,46 @@ MAX_UNSENT_RESPONSES = 1
 _BYTES = (bytes, bytearray, memoryview)
 
 
+def send_bytes(transport, chunks) -> tuple[int, int]:
+    """Send a response made of bytes-like chunks only (most are), in one gathering write when
+    the socket takes it: (the bytes sent, the response's size) (``BlockingIOError``: none
+    went), or (-1, 0) when ``chunks`` hold more than bytes or more chunks than one write takes
+    (left to a :class:`ResponseSend`)."""
+    if len(chunks) > IOV_MAX:
+        return -1, 0
+    size = 0
+    for chunk in chunks:
+        if chunk.__class__ not in _BYTES and not isinstance(chunk, _BYTES):
+            return -1, 0
+        size += len(chunk)
+    return transport.send_buffers(chunks), size
+
+
 class ResponseSend:
     """The chunks of one response on their way out (Kafka's NetworkSend): bytes-like objects and
     file regions (``fd``, ``position``, ``size``, ``close()``), in order."""
 
     __slots__ = ("_chunks", "_offset", "request")
 
-    def __init__(self, chunks, request=None):
+    def __init__(self, chunks, request=None, sent: int = 0):
         self._chunks = deque(chunks)
         self._offset = 0  # bytes of the first chunk already sent
         self.request = request
+        if sent:
+            self._skip(sent)
+
+    def _skip(self, count: int) -> None:
+        """Drop the first ``count`` bytes (of bytes-like chunks, and the empty ones after them):
+        they were sent."""
+        chunks = self._chunks
+        while chunks and isinstance(chunks[0], _BYTES):
+            size = len(chunks[0]) - self._offset
+            if count < size:
+                self._offset += count
+                return
+            count -= size
+            chunks.popleft()
+            self._offset = 0
 
     def write_to(self, transport) -> bool:
         """Send as much as the transport takes now; whether everything is sent."""
@@ -68,16 +103,8 @@ class ResponseSend:
             sent = transport.send_buffers(buffers) if wanted else 0
         except BlockingIOError:
             return False
-        for buffer in buffers:
-            size = len(buffer)
-            if sent >= size:
-                sent -= size
-                chunks.popleft()
-                self._offset = 0
-            else:
-                self._offset += sent
-                return False  # the socket is full
-        return True
+        self._skip(sent)
+        return sent == wanted  # else the socket is full
 
     def _write_region(self, transport, region) -> bool:
         while (remaining := region.size - self._offset) > 0:
@@ -110,7 +137,7 @@ class KafkaChannel:
 
     __slots__ = ("id", "peer", "listener", "transport", "authenticator", "receive", "sends",
                  "paused", "pending", "events", "last_active", "in_flight", "closing",
-                 "close_at")
+                 "close_at", "closed", "lock")
 
     def __init__(self, connection_id: str, peer: tuple, listener: str, transport,
                  authenticator: Authenticator, max_request_bytes: int):
@@ -128,6 +155,8 @@ class KafkaChannel:
         self.in_flight = None  # the request being handled
         self.closing = False  # close once the queued responses are written
         self.close_at = None  # a refused client: its refusal waits until then (monotonic)
+        self.closed = False
+        self.lock = threading.Lock()  # held by whoever uses the socket outside the processor
 
     @property
     def fileno(self) -> int:
@@ -160,7 +189,9 @@ class KafkaChannel:
             self.authenticator.authenticate(self)
 
     def queue_send(self, chunks, request=None) -> None:
-        self.sends.append(ResponseSend(chunks, request))
+        """Queue a response: its chunks, or a :class:`ResponseSend` begun elsewhere."""
+        self.sends.append(chunks if isinstance(chunks, ResponseSend)
+                          else ResponseSend(chunks, request))
 
     def write(self) -> list[ResponseSend]:
         """Write queued responses as far as the socket takes them; those completely sent."""
@@ -175,10 +206,12 @@ class KafkaChannel:
         return done
 
     def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            try:
+                self.transport.close()
+            except OSError:
+                pass
         for send in self.sends:
             send.close()
         self.sends.clear()
-        try:
-            self.transport.close()
-        except OSError:
-            pass

@@ -32,6 +32,17 @@ reading from every connection it serves (each pauses at its next readiness), whi
 writing responses; it resumes once the handlers made room.
 A client that never reads its responses thus holds its own connection only, and one that sends
 a request a byte at a time holds nothing but its few bytes.
+
+While a request of a plaintext connection is handled, the connection's frames and socket belong
+to the handler thread (the processor neither reads nor writes a muted connection), and
+:meth:`Processor.finish` lets it go on where Kafka would hand over to this thread: when the
+connection has nothing waiting to be written, the handler writes the response itself, without
+blocking; when all of it went, it takes the connection's next request, if one is read already
+or the socket holds one (a non-blocking read), nobody waits in the request queue, and it is not
+a SaslHandshake nor past the session's lifetime (those are this thread's). Otherwise the answer,
+or what the socket did not take, comes to this thread as usual, and the connection with it: it
+is unmuted and read again. The channel's lock keeps this thread from closing the socket while a
+handler uses it.
 """
 
 import logging
@@ -42,11 +53,11 @@ import time
 from collections import OrderedDict, deque
 
 from .authenticator import AuthenticationFailed
-from .channel import KafkaChannel
+from .channel import KafkaChannel, ResponseSend, send_bytes
 from .config import NetworkConfig
 from .quotas import ConnectionQuotas
 from .receive import InvalidFrameSize
-from .request_channel import CLOSE, NO_RESPONSE, SEND, Request, RequestChannel
+from .request_channel import CLOSE, NO_RESPONSE, SEND, SENT, Request, RequestChannel
 from .request_metrics import RequestMetrics
 
 logger = logging.getLogger(__name__)
@@ -115,6 +126,72 @@ class Processor:
         """Queue an answered request for sending (the request channel's, any thread)."""
         self._responses.append(request)
         self.wakeup()
+
+    def finish(self, request: Request) -> Request | None:
+        """The answer to ``request``, from the handler thread that handled it (see the module
+        docstring): on a connection whose socket a handler may use, with nothing else to write,
+        the response is written now, and the connection's next request is returned for the
+        same thread when it may take it; otherwise the answer, or what the socket did not
+        take, goes to this processor, and with it the connection."""
+        channel = request.connection
+        if request.action != CLOSE and channel.transport.handler_io:
+            with channel.lock:
+                if not channel.closed and channel.in_flight is request and not channel.unsent \
+                        and self._sent_now(channel, request):
+                    following = self._next_request(channel)
+                    if following is not None:
+                        channel.in_flight = following
+                        return following
+                    request.action = SENT
+        self.enqueue_response(request)
+        return None
+
+    def _sent_now(self, channel: KafkaChannel, request: Request) -> bool:
+        """(a handler thread, holding the channel) Write the response as far as the socket
+        takes it; whether all of it went (what is left stays in ``request.chunks``, a
+        :class:`ResponseSend`, for this processor)."""
+        if request.action == SEND:
+            request.sending = _perf_ns()
+            chunks = request.chunks
+            try:
+                sent, size = send_bytes(channel.transport, chunks)
+                if sent >= 0:
+                    if sent < size:
+                        request.chunks = ResponseSend(chunks, request, sent)
+                        return False
+                else:
+                    request.chunks = send = ResponseSend(chunks, request)
+                    if not send.write_to(channel.transport):
+                        return False
+            except OSError:  # BlockingIOError too: the processor takes it from the start
+                return False  # or meets the error again, and closes the connection
+            request.chunks = None
+        self._finish(request)
+        return True
+
+    def _next_request(self, channel: KafkaChannel) -> Request | None:
+        """(a handler thread, holding the channel) The connection's next request, when it is
+        read already or in the socket, no other request waits for a handler, and it needs
+        nothing of this processor (a re-authentication, an expired session); else None."""
+        if self._stopping or self._blocked or self._requests.request_queue_size:
+            return None  # the others first: this connection takes its turn in the queue
+        receive = channel.receive
+        try:
+            payload = receive.peek_frame()
+            if payload is None:
+                if not receive.read_from(channel.transport.read_into):
+                    return None  # the peer closed: this processor finds out
+                payload = receive.peek_frame()
+        except (OSError, InvalidFrameSize):
+            return None  # this processor meets it again, and closes the connection
+        if payload is None or _is_sasl_handshake(payload) \
+                or channel.authenticator.session_expired(time.monotonic()):
+            return None
+        receive.skip_frame(payload)
+        request = Request(self.id, channel.id, payload, channel.peer, channel.listener,
+                          channel.principal, self._requests, channel)
+        request.dequeued = request.received
+        return request
 
     def wakeup(self) -> None:
         """Make the selector return, when the thread is waiting in it."""
@@ -468,7 +545,7 @@ class Processor:
                 return
             if payload is not None:
                 request = Request(self.id, channel.id, payload, channel.peer, channel.listener,
-                                  channel.principal, self._requests)
+                                  channel.principal, self._requests, channel)
                 channel.in_flight = request
                 if self._blocked or not self._requests.try_send_request(request, self):
                     channel.pending = request
@@ -481,7 +558,7 @@ class Processor:
         re-authentication, nor when the session expired (the connection is then closed)."""
         authenticator = channel.authenticator
         now = time.monotonic()
-        if _api_key(payload) == SASL_HANDSHAKE:
+        if _is_sasl_handshake(payload):
             try:
                 started = authenticator.begin_reauthentication(channel, payload, now)
             except AuthenticationFailed as exc:
@@ -538,8 +615,14 @@ class Processor:
             if channel is None or channel.in_flight is not request:
                 request.release()  # the connection is gone
                 continue
-            request.sending = _perf_ns()
             action = request.action
+            if action == SENT:  # its handler sent the response: the connection is back
+                channel.in_flight = None
+                self._touch(channel, time.monotonic())
+                self._dispatch(channel)
+                continue
+            if not request.sending:
+                request.sending = _perf_ns()
             try:
                 if action == SEND:
                     channel.queue_send(request.chunks, request)
@@ -583,8 +666,9 @@ def _address(peer: tuple) -> str:
     return f"{peer[0]}:{peer[1]}" if peer else "?"
 
 
-def _api_key(payload) -> int:
-    return int.from_bytes(payload[:2], "big", signed=True) if len(payload) >= 2 else -1
+def _is_sasl_handshake(payload) -> bool:
+    """Whether the request's API key (its first two bytes) is SaslHandshake's."""
+    return len(payload) >= 2 and payload[1] == SASL_HANDSHAKE and payload[0] == 0
 
 
 def _reason(exc: OSError) -> str:

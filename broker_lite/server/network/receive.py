@@ -15,8 +15,10 @@ a frame larger than one read is filled in place, in a buffer of its exact size.
 
 >>> receive = FrameReceive(max_size=100)
 >>> receive.feed(b"\\0\\0\\0\\3abc\\0\\0\\0\\2d")
->>> bytes(receive.next_frame()), receive.next_frame(), receive.partial
-(b'abc', None, True)
+>>> bytes(receive.peek_frame()), bytes(receive.next_frame()), receive.next_frame()
+(b'abc', b'abc', None)
+>>> receive.partial
+True
 >>> receive.feed(b"e")
 >>> bytes(receive.next_frame()), receive.partial
 (b'de', False)
@@ -100,22 +102,32 @@ class FrameReceive:
     def next_frame(self):
         """The next whole payload (a bytes-like object, without its size), or None until one is
         in. Raises :class:`InvalidFrameSize`."""
+        frame = self.peek_frame()
+        if frame is None:
+            self._compact()
+        else:
+            self.skip_frame(frame)
+        return frame
+
+    def skip_frame(self, frame) -> None:
+        """Drop ``frame``, the whole frame :meth:`peek_frame` gave."""
+        if self._body is not None:
+            self._body = None
+        else:
+            self._start += 4 + len(frame)
+
+    def peek_frame(self):
+        """The next whole payload as :meth:`next_frame` gives it, left in place: the next call
+        gives it again. Raises :class:`InvalidFrameSize`."""
         body = self._body
         if body is not None:
-            if self._filled < len(body):
-                return None
-            self._body = None
-            return body
+            return body if self._filled == len(body) else None
         data, start, end = self._data, self._start, self._end
         if end - start >= 4:
             frame_end = start + 4 + self._check(_SIZE.unpack_from(data, start)[0])
             if frame_end <= end:
-                self._start = frame_end
                 return memoryview(data)[start + 4:frame_end]
             self._split_large_frame()
-            if self._body is not None:
-                return None
-        self._compact()
         return None
 
     def _split_large_frame(self) -> None:
@@ -134,7 +146,7 @@ class FrameReceive:
 
     def _compact(self) -> None:
         """Keep only the bytes of the incomplete frame, not the read buffer around them."""
-        if self._start or len(self._data) > self._end:
+        if self._body is None and (self._start or len(self._data) > self._end):
             self._data = bytes(memoryview(self._data)[self._start:self._end])
             self._start, self._end = 0, len(self._data)
 

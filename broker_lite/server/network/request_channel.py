@@ -43,8 +43,9 @@ RESPONDS_LATER = _RespondsLater()
 """What a handler returns when the response comes later, through the request's own methods
 (a delayed operation completing, a coordinator callback)."""
 
-# What a processor does with an answered request.
-SEND, NO_RESPONSE, CLOSE = 0, 1, 2
+# What a processor does with an answered request. SENT: its handler sent the response (or
+# there was none) and gives the connection back.
+SEND, NO_RESPONSE, CLOSE, SENT = 0, 1, 2, 3
 
 
 class Request:
@@ -53,10 +54,11 @@ class Request:
 
     __slots__ = ("processor", "connection_id", "payload", "peer", "listener", "principal",
                  "received", "dequeued", "handled", "answered", "sending", "sent",
-                 "action", "chunks", "reason", "_channel")
+                 "action", "chunks", "reason", "connection", "_channel")
 
     def __init__(self, processor: int, connection_id: str, payload, peer: tuple,
-                 listener: str, principal: str, channel: "RequestChannel"):
+                 listener: str, principal: str, channel: "RequestChannel", connection=None):
+        self.connection = connection  # the processor's KafkaChannel
         self.processor = processor
         self.connection_id = connection_id
         self.payload = payload
@@ -88,16 +90,28 @@ class Request:
         """Close the connection instead of answering."""
         self._answer(CLOSE, None, reason)
 
+    def finish(self, chunks) -> "Request | None":
+        """Answer from the handler thread that handled the request, once it returned:
+        ``chunks`` to send, or None for no response. Returns the connection's next request
+        when this thread is to handle it now (see :meth:`RequestChannel.finish`)."""
+        if not self._set_answer(SEND if chunks is not None else NO_RESPONSE, chunks, ""):
+            return None
+        return self._channel.finish(self)
+
     def _answer(self, action: int, chunks, reason: str) -> None:
+        if self._set_answer(action, chunks, reason):
+            self._channel.send_response(self)
+
+    def _set_answer(self, action: int, chunks, reason: str) -> bool:
         if self.action >= 0:
             logger.error("request %s of %s answered twice", self.api_key, self.peer)
             _release(chunks)
-            return
+            return False
         self.action, self.chunks, self.reason = action, chunks, reason
         self.answered = _perf_ns()
         if not self.handled:  # answered by the handler itself, before it returned
             self.handled = self.answered
-        self._channel.send_response(self)
+        return True
 
     def release(self) -> None:
         """Drop the response unsent (its connection is gone): close its file regions."""
@@ -106,6 +120,10 @@ class Request:
 
 
 def _release(chunks) -> None:
+    close = getattr(chunks, "close", None)  # a response partly sent (a ResponseSend)
+    if close is not None:
+        close()
+        return
     for chunk in chunks or ():
         if hasattr(chunk, "close") and not isinstance(chunk, memoryview):
             chunk.close()
@@ -166,6 +184,16 @@ class RequestChannel:
             request.release()
             return
         processor.enqueue_response(request)
+
+    def finish(self, request: Request) -> Request | None:
+        """The answer to ``request`` from the handler thread that handled it: sent now when the
+        socket takes it (else passed to the processor), and the connection's next request
+        returned when that thread may take it at once (see :mod:`.processor`)."""
+        processor = self._processors.get(request.processor)
+        if processor is None or request.connection is None:
+            self.send_response(request)
+            return None
+        return processor.finish(request)
 
     def wake_handlers(self, count: int) -> None:
         """Make ``count`` waiting handlers return from :meth:`receive_request` with None."""

@@ -51,25 +51,25 @@ class RequestHandlerPool:
             self.handle(request)
 
     def handle(self, request: Request) -> None:
-        """Run the handler on ``request`` and pass its answer on."""
-        try:
-            result = self._handler(request)
-        except CloseConnection as exc:
-            _handled(request)
-            request.close_connection(str(exc))
-            return
-        except Exception:
-            logger.exception("closing %s after an unexpected error", request.peer)
-            _handled(request)
-            request.close_connection("unexpected error")
-            return
-        _handled(request)
-        if result is RESPONDS_LATER:
-            return
-        if result is None:
-            request.no_response()
-        else:
-            request.send_response(result)
+        """Run the handler on ``request`` and pass its answer on; then on the connection's
+        next request, when it is already there and no other connection waits for a handler
+        (:meth:`Request.finish`)."""
+        while request is not None:
+            try:
+                result = self._handler(request)
+            except CloseConnection as exc:
+                _handled(request)
+                request.close_connection(str(exc))
+                return
+            except Exception:
+                logger.exception("closing %s after an unexpected error", request.peer)
+                _handled(request)
+                request.close_connection("unexpected error")
+                return
+            if result is RESPONDS_LATER:
+                _handled(request)
+                return
+            request = request.finish(result)  # handled now, as answered
 
     def stop(self) -> None:
         """Let the requests being handled finish (up to :data:`STOP_TIMEOUT_S`), then end the

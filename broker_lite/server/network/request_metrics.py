@@ -27,6 +27,7 @@ counts when it is answered, with no send stages.
 (1, 4.0, 2.0)
 """
 
+import struct
 import threading
 from collections import deque
 
@@ -36,6 +37,7 @@ SAMPLES = 4096  # per API: the latest requests' stage times
 STAGES = ("RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ResponseQueueTimeMs",
           "ResponseSendTimeMs", "TotalTimeMs")
 PERCENTILES = (("p50", 0.50), ("p99", 0.99), ("p999", 0.999))
+_API_KEY = struct.Struct(">h")
 
 
 class _ApiMetrics:
@@ -43,7 +45,7 @@ class _ApiMetrics:
 
     def __init__(self):
         self.requests = 0
-        self.samples: deque[tuple[float, ...]] = deque(maxlen=SAMPLES)
+        self.samples: deque[tuple[int, ...]] = deque(maxlen=SAMPLES)  # stage times (ns)
 
 
 def api_name(api_key: int) -> str:
@@ -60,17 +62,14 @@ class RequestMetrics:
         self._apis: dict[int, _ApiMetrics] = {}
 
     def record(self, request) -> None:
-        """Record a request whose response was sent (or that was answered without one)."""
+        """Record a request whose response was sent (or that was answered without one): its
+        stage times, turned into durations when asked (:meth:`snapshot`)."""
         payload = request.payload
-        api_key = int.from_bytes(payload[:2], "big", signed=True) if len(payload) >= 2 else -1
-        received, dequeued, handled = request.received, request.dequeued, request.handled
+        api_key = _API_KEY.unpack_from(payload)[0] if len(payload) >= 2 else -1
         answered = request.answered
         sending = request.sending or answered
-        sent = request.sent or sending
-        ms = 1e-6
-        times = ((dequeued - received) * ms, (handled - dequeued) * ms,
-                 (answered - handled) * ms, (sending - answered) * ms, (sent - sending) * ms,
-                 (sent - received) * ms)
+        times = (request.received, request.dequeued, request.handled, answered, sending,
+                 request.sent or sending)
         with self._lock:
             api = self._apis.get(api_key)
             if api is None:
@@ -91,11 +90,20 @@ class RequestMetrics:
         result = {}
         for api_key, (requests, samples) in sorted(copies.items()):
             entry: dict = {"requests": requests}
+            durations = [_durations(sample) for sample in samples]
             for index, stage in enumerate(STAGES):
-                values = sorted(sample[index] for sample in samples)
+                values = sorted(sample[index] for sample in durations)
                 entry[stage] = _summary(values)
             result[api_name(api_key)] = entry
         return result
+
+
+def _durations(times: tuple[int, ...]) -> tuple[float, ...]:
+    """Each stage's milliseconds (:data:`STAGES`) from the times a request passed them."""
+    received, dequeued, handled, answered, sending, sent = times
+    ms = 1e-6
+    return ((dequeued - received) * ms, (handled - dequeued) * ms, (answered - handled) * ms,
+            (sending - answered) * ms, (sent - sending) * ms, (sent - received) * ms)
 
 
 def _summary(values: list[float]) -> dict[str, float]:

@@ -17,11 +17,13 @@ call                                     does
 ``buffered_read``                        bytes received and held, that no readiness event will
                                          announce (the processor reads them without waiting)
 ``close()``                              release the socket
+``handler_io``                           whether a request handler holding the connection may
+                                         read and write it itself (see :mod:`.processor`)
 =======================================  ==========================================================
 
 :class:`PlaintextTransport` maps them onto the socket: ``recv_into``, ``sendmsg`` and
 ``os.sendfile``, so Fetch data goes from the page cache to the socket without passing through
-Python. It holds nothing.
+Python. It holds nothing, so a request handler may use it too (``handler_io``).
 
 :class:`TlsTransport` (``SSL`` and ``SASL_SSL`` listeners, Kafka's SslTransportLayer) runs an
 ``ssl.SSLObject`` between two ``ssl.MemoryBIO``: what arrives on the socket is written to the
@@ -61,6 +63,7 @@ class PlaintextTransport:
     pending_write = False
     buffered_read = False
     peer_certificate = None
+    handler_io = True
 
     def __init__(self, sock: socket.socket):
         self.sock = sock
@@ -85,6 +88,8 @@ class TlsTransport:
     """A TLS server connection over a non-blocking socket (see the module docstring)."""
 
     __slots__ = ("sock", "ready", "_tls", "_incoming", "_outgoing", "_unsent", "_starved")
+
+    handler_io = False  # the TLS state is its processor's alone
 
     def __init__(self, sock: socket.socket, context: ssl.SSLContext):
         self.sock = sock

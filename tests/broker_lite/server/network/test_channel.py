@@ -81,3 +81,18 @@ def test_regions_are_closed_once_sent_or_dropped(region):
     assert ResponseSend([sent]).write_to(Socket(budget=100))
     ResponseSend([b"x", dropped]).close()
     assert sent.fd == -1 and dropped.fd == -1
+
+
+def test_empty_chunks_are_passed_over_wherever_they_are(region):
+    socket = Socket(budget=1000)
+    send = ResponseSend([b"", b"ab", b"", region(0, 3), b""])
+    assert send.write_to(socket) is True
+    assert socket.received == b"ab" + bytes(range(3))
+
+
+@pytest.mark.parametrize("sent", [0, 1, 2, 5, 6])
+def test_a_response_partly_sent_elsewhere_goes_on_from_there(sent):
+    socket = Socket(budget=1000)
+    send = ResponseSend([b"abc", b"", b"def", b""], sent=sent)
+    assert send.write_to(socket) is True
+    assert socket.received == b"abcdef"[sent:]

@@ -106,3 +106,20 @@ def test_an_empty_frame_is_a_frame():
     receive = FrameReceive(max_size=100)
     receive.feed(framed([b""]))
     assert bytes(receive.next_frame()) == b""
+
+
+@pytest.mark.parametrize("size", [10, READ_BYTES * 2])
+def test_a_peeked_frame_stays_until_skipped(size):
+    """Small frames (views of the read buffer) and large ones (filled in place) alike."""
+    payloads = [b"a" * size, b"b" * 5]
+    stream = Stream(framed(payloads), [])
+    receive = FrameReceive(max_size=READ_BYTES * 4)
+    while receive.peek_frame() is None:
+        assert receive.read_from(stream.read_into)
+    frame = receive.peek_frame()
+    assert bytes(frame) == bytes(receive.peek_frame()) == payloads[0]
+    receive.skip_frame(frame)
+    while receive.peek_frame() is None:
+        assert receive.read_from(stream.read_into)
+    assert bytes(receive.next_frame()) == payloads[1]
+    assert receive.next_frame() is None and not receive.partial

@@ -34,10 +34,13 @@ def read_frame(sock: socket.socket) -> bytes:
 class EchoServer:
     """A socket server and its request handlers, answering each payload with itself, except:
     ``close`` closes the connection, ``sleepS`` answers after S seconds (holding a handler),
+    ``wait`` answers once ``release`` is set (holding a handler),
     ``laterS`` answers after S seconds from another thread (holding none), ``silent`` answers
     nothing, ``file`` and ``big`` answer file regions, ``size:N`` answers N bytes."""
 
     def __init__(self, tmp_path, **settings):
+        self.served: list[tuple[bytes, str]] = []  # (payload, handler thread's name) in turn
+        self.release = threading.Event()  # what ``wait`` waits for
         path = tmp_path / "data"
         path.write_bytes(b"0123456789" * 1000)
         big = tmp_path / "big"
@@ -60,6 +63,9 @@ class EchoServer:
     def handle(self, request):
         self.handled += 1
         text = bytes(request.payload)
+        self.served.append((text, threading.current_thread().name))
+        if text == b"wait":
+            assert self.release.wait(10)
         if text == b"close":
             raise CloseConnection("asked to")
         if text.startswith(b"sleep"):
@@ -105,6 +111,38 @@ def test_responses_come_back_in_request_order(server):
                      + frame(b"later0.2") + frame(b"third"))
         assert [read_frame(sock) for _ in range(4)] == [b"sleep0.2", b"second", b"later0.2",
                                                          b"third"]
+
+
+def test_pipelined_requests_are_served_by_the_handler_that_answered_the_first(server):
+    """A client pipelining on a plaintext connection: each handler goes on with the next
+    request read, writing the responses itself, rather than through the request queue."""
+    payloads = [b"request-%d" % i for i in range(20)]
+    with connect(server) as sock:
+        sock.sendall(b"".join(frame(p) for p in payloads))
+        assert [read_frame(sock) for _ in payloads] == payloads
+    assert [text for text, _ in server.served] == payloads
+    assert len({thread for _, thread in server.served}) == 1
+
+
+def test_pipelined_requests_take_turns_with_other_connections(tmp_path):
+    """With another connection's request waiting in the request queue, a connection's next
+    request goes to the back of the queue: its handler does not keep it."""
+    server = EchoServer(tmp_path, num_io_threads=1)
+    try:
+        with connect(server) as first, connect(server) as second:
+            first.sendall(frame(b"wait") + frame(b"first-2") + frame(b"first-3"))
+            wait_until(lambda: server.served, message="the first request handled")
+            second.sendall(frame(b"second-1"))
+            wait_until(lambda: server.server.request_channel.request_queue_size == 1,
+                       message="the second connection's request queued")
+            server.release.set()
+            assert [read_frame(first) for _ in range(3)] == [b"wait", b"first-2", b"first-3"]
+            assert read_frame(second) == b"second-1"
+        assert [text for text, _ in server.served] == [b"wait", b"second-1", b"first-2",
+                                                       b"first-3"]
+    finally:
+        server.release.set()
+        server.stop()
 
 
 def test_connections_are_served_concurrently(server):
