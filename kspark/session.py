@@ -40,8 +40,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from broker_lite.config import read_properties
-
 if TYPE_CHECKING:  # pyspark is imported when a session is built, not with kspark
     from pyspark.sql import SparkSession
 
@@ -95,6 +93,10 @@ def spark_defaults(directory: str | os.PathLike | None) -> dict[str, str]:
     path = Path(directory) / SPARK_DEFAULTS_FILE
     if not path.is_file():
         return {}
+    # Imported here: every Python process Spark starts for the source imports this module (with
+    # ``kspark``), and none of them reads a properties file.
+    from broker_lite.config import read_properties
+
     return {name: value.strip() for name, value in read_properties(path).items()
             if name.startswith("spark.")}
 

@@ -16,71 +16,52 @@ shared by the successive work of a process. Modules import one way: the facade b
 others, and none of them imports it but :mod:`.shared`.
 """
 
-from broker_lite.vocabulary import TopicPartition
+import importlib
 
-from .admin import Admin, NewTopic
-from .client import KafkaClient
-from .config import ClientConfig
-from .errors import (
-    ERROR_CLASSES,
-    BrokerNotAvailableError,
-    ClientClosedError,
-    ConcurrentTransactionsError,
-    ConfigError,
-    CoordinatorLoadInProgressError,
-    CoordinatorNotAvailableError,
-    GroupCoordinatorError,
-    InvalidArgumentError,
-    InvalidResponseError,
-    InvalidTxnStateError,
-    KafkaApiError,
-    KafkaClientError,
-    KafkaConnectionError,
-    KafkaTimeoutError,
-    LeaderNotAvailableError,
-    NotCoordinatorError,
-    NotLeaderError,
-    NotLeaderOrFollowerError,
-    OffsetOutOfRangeError,
-    OutOfOrderSequenceError,
-    ProducerFencedError,
-    RecordTooLargeError,
-    SaslAuthenticationFailedError,
-    SslAuthenticationError,
-    TopicAlreadyExistsError,
-    TransactionalIdNotFoundError,
-    TransactionStateError,
-    UnknownTopicOrPartitionError,
-    UnsupportedVersionError,
-    error_for,
-)
-from .metadata import BrokerInfo, PartitionMetadata, TopicMetadata
-from .partition_reader import (
-    LOG_END,
-    FetchedChunk,
-    OutOfRange,
-    PartitionReader,
-    raise_out_of_range,
-)
-from .partitioner import murmur2, partitions_for_keys
-from .producer import Producer
-from .shared import shared_client
-from .transactions import (
-    TransactionDescription,
-    TransactionHandle,
-    TransactionState,
-    describe_transaction,
-    end_transaction,
-)
-from .types import (
-    EARLIEST,
-    LATEST,
-    READ_COMMITTED,
-    READ_UNCOMMITTED,
-    FetchedPartition,
-    OffsetAndMetadata,
-    OffsetAndTimestamp,
-)
+# Each public name and the module it lives in. The package imports a module when one of its names
+# is first asked for (PEP 562), so that a process that only reads (a Spark worker, say) does not
+# load the producer, the admin clients and the transactions with it.
+_NAMES = {  # module: the public names it gives
+    "broker_lite.vocabulary": ("TopicPartition",),
+    ".admin": ("Admin", "NewTopic"),
+    ".client": ("KafkaClient",),
+    ".config": ("ClientConfig",),
+    ".errors": ("ERROR_CLASSES", "BrokerNotAvailableError", "ClientClosedError",
+        "ConcurrentTransactionsError", "ConfigError", "CoordinatorLoadInProgressError",
+        "CoordinatorNotAvailableError", "GroupCoordinatorError", "InvalidArgumentError",
+        "InvalidResponseError", "InvalidTxnStateError", "KafkaApiError", "KafkaClientError",
+        "KafkaConnectionError", "KafkaTimeoutError", "LeaderNotAvailableError",
+        "NotCoordinatorError", "NotLeaderError", "NotLeaderOrFollowerError",
+        "OffsetOutOfRangeError", "OutOfOrderSequenceError", "ProducerFencedError",
+        "RecordTooLargeError", "SaslAuthenticationFailedError", "SslAuthenticationError",
+        "TopicAlreadyExistsError", "TransactionalIdNotFoundError", "TransactionStateError",
+        "UnknownTopicOrPartitionError", "UnsupportedVersionError", "error_for"),
+    ".metadata": ("BrokerInfo", "PartitionMetadata", "TopicMetadata"),
+    ".partition_reader": ("LOG_END", "FetchedChunk", "OutOfRange", "PartitionReader",
+        "raise_out_of_range"),
+    ".partitioner": ("murmur2", "partitions_for_keys"),
+    ".producer": ("Producer",),
+    ".shared": ("shared_client",),
+    ".transactions": ("TransactionDescription", "TransactionHandle", "TransactionState",
+        "describe_transaction", "end_transaction"),
+    ".types": ("EARLIEST", "LATEST", "READ_COMMITTED", "READ_UNCOMMITTED", "FetchedPartition",
+        "OffsetAndMetadata", "OffsetAndTimestamp"),
+}
+_EXPORTS = {name: module for module, names in _NAMES.items() for name in names}
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups find it without coming here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
 
 __all__ = [
     "EARLIEST", "ERROR_CLASSES", "LATEST", "READ_COMMITTED", "READ_UNCOMMITTED", "Admin",

@@ -43,11 +43,10 @@ cannot connect to broker 127.0.0.1:9: Connection refused
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from broker_lite.vocabulary import TopicPartition
 
-from .admin import Admin
 from .cluster import Cluster
 from .config import ClientConfig
 from .errors import ClientClosedError, InvalidArgumentError, error_for, final_error
@@ -55,9 +54,12 @@ from .fetcher import Fetcher
 from .group_offsets import GroupOffsets
 from .offsets import OffsetLookup
 from .partition_reader import LOG_END, FetchedChunk, OutOfRangeHook, read_range
-from .producer import Producer
 from .retry import retry
 from .types import FetchedPartition, OffsetAndMetadata, OffsetAndTimestamp
+
+if TYPE_CHECKING:
+    from .admin import Admin
+    from .producer import Producer
 
 
 class KafkaClient:
@@ -228,6 +230,8 @@ class KafkaClient:
         """Topic administration (:class:`.admin.Admin`) over this client's connections."""
         self._check_open()
         if self._admin is None:
+            from .admin import Admin  # loaded when first used: readers need none of it
+
             self._admin = Admin(self._cluster)
         return self._admin
 
@@ -238,4 +242,6 @@ class KafkaClient:
         client open); ``settings`` are its keyword arguments (``transactional_id``, ``acks``,
         ``compression``, ...), defaulting to this client's settings."""
         self._check_open()
+        from .producer import Producer  # loaded when first used: readers need none of it
+
         return Producer(self, **settings)

@@ -9,7 +9,9 @@ by ``fetch.max.bytes``. Topics travel by name up to Fetch 12 and by topic id fro
 metadata gives ids.
 
 Record data is not looked at here: reading it, position by position, is
-:mod:`.partition_reader`'s work.
+:mod:`.partition_reader`'s work. Nor is it copied: each partition's records are a read-only view
+into the response as it was received, as Kafka's Java consumer keeps its fetched ``MemoryRecords``
+over the response buffer.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ def parse_fetch_response(body: dict, requested: Iterable[TopicPartition],
                 continue
             records = p["records"]
             results[tp] = FetchedPartition(
-                records=bytes(records) if records is not None else b"",
+                records=memoryview(records if records is not None else b"").toreadonly(),
                 high_watermark=p["high_watermark"],
                 last_stable_offset=p["last_stable_offset"],
                 log_start_offset=p["log_start_offset"],

@@ -44,8 +44,9 @@ class FetchedPartition:
     """What one Fetch returned for one partition.
 
     ``records`` holds raw entries (v2 record batches, or v0/v1 message sets on old topics) as the
-    broker sent them: the first may start before the fetch offset (a compressed batch is sent
-    whole) and the last may be cut short by the byte limits; decode with
+    broker sent them, a read-only view into the received response (``bytes(records)`` copies
+    them out): the first may start before the fetch offset (a compressed batch is sent whole)
+    and the last may be cut short by the byte limits; decode with
     :func:`broker_lite.records.iter_batches` or
     :func:`broker_lite.records.arrow.batches_to_arrow` and trim.
     ``aborted_transactions`` lists ``(producer_id, first_offset)`` for read_committed fetches.
@@ -53,7 +54,7 @@ class FetchedPartition:
     and the other fields are then -1 / empty unless the broker said more.
     """
 
-    records: bytes
+    records: memoryview
     high_watermark: int
     last_stable_offset: int
     log_start_offset: int
@@ -62,7 +63,7 @@ class FetchedPartition:
 
     @classmethod
     def failed(cls, error: KafkaClientError) -> FetchedPartition:
-        return cls(b"", -1, -1, -1, [], error)
+        return cls(memoryview(b""), -1, -1, -1, [], error)
 
 
 def isolation_level_code(level: str | int) -> int:

@@ -191,6 +191,15 @@ class RecordBatch:
         return f"record batch at position {self.position} (base offset {self.base_offset})"
 
     # -- records --------------------------------------------------------------------------------
+    def records_span(self) -> tuple[memoryview, int, int] | None:
+        """Where the records section of an uncompressed batch lies in the buffer the batch was
+        read from, ``(buffer, start, end)``, for readers that decode in place; None when the
+        batch is compressed (:meth:`records_data` decompresses it)."""
+        if self.attributes & COMPRESSION_MASK:
+            return None
+        return (self._buffer, self.position + RECORDS_OFFSET,
+                self.position + self.size_in_bytes)
+
     def records_data(self):
         """The records section, decompressed when the batch is compressed."""
         start = self.position + RECORDS_OFFSET

@@ -79,6 +79,7 @@ class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.options = options
         self.group_id = options.group_id  # progress is committed to a named group only
         self._client: KafkaClient | None = None
+        self._initial: dict | None = None  # initialOffset's answer, kept for the query
         self._latest: dict[TopicPartition, int] | None = None
         self._available_now: dict[TopicPartition, int] | None = None
         self._last_trigger: float | None = None  # when a trigger last ran a batch (monotonic s)
@@ -92,11 +93,16 @@ class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # -- driver side -----------------------------------------------------------------------------
     def initialOffset(self) -> dict:
-        spec = self.options.starting_for(streaming=True)
-        start = self._lookup(lambda client: resolve(
-            client, spec, self._partitions(), isolation_level=self.options.isolation_level,
-            group_id=self.group_id))
-        return to_json(start)
+        # Resolved once per reader, as Spark's KafkaMicroBatchStream resolves its initial
+        # partition offsets once: Spark asks again when it plans the first batch, and a second
+        # lookup would cost a round trip and, with startingOffsets=latest, could answer later
+        # offsets than the first batch was planned from.
+        if self._initial is None:
+            spec = self.options.starting_for(streaming=True)
+            self._initial = to_json(self._lookup(lambda client: resolve(
+                client, spec, self._partitions(), isolation_level=self.options.isolation_level,
+                group_id=self.group_id)))
+        return {topic: dict(offsets) for topic, offsets in self._initial.items()}
 
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.options.min_offsets_per_trigger is not None:

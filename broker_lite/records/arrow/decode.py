@@ -3,12 +3,15 @@
 v2 records are a chain of varint-prefixed byte strings, so finding where each record starts is
 inherently sequential; everything else is not. Decoding is therefore split in two:
 
-1. **Walk** (Python, per record, a handful of byte reads): follow the length prefixes through the
-   records sections of all batches and note where each record's body starts and ends.
-2. **Fields** (numpy, per field, across all records at once): decode every varint field of every
-   record with vectorized gathers, then describe keys, values and header entries as Arrow
-   ``binary_view`` arrays whose views point straight into the record bytes; one C++ cast turns them
-   into the ``binary``/``string`` columns of Spark's Kafka schema.
+1. **Where** (:mod:`.fields`): walk the length prefixes through the records sections of all
+   batches, then find every record's fields at once, with numpy.
+2. **Columns**: offsets and timestamps from the batch headers plus the deltas; keys, values and
+   header entries described as Arrow ``binary_view`` arrays whose views point straight into the
+   record bytes, which one C++ cast turns into the ``binary``/``string`` columns of Spark's
+   Kafka schema.
+
+Uncompressed batches are decoded where they lie, in the buffer they were read from (a Fetch
+response): nothing is copied before the cast. Compressed ones are decompressed first.
 
 Batches of the legacy formats (magic 0 and 1) take the record-by-record path of
 :mod:`broker_lite.records`; they only appear in topics written by pre-0.11 clients.
@@ -28,20 +31,21 @@ from broker_lite.records import (
     RecordBatch,
     TimestampType,
 )
-from broker_lite.records.varint import decode_varint
 
+from .fields import (
+    Regions,
+    check_sections_filled,
+    record_fields,
+    record_starts,
+    varints,
+    walk,
+)
 from .schema import HEADER_TYPE, HEADERS_TYPE, TIMESTAMP_TYPE, record_schema
 
-# Trailing zeros after the joined records data, so that vectorized gathers of a few bytes past a
-# position (inline view bytes, view prefixes) never index out of bounds.
-_PAD = bytes(16)
 _INLINE_MAX = 12  # binary_view stores values of up to 12 bytes inside the view itself
 _INLINE_RANGE = np.arange(_INLINE_MAX)
 _MAX_TIMESTAMP_MS = (2**63 - 1) // 1000
 _MIN_HEADER_BYTES = 2  # header key length and value length varints, one byte each at least
-_PROBE_RECORDS = 4  # stepped through before the records after them are tried as a run
-_MIN_RUN = 32  # a shorter run is not worth checking at once
-_MAX_SHORT_RUNS = 2  # runs in a row that end sooner than _MIN_RUN before a batch is stepped through
 
 
 def batches_to_arrow(
@@ -117,159 +121,83 @@ def _keep_offsets(rb: pa.RecordBatch, start: int | None, end: int | None) -> pa.
 
 def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
                  include_headers: bool) -> pa.RecordBatch:
-    sections, regions = [], []
-    position = 0
+    data, regions = _records_sections(group)
+    d = np.frombuffer(data, dtype=np.uint8)
+    ends = walk(data, d, regions)
+    starts = record_starts(ends, regions)
+    fields = record_fields(data, d, starts, ends)
+    check_sections_filled(ends, regions)
+    n = len(starts)
+
+    counts = [batch.record_count for batch in group]
+    offsets = np.repeat(np.array([b.base_offset for b in group], dtype=np.int64), counts)
+    offsets += fields.offset_delta
+    timestamps = _timestamps(group, counts, fields.timestamp_delta, offsets)
+    timestamp_types = np.repeat(np.array([int(b.timestamp_type) for b in group], np.int32),
+                                counts)
+    data_buffer = pa.py_buffer(data)
+    columns = [
+        _binary_from_ranges(d, data_buffer, fields.key_start, fields.key_length, pa.binary()),
+        _binary_from_ranges(d, data_buffer, fields.value_start, fields.value_length, pa.binary()),
+        _constant_string(topic, n),
+        pa.array(np.full(n, partition, dtype=np.int32), pa.int32()),
+        pa.array(offsets),
+        pa.array(timestamps * 1000, type=pa.int64()).cast(TIMESTAMP_TYPE),
+        pa.array(timestamp_types),
+    ]
+    if include_headers:
+        columns.append(_headers(d, data_buffer, fields.headers_start, ends))
+    return pa.RecordBatch.from_arrays(columns, schema=record_schema(include_headers))
+
+
+def _records_sections(group: list[RecordBatch]) -> tuple[bytes | memoryview, Regions]:
+    """The records of ``group`` as one buffer, and where each batch's records section lies in it
+    with its record count: the buffer the batches were read from, as it is, when none of them
+    is compressed and they share one (a Fetch response's records), else their records sections,
+    decompressed, joined."""
     for batch in group:
         if batch.record_count < 0:
             raise CorruptRecordError(
                 f"record batch at position {batch.position} has a negative record count"
             )
+    spans = [batch.records_span() for batch in group]
+    buffer = spans[0][0] if spans[0] is not None else None
+    if buffer is not None and all(span is not None and span[0] is buffer for span in spans):
+        return buffer, [(start, end, batch.record_count)
+                        for (_, start, end), batch in zip(spans, group)]
+    sections, regions = [], []
+    position = 0
+    for batch in group:
         section = batch.records_data()
         sections.append(section)
         regions.append((position, position + len(section), batch.record_count))
         position += len(section)
-    sections.append(_PAD)
-    data = b"".join(sections)
-    d = np.frombuffer(data, dtype=np.uint8)
-    ends = _walk(data, d, regions)
-    starts = _record_starts(ends, regions)
-    length, bodies = _varints(d, starts, ends, 5, "length")
-    if (length < 0).any():
-        raise CorruptRecordError("a record has a negative length")
-    _check_sections_filled(ends, regions)
+    return b"".join(sections), regions
 
-    counts = np.array([batch.record_count for batch in group], dtype=np.int64)
-    which = np.repeat(np.arange(len(group)), counts)
-    base_offsets = np.array([b.base_offset for b in group], dtype=np.int64)
-    base_timestamps = np.array([b.base_timestamp for b in group], dtype=np.int64)
-    log_append = np.array([b.timestamp_type is TimestampType.LOG_APPEND_TIME for b in group])
-    max_timestamps = np.array([b.max_timestamp for b in group], dtype=np.int64)
-    timestamp_types = np.array([int(b.timestamp_type) for b in group], dtype=np.int32)
 
-    pos = bodies + 1  # skip the record attributes byte (unused)
-    timestamp_delta, pos = _varints(d, pos, ends, 10, "timestampDelta")
-    offset_delta, pos = _varints(d, pos, ends, 5, "offsetDelta")
-    key_length, pos = _varints(d, pos, ends, 5, "keyLength")
-    key_start = pos
-    pos = pos + np.maximum(key_length, 0)
-    value_length, pos = _varints(d, pos, ends, 5, "valueLength")
-    value_start = pos
-    pos = pos + np.maximum(value_length, 0)
-    if (key_length < -1).any() or (value_length < -1).any():
-        raise CorruptRecordError("a record has a key or value length below -1")
-    if (pos >= ends).any():  # checked before any view into the data is made
-        raise CorruptRecordError("a record's value overruns the record or leaves no header count")
-
-    data_buffer = pa.py_buffer(data)
-    n = len(bodies)
-    create_times = base_timestamps[which] + timestamp_delta
+def _timestamps(group: list[RecordBatch], counts: list[int], deltas: np.ndarray,
+                offsets: np.ndarray) -> np.ndarray:
+    """Each record's timestamp in ms: its batch's base timestamp plus its delta, or the batch's
+    max timestamp under LOG_APPEND_TIME; refused where Spark cannot represent it."""
+    bases = [b.base_timestamp for b in group]
+    log_append = [b.timestamp_type is TimestampType.LOG_APPEND_TIME for b in group]
+    base_of = np.repeat(np.array(bases, dtype=np.int64), counts)
+    create_times = base_of + deltas
+    if len(deltas) and not any(log_append):
+        # Python integers do not overflow: when the extremes stay in range, every sum does.
+        low, high = int(deltas.min()), int(deltas.max())
+        if -_MAX_TIMESTAMP_MS <= min(bases) + low and max(bases) + high <= _MAX_TIMESTAMP_MS:
+            return create_times
     # Signed overflow of the sum: both operands differ in sign from the result.
-    wrapped = ((base_timestamps[which] ^ create_times) & (timestamp_delta ^ create_times)) < 0
-    timestamps = np.where(log_append[which], max_timestamps[which], create_times)
-    _check_timestamps(timestamps, base_offsets[which] + offset_delta,
-                      wrapped & ~log_append[which])
-    columns = [
-        _binary_from_ranges(d, data_buffer, key_start, key_length, pa.binary()),
-        _binary_from_ranges(d, data_buffer, value_start, value_length, pa.binary()),
-        _constant_string(topic, n),
-        pa.array(np.full(n, partition, dtype=np.int32), pa.int32()),
-        pa.array(base_offsets[which] + offset_delta),
-        pa.array(timestamps * 1000, type=pa.int64()).cast(TIMESTAMP_TYPE),
-        pa.array(timestamp_types[which]),
-    ]
-    if include_headers:
-        columns.append(_headers(d, data_buffer, pos, ends))
-    return pa.RecordBatch.from_arrays(columns, schema=record_schema(include_headers))
-
-
-def _walk(data: bytes, d: np.ndarray, regions: list[tuple[int, int, int]]) -> np.ndarray:
-    """Follow record length prefixes; return where each record ends (= where the next starts).
-
-    This is the only per-record Python work of the decoder, so it does the least it can. Records
-    are stepped through a few at a time; when those few have one size (fixed-size values, with
-    timestamp and offset deltas of the same varint size, as most of a batch often is), the
-    records after them are taken to have it too, and that is checked for all of them at once: a
-    record whose length prefix has the same bytes as its predecessor's has the same size, so
-    the next one starts right after it. The run ends at the first record that differs, and
-    stepping goes on from there. Signs of lengths are checked afterwards, vectorized, when the
-    prefixes are decoded again as fields.
-    """
-    pieces: list = []
-    for start, end, count in regions:
-        ends: list[int] = []
-        p, left, misses = start, count, 0
-        while left:
-            steps = min(left, _PROBE_RECORDS) if misses < _MAX_SHORT_RUNS else left
-            p = _step(data, p, end, steps, ends)
-            left -= steps
-            size = ends[-1] - ends[-2] if steps >= 2 else 0
-            if not left or steps < _PROBE_RECORDS or any(
-                    ends[-i] - ends[-i - 1] != size for i in range(2, steps)):
-                continue
-            n = min(left, (end - p) // size)
-            if n < _MIN_RUN:
-                continue
-            record = p - size  # the last one stepped through: its prefix is the run's
-            prefix = data[record:decode_varint(data, record, end)[1]]
-            at = p + size * np.arange(n, dtype=np.int64)
-            same = np.ones(n, dtype=bool)
-            for i, byte in enumerate(prefix):
-                same &= d[at + i] == byte
-            k = n if same.all() else int(np.argmin(same))
-            pieces.append(np.array(ends, dtype=np.int64))
-            pieces.append(at[:k] + size)
-            ends = []
-            p, left = p + size * k, left - k
-            # Sizes that vary from record to record: after a few short runs, step through the rest.
-            misses = 0 if k >= _MIN_RUN else misses + 1
-        pieces.append(np.array(ends, dtype=np.int64))
-    return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
-
-
-def _step(data: bytes, p: int, end: int, count: int, ends: list[int]) -> int:
-    """Step through ``count`` records from ``p``, one at a time, adding where each ends to
-    ``ends``; return where the last one ends. The common one- and two-byte length prefixes are
-    decoded inline."""
-    add_end = ends.append
-    try:
-        for _ in range(count):
-            b = data[p]
-            if b < 0x80:  # zigzag length below 64: one byte
-                p += 1 + (b >> 1)
-            elif data[p + 1] < 0x80:  # below 8192: two bytes
-                p += 2 + (((b & 0x7F) | (data[p + 1] << 7)) >> 1)
-            else:
-                length, body = decode_varint(data, p, end)
-                if length < 0:
-                    raise CorruptRecordError(f"record at position {p} has a negative length")
-                p = body + length
-            add_end(p)
-    except IndexError:
-        raise CorruptRecordError("record lengths run past the end of the batch") from None
-    return p
-
-
-def _check_sections_filled(ends: np.ndarray, regions: list[tuple[int, int, int]]) -> None:
-    """The last record of each batch must end exactly where its records section ends."""
-    last = np.cumsum([count for _, _, count in regions]) - 1
-    for (start, end, count), index in zip(regions, last):
-        actual = int(ends[index]) if count else start
-        if actual != end:
-            raise CorruptRecordError(
-                f"records of a batch end at position {actual}, but its records section ends at "
-                f"{end}"
-            )
-
-
-def _record_starts(ends: np.ndarray, regions: list[tuple[int, int, int]]) -> np.ndarray:
-    """Each record starts where the previous one ends, or at the start of its batch's records."""
-    starts = np.empty_like(ends)
-    starts[1:] = ends[:-1]
-    first = np.cumsum([0] + [count for _, _, count in regions[:-1]])
-    region_starts = np.array([start for start, _, _ in regions], dtype=np.int64)
-    has_records = np.array([count > 0 for _, _, count in regions], dtype=bool)
-    starts[first[has_records]] = region_starts[has_records]
-    return starts
+    wrapped = ((base_of ^ create_times) & (deltas ^ create_times)) < 0
+    timestamps = create_times
+    if any(log_append):
+        appended = np.repeat(np.array(log_append), counts)
+        maxima = np.repeat(np.array([b.max_timestamp for b in group], dtype=np.int64), counts)
+        timestamps = np.where(appended, maxima, create_times)
+        wrapped &= ~appended
+    _check_timestamps(timestamps, offsets, wrapped)
+    return timestamps
 
 
 def _check_timestamps(timestamps_ms: np.ndarray, offsets: np.ndarray,
@@ -287,92 +215,60 @@ def _check_timestamps(timestamps_ms: np.ndarray, offsets: np.ndarray,
         )
 
 
-def _varints(d: np.ndarray, pos: np.ndarray, limit: np.ndarray, max_bytes: int,
-             field: str) -> tuple[np.ndarray, np.ndarray]:
-    """Decode one zigzag varint per record at ``d[pos]``; return (values, positions after them).
-
-    Varints of one or two bytes (values from -8192 to 8191: lengths, deltas) are decoded in a
-    few whole-array steps; longer ones by :func:`_long_varints`.
-    """
-    if (pos >= limit).any():
-        raise CorruptRecordError(f"a record ends before its {field}")
-    first = d[pos].astype(np.int64)
-    continued = first >= 0x80
-    if not continued.any():
-        raw, size = first, 1
-    else:
-        second = d[pos + 1]  # readable even past a record's last byte: ``d`` is padded
-        if (continued & (second >= 0x80)).any():
-            return _long_varints(d, pos, limit, max_bytes, field)
-        if (continued & (pos + 1 >= limit)).any():
-            raise CorruptRecordError(f"a record's {field} runs past the end of the record")
-        size = continued.astype(np.int64)
-        raw = (first & 0x7F) | ((second.astype(np.int64) << 7) * size)
-        size += 1
-    return (raw >> 1) ^ -(raw & 1), pos + size
-
-
-def _long_varints(d: np.ndarray, pos: np.ndarray, limit: np.ndarray, max_bytes: int,
-                  field: str) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_varints` of any length: work is proportional to the number of varint bytes, all
-    first bytes at once, then only the records whose varint continues."""
-    first = d[pos]
-    value = (first & 0x7F).astype(np.uint64)
-    size = np.ones(len(pos), dtype=np.int64)
-    more = np.flatnonzero(first & 0x80)
-    shift = 7
-    while more.size:
-        if shift >= 7 * max_bytes:
-            raise CorruptRecordError(f"a record's {field} is longer than {max_bytes} bytes")
-        at = pos[more] + size[more]
-        if (at >= limit[more]).any():
-            raise CorruptRecordError(f"a record's {field} runs past the end of the record")
-        byte = d[at]
-        value[more] |= (byte & 0x7F).astype(np.uint64) << np.uint64(shift)
-        size[more] += 1
-        more = more[(byte & 0x80) != 0]
-        shift += 7
-    if max_bytes == 5 and shift > 28 and (value >> np.uint64(32)).any():
-        raise CorruptRecordError(f"a record's {field} exceeds 32 bits")
-    signed = (value >> np.uint64(1)).astype(np.int64) ^ -(value & np.uint64(1)).astype(np.int64)
-    return signed, pos + size
-
-
 def _binary_from_ranges(d: np.ndarray, data: pa.Buffer, starts: np.ndarray, lengths: np.ndarray,
                         arrow_type: pa.DataType) -> pa.Array:
     """A ``binary``/``string`` array of ``data[start:start+length]`` (null where length is -1).
 
     Built as a ``binary_view`` array over ``data``, whose 16-byte views hold either the whole value
     (up to 12 bytes) or its length, 4-byte prefix and offset, then cast (copied in C++) to the
-    contiguous type Spark expects. ``d`` is ``data`` as a numpy array, padded so that 12 bytes can
-    be read from any position.
+    contiguous type Spark expects. ``d`` is ``data`` as a numpy array.
     """
     n = len(starts)
     valid = lengths >= 0
-    lens = np.where(valid, lengths, 0).astype(np.int32)
+    null_count = n - int(np.count_nonzero(valid))
+    if null_count == n:
+        return pa.nulls(n, arrow_type)
+    lens = np.where(valid, lengths, 0).astype(np.int32) if null_count else \
+        lengths.astype(np.int32)
     views = np.zeros((n, 4), dtype="<i4")  # length | prefix | buffer index | offset
     views[:, 0] = lens
     inline = lens <= _INLINE_MAX
-    windows = sliding_window_view(d, _INLINE_MAX)
-    if inline.all():
-        gathered = windows[starts]
-        gathered *= _INLINE_RANGE < lens[:, None]
-        views.view(np.uint8).reshape(n, 16)[:, 4:] = gathered
+    if not inline.any():
+        views[:, 1] = _int32_at(d, starts)
+        views[:, 3] = starts
+        inline_values = ()
     else:
         long_values = np.flatnonzero(~inline)
         at = starts[long_values]
         views[long_values, 1] = _int32_at(d, at)
         views[long_values, 3] = at
         inline_values = np.flatnonzero(inline & (lens > 0))
-        if inline_values.size:
-            gathered = windows[starts[inline_values]]
-            gathered *= _INLINE_RANGE < lens[inline_values][:, None]
-            views.view(np.uint8).reshape(n, 16)[inline_values, 4:] = gathered
-    null_count = n - int(np.count_nonzero(valid))
+    if len(inline_values):
+        views.view(np.uint8).reshape(n, 16)[inline_values, 4:] = _inline_bytes(
+            d, starts[inline_values], lens[inline_values])
     validity = pa.py_buffer(np.packbits(valid, bitorder="little")) if null_count else None
     view_array = pa.Array.from_buffers(pa.binary_view(), n, [validity, pa.py_buffer(views), data],
                                        null_count=null_count)
     return view_array.cast(arrow_type)
+
+
+def _inline_bytes(d: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The bytes of values of at most 12 bytes, 12 per row, zero past each value's length. A
+    value near the end of ``d`` is read from a zero-padded copy of the end."""
+    windows = sliding_window_view(d, _INLINE_MAX) if len(d) >= _INLINE_MAX else \
+        np.zeros((0, _INLINE_MAX), np.uint8)
+    near_end = starts > len(d) - _INLINE_MAX
+    if near_end.any():
+        tail_at = max(0, len(d) - _INLINE_MAX)
+        tail = np.concatenate([d[tail_at:], np.zeros(_INLINE_MAX, np.uint8)])
+        gathered = np.empty((len(starts), _INLINE_MAX), np.uint8)
+        gathered[~near_end] = windows[starts[~near_end]]
+        tail_windows = sliding_window_view(tail, _INLINE_MAX)
+        gathered[near_end] = tail_windows[starts[near_end] - tail_at]
+    else:
+        gathered = windows[starts]
+    gathered *= _INLINE_RANGE < lengths[:, None]
+    return gathered
 
 
 def _int32_at(d: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -391,7 +287,7 @@ def _constant_string(text: str, n: int) -> pa.Array:
 def _headers(d: np.ndarray, data: pa.Buffer, pos: np.ndarray, ends: np.ndarray) -> pa.Array:
     """The ``headers`` column: each record's header entries, decoded header index by header
     index; null for a record without headers, as Spark's Kafka source has it."""
-    count, pos = _varints(d, pos, ends, 5, "headerCount")
+    count, pos = varints(d, pos, ends, 5, "headerCount")
     if (count < 0).any():
         raise CorruptRecordError("a record has a negative header count")
     if (count * _MIN_HEADER_BYTES > ends - pos).any():  # bounds what is allocated below
@@ -408,12 +304,12 @@ def _headers(d: np.ndarray, data: pa.Buffer, pos: np.ndarray, ends: np.ndarray) 
     index = 0
     while rows.size:
         at, limit = pos[rows], ends[rows]
-        klen, at = _varints(d, at, limit, 5, "header key length")
+        klen, at = varints(d, at, limit, 5, "header key length")
         if (klen < 0).any():
             raise CorruptRecordError("a record header has a null key")
         kstart = at
         at = at + klen
-        vlen, at = _varints(d, at, limit, 5, "header value length")
+        vlen, at = varints(d, at, limit, 5, "header value length")
         if (vlen < -1).any():
             raise CorruptRecordError("a record header has a value length below -1")
         vstart = at

@@ -127,7 +127,7 @@ def test_fetch_returns_raw_batches_watermarks_and_partition_errors(client, broke
     assert fetched.error is None
     assert (fetched.high_watermark, fetched.last_stable_offset, fetched.log_start_offset) == \
         (50, 50, 0)
-    assert isinstance(fetched.records, bytes)
+    assert isinstance(fetched.records, memoryview) and fetched.records.readonly  # no copy
     got = [(r.key, r.value, r.timestamp) for r in iter_records(fetched.records) if r.offset >= 10]
     assert got == records[10:]
     beyond = client.fetch({tp: 51})[tp]

@@ -57,9 +57,13 @@ def test_parse_fetch_response_by_name_and_by_id():
     body = {"error_code": 0, "responses": [{"topic": "", "topic_id": TOPIC_ID, "partitions": [
         {"partition_index": 0, "error_code": 0, "high_watermark": 10, "last_stable_offset": 8,
          "log_start_offset": 2, "aborted_transactions": [{"producer_id": 4, "first_offset": 6}],
-         "records": memoryview(b"abc")}]}]}
+         "records": memoryview(bytearray(b"abc"))}]}]}
     got = parse_fetch_response(body, [TP, TopicPartition(TOPIC, 1)], {TOPIC_ID: TOPIC})
-    assert got[TP].records == b"abc" and isinstance(got[TP].records, bytes)
+    records = got[TP].records
+    assert bytes(records) == b"abc"
+    # a view of the received bytes, not a copy, and not a way to change them
+    assert records.obj is body["responses"][0]["partitions"][0]["records"].obj
+    assert records.readonly
     assert (got[TP].high_watermark, got[TP].last_stable_offset, got[TP].log_start_offset,
             got[TP].aborted_transactions, got[TP].error) == (10, 8, 2, [(4, 6)], None)
     assert isinstance(got[TopicPartition(TOPIC, 1)].error, InvalidResponseError)  # left out

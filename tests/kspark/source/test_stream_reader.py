@@ -61,6 +61,23 @@ def test_min_offsets_per_trigger_gives_way_after_max_trigger_delay(servers, topi
         source.stop()
 
 
+def test_the_initial_offsets_are_resolved_once_per_query(servers, topic_name):
+    # Spark asks for them when the query starts and again when it plans the first batch; as in
+    # Spark's source, both answers are the offsets resolved the first time, even for "latest"
+    # with records arriving in between.
+    create_topic(servers, topic_name, 2)
+    produce(servers, topic_name, sample_rows(4))
+    source = reader(servers, topic_name, startingOffsets="latest")
+    try:
+        first = source.initialOffset()
+        produce(servers, topic_name, sample_rows(6, "more"))
+        assert source.initialOffset() == first
+        end = source.latestOffset(first, ReadAllAvailable())
+        assert waiting(first, end) == 6  # the records that came after the start are read
+    finally:
+        source.stop()
+
+
 def run_query_start(servers, topic, **options) -> None:
     """What Spark does with the source when a query starts and runs one batch."""
     source = reader(servers, topic, **options)

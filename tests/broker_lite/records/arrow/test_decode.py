@@ -303,3 +303,64 @@ def test_a_record_breaking_a_run_with_another_length_is_found():
     section = b"".join(records[:100]) + bytes(broken) + b"".join(records[101:])
     with pytest.raises(CorruptRecordError):
         decode(corrupt_records_batch(section, 200))
+
+
+# Records of one size usually share one layout and are decoded as a run; these have one size but
+# layouts that differ: a longer timestamp or offset delta, a key instead of value bytes, headers.
+_DELTA_BYTES = {1: 3, 2: 100, 3: 10_000, 4: 2_000_000, 5: 2**29}  # zigzag varint sizes
+layouts_strategy = st.lists(  # streaks of one layout
+    st.tuples(st.tuples(st.sampled_from(sorted(_DELTA_BYTES)), st.integers(0, 2), st.booleans()),
+              st.integers(1, 40)),
+    min_size=1, max_size=6,
+).map(lambda streaks: [layout for layout, count in streaks for _ in range(count)])
+
+
+def one_size_records(layouts, size=60):
+    """Records of exactly ``size`` bytes whatever their layout: the value takes what is left."""
+    records = []
+    for i, (delta_bytes, key_bytes, header) in enumerate(layouts):
+        key = b"k" * key_bytes if key_bytes else None
+        headers = [("h", b"")] if header else []
+        probe = encode_record(i, _DELTA_BYTES[delta_bytes], key, b"", headers)
+        value = b"%d" % i
+        value = value + b"v" * (size - len(probe) - len(value))
+        record_bytes = encode_record(i, _DELTA_BYTES[delta_bytes], key, value, headers)
+        assert len(record_bytes) == size
+        records.append(record_bytes)
+    return records
+
+
+@settings(max_examples=80, deadline=None)
+@given(layouts=layouts_strategy, include_headers=st.booleans())
+def test_records_of_one_size_with_other_layouts_match_the_record_reader(layouts,
+                                                                        include_headers):
+    records = one_size_records(layouts)
+    data = assemble_batch(b"".join(records), record_count=len(records),
+                          last_offset_delta=len(records) - 1, base_timestamp=1_000,
+                          max_timestamp=1_000 + 2**29, base_offset=500)
+    assert decode(data, include_headers=include_headers).to_pylist() == \
+        expected_rows(data, include_headers)
+
+
+def test_a_run_record_of_another_layout_in_the_middle_is_decoded_on_its_own():
+    layouts = [(2, 0, False)] * 50 + [(3, 1, False)] + [(2, 0, False)] * 50
+    records = one_size_records(layouts)
+    data = assemble_batch(b"".join(records), record_count=101, last_offset_delta=100,
+                          base_timestamp=0, max_timestamp=10_000)
+    rows = decode(data).to_pylist()
+    assert rows == expected_rows(data)
+    assert rows[50]["key"] == b"k" and rows[50]["value"].startswith(b"50v")
+
+
+def test_uncompressed_batches_are_decoded_in_the_buffer_they_were_read_from():
+    """A Fetch response's records, several batches and a cut one at the end, as one buffer: the
+    batches decode in place, and decode as when each is alone."""
+    batches = [build_batch([(None, b"%040d" % (i * 100 + j)) for j in range(100)],
+                           base_offset=i * 100, timestamp=1_700_000_000_000) for i in range(3)]
+    response = b"".join(batches) + batches[0][:40]
+    in_place = list(BatchReader(response))
+    assert all(b.records_span()[0] is in_place[0].records_span()[0] for b in in_place)
+    rows = batches_to_arrow(in_place, topic="events", partition=7).to_pylist()
+    assert rows == [row for batch in batches for row in decode(batch, include_headers=False)
+                    .to_pylist()]
+    assert [row["offset"] for row in rows] == list(range(300))
