@@ -53,10 +53,11 @@ CASES = [("SSL", None), ("SASL_PLAINTEXT", "PLAIN"), ("SASL_PLAINTEXT", "SCRAM-S
          ("SASL_SSL", "PLAIN"), ("SASL_SSL", "SCRAM-SHA-256"), ("SASL_SSL", "SCRAM-SHA-512"),
          ("SASL_SSL", "OAUTHBEARER")]
 # listener -> security protocol: each protocol's own, and SSL ones for client certificates
-# (required), for a certificate of another host name, and a SASL_SSL one whose sessions last
-# 1.5 s (re-authentication).
+# (required), for a certificate of another host name, a SASL_SSL one whose sessions last
+# 1.5 s (re-authentication), and a SASL_SSL one requesting client certificates.
 LISTENERS = {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "MTLS": "SSL", "WRONGHOST": "SSL",
-             "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL", "REAUTH": "SASL_SSL"}
+             "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL", "REAUTH": "SASL_SSL",
+             "REQUESTED": "SASL_SSL"}
 
 
 def plain_jaas(**users: str) -> str:
@@ -96,13 +97,14 @@ def secured(zookeeper_ensemble, tmp_path_factory, ca):
         "ssl.truststore.type": "PEM", "ssl.truststore.certificates": ca.certificate_pem,
         "listener.name.ssl.ssl.client.auth": "requested",
         "listener.name.mtls.ssl.client.auth": "required",
+        "listener.name.requested.ssl.client.auth": "requested",
         "sasl.enabled.mechanisms": ",".join(MECHANISMS),
         "listener.name.reauth.connections.max.reauth.ms": "1500",
         "transaction.state.log.num.partitions": "3", "offsets.topic.num.partitions": "3",
         "offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1",
         "group.initial.rebalance.delay.ms": "0",
     }
-    for listener in ("sasl_plaintext", "sasl_ssl", "reauth"):
+    for listener in ("sasl_plaintext", "sasl_ssl", "reauth", "requested"):
         properties[f"listener.name.{listener}.plain.sasl.jaas.config"] = \
             plain_jaas(alice=PASSWORD)
     brokers = start_brokers(zookeeper_connect, tmp_path_factory.mktemp("secured"),
@@ -349,6 +351,20 @@ def test_a_required_client_certificate_missing_fails_the_handshake(secured, ca):
         producer.poll(0.5)
     assert errors and errors[0].code() in (KafkaError._SSL, KafkaError._TRANSPORT,
                                            KafkaError._ALL_BROKERS_DOWN), errors
+
+
+def test_librdkafka_leaves_out_a_certificate_the_listener_does_not_trust(secured, ca,
+                                                                          principals):
+    """A listener asking for certificates names the CAs it trusts, as Kafka's do: librdkafka
+    then sends none that they did not sign, and logs in with SASL where certificates are only
+    requested (were it sent, the handshake would fail on it)."""
+    stranger = TestCertificateAuthority("another CA").issue("mallory", client=True)
+    topic = f"requested-{uuid.uuid4().hex[:6]}"
+    producer = Producer(librdkafka_settings(secured, "SASL_SSL", "SCRAM-SHA-512", ca,
+                                            listener="REQUESTED", certificate=stranger))
+    producer.produce(topic, value=b"logged in with SCRAM")
+    assert producer.flush(30) == 0
+    assert {p for listener, p in principals if listener == "REQUESTED"} == {"User:alice"}
 
 
 @pytest.mark.parametrize("protocol, mechanism", [("SASL_SSL", "PLAIN"),
