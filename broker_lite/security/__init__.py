@@ -11,11 +11,12 @@ module                   concept
 :mod:`.plain`            SASL PLAIN (RFC 4616), client message and server
 :mod:`.scram`            SCRAM-SHA-256/512 (RFC 5802, 7677), client, server, stored credentials
 :mod:`.oauthbearer`      OAUTHBEARER (RFC 7628): tokens (unsecured, callable, OIDC), validators
+:mod:`.jwks`             an identity provider's key set (JWKS), kept fresh; JWS signature checks
 :mod:`.sasl_client`      the client's mechanism from ``sasl.mechanism`` and ``sasl.jaas.config``
 :mod:`.sasl_server`      the server's side of SaslHandshake / SaslAuthenticate (KIP-43, KIP-152)
 :mod:`.principal`        a TLS client's principal: its certificate's subject (RFC 2253), mapped
 :mod:`.redaction`        secrets hidden wherever settings are printed
-:mod:`.testing`          certificates generated at run time for tests (a CA, server, client)
+:mod:`.testing`          made at run time for tests: certificates, an OIDC identity provider
 =======================  =========================================================================
 """
 

@@ -26,7 +26,6 @@ from kafka.admin import NewTopic as KpNewTopic
 from kafka.errors import KafkaError as KafkaPythonError
 from kafka.net.sasl.oauth import AbstractTokenProvider
 
-import broker_lite.server.dispatcher as dispatcher_module
 from broker_lite.client import (
     KafkaClient,
     KafkaConnectionError,
@@ -295,21 +294,6 @@ def test_kafka_python_transactions_over_sasl_ssl(secured, ca):
                              isolation_level="read_committed", **settings)
     assert [m.value for m in consumer] == [b"committed"]
     consumer.close()
-
-
-@pytest.fixture
-def principals(monkeypatch):
-    """The (listener, principal) of every request the broker's handlers see."""
-    seen = []
-
-    class Recorded(dispatcher_module.RequestContext):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            if self.listener is not None:  # not an ApiVersions answered before a SASL login
-                seen.append((self.listener, self.principal))
-
-    monkeypatch.setattr(dispatcher_module, "RequestContext", Recorded)
-    return seen
 
 
 def test_client_certificates_give_the_principal(secured, ca, tmp_path, principals):
