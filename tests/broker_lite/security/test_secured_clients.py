@@ -371,8 +371,11 @@ def test_a_wrong_password_is_sasl_authentication_failed_in_both_clients(secured,
         producer.poll(0.5)
     assert errors and errors[0].code() == KafkaError._AUTHENTICATION, errors
     assert "invalid" in errors[0].str()
-    # kafka-python drops the refusal when the connection's close arrives with it (as it would
-    # from Kafka, which closes likewise): it keeps failing, and says it cannot bootstrap
+    # Kafka (SaslServerAuthenticator, Selector's delayed close) sends the refusal at the end of
+    # connection.failed.authentication.delay.ms and closes once it is written; broker_lite does
+    # the same. kafka-python reads until the socket has no more and, meeting the end of the
+    # stream, drops what it read with it, the refusal: it keeps failing, and says it cannot
+    # bootstrap
     refused_before = secured.server.gauges()["failed_authentications"]
     with pytest.raises(KafkaPythonError) as refused:
         KafkaConsumer(**{**kafka_python_settings(secured, protocol, mechanism, ca, WRONG),
