@@ -111,10 +111,12 @@ class TestCertificateAuthority:
             serialization.BestAvailableEncryption(password.encode())))
         return Path(path)
 
-    def issue(self, common_name: str, *, hosts: list[str] = (), client: bool = False
-              ) -> IssuedCertificate:
+    def issue(self, common_name: str, *, hosts: list[str] = (), client: bool = False,
+              server: bool | None = None) -> IssuedCertificate:
         """A certificate for ``hosts`` (DNS names or IP addresses, as subject alternative
-        names) for a server, or for a client (``client=True``)."""
+        names) for a server, or for a client (``client=True``), or both (``client=True,
+        server=True``: a broker, which is a client of the other brokers too)."""
+        server = not client if server is None else server
         key = ec.generate_private_key(ec.SECP256R1())
         names = []
         for host in hosts:
@@ -127,8 +129,8 @@ class TestCertificateAuthority:
             .serial_number(x509.random_serial_number()) \
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True) \
             .add_extension(x509.ExtendedKeyUsage(
-                [ExtendedKeyUsageOID.CLIENT_AUTH if client else ExtendedKeyUsageOID.SERVER_AUTH]),
-                critical=False)
+                [*([ExtendedKeyUsageOID.SERVER_AUTH] if server else []),
+                 *([ExtendedKeyUsageOID.CLIENT_AUTH] if client else [])]), critical=False)
         if names:
             builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
         certificate = builder.sign(self.key, hashes.SHA256())
