@@ -294,6 +294,27 @@ BROKER_CONFIG = _defs(
             "how long a refused client's connection waits before its refusal and close"),
     Setting("sasl.server.max.receive.size", int32(), 524288,
             "largest frame read before a SASL client is authenticated"),
+    # OAUTHBEARER tokens from an identity provider (KIP-768): listener.name.<l>.oauthbearer.
+    # prefix first, as Kafka's OAuthBearerValidatorCallbackHandler reads them
+    Setting("sasl.server.callback.handler.class", string, None,
+            "OAUTHBEARER's validator: unset (Kafka's unsecured tokens) or "
+            "OAuthBearerValidatorCallbackHandler (signed tokens, a JWKS endpoint)"),
+    Setting("sasl.oauthbearer.jwks.endpoint.url", string, None,
+            "the identity provider's key set (https, http or file URL)"),
+    Setting("sasl.oauthbearer.jwks.endpoint.refresh.ms", int64(0), 3600000,
+            "how often the key set is fetched again"),
+    Setting("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", int64(0), 100,
+            "the first wait before a failed key set fetch is tried again"),
+    Setting("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", int64(0), 10000,
+            "how long a failed key set fetch is retried, the wait doubling"),
+    Setting("sasl.oauthbearer.expected.audience", list_of(), None,
+            "audiences a token's aud must name one of"),
+    Setting("sasl.oauthbearer.expected.issuer", string, None, "the iss tokens must have"),
+    Setting("sasl.oauthbearer.scope.claim.name", string, "scope", "the claim holding scopes"),
+    Setting("sasl.oauthbearer.sub.claim.name", string, "sub",
+            "the claim naming the principal"),
+    Setting("sasl.oauthbearer.clock.skew.seconds", int32(), 30,
+            "leeway for exp and nbf between the broker's clock and the provider's"),
     Setting("ssl.principal.mapping.rules", string, "DEFAULT",
             "how a client certificate's subject becomes the principal's name (KIP-371)"),
     Setting("reserved.broker.max.id", int32(0), 1000, "generated broker ids start above this"),
@@ -649,7 +670,13 @@ def _override(properties: dict[str, str], overrides: Mapping[str, str]) -> None:
 
 
 _LISTENER_CONFIG = re.compile(r"listener\.name\.[^.]+\.(.+)")
-_PER_MECHANISM = frozenset({"sasl.jaas.config", "connections.max.reauth.ms"})
+_PER_MECHANISM = frozenset({
+    "sasl.jaas.config", "connections.max.reauth.ms", "sasl.server.callback.handler.class",
+    "sasl.oauthbearer.jwks.endpoint.url", "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", "sasl.oauthbearer.expected.audience",
+    "sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.scope.claim.name",
+    "sasl.oauthbearer.sub.claim.name", "sasl.oauthbearer.clock.skew.seconds"})
 
 
 def is_listener_config(name: str) -> bool:

@@ -78,7 +78,9 @@ class LocalSecurity:
             from broker_lite.security.testing import TestCertificateAuthority
 
             self.ca = TestCertificateAuthority("kpy local CA")
-            self.broker_certificate = self.ca.issue("broker", hosts=["localhost", "127.0.0.1"])
+            # a server to clients, and a client of the other brokers (their ssl.client.auth)
+            self.broker_certificate = self.ca.issue("broker", hosts=["localhost", "127.0.0.1"],
+                                                    client=True, server=True)
 
     @property
     def listener(self) -> str:

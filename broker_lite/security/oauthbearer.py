@@ -26,7 +26,10 @@ Tokens come from one of three sources (:func:`token_provider`):
 :class:`UnsecuredTokenValidator` checks unsecured tokens on the server side as Kafka's
 ``OAuthBearerUnsecuredValidatorCallbackHandler``: ``alg`` ``none``, a principal claim
 (``sub``), a numeric ``exp`` in the future, ``iat`` (if present) not after ``exp``, and the
-required scopes. Tokens are secrets: they never appear in error messages.
+required scopes. :class:`JwtValidator` checks signed tokens from an identity provider as
+Kafka's ``OAuthBearerValidatorCallbackHandler`` (KIP-768): the signature against the provider's
+key set (:mod:`.jwks`), then the claims (see the class). Tokens are secrets: they never appear
+in error messages.
 
 >>> token = unsecured_jws({"sub": "alice"}, lifetime_s=60, now=1000.0)
 >>> token.split(".")[0], token.endswith(".")
@@ -48,6 +51,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .errors import SaslAuthenticationError, SecurityConfigError
+from .jwks import ALGORITHMS, JwksKeys, verify
 
 MECHANISM = "OAUTHBEARER"
 _SEP = b"\x01"
@@ -172,6 +176,7 @@ class OAuthBearerClient:
         self._get_token = get_token
         self._extensions = dict(extensions or {})
         self._state = "first"
+        self._status = ""
         self.complete = False
         self.token: Token | None = None
 
@@ -181,12 +186,17 @@ class OAuthBearerClient:
             self._state = "sent"
             return client_message(self.token.value, self._extensions)
         if self._state == "sent" and challenge:
-            self._state = "failed"
+            # The broker's error (RFC 7628, 3.2.2): answer %x01 so that it ends the exchange
+            # with SASL_AUTHENTICATION_FAILED and its reason.
+            self._state = "error"
             try:
-                status = json.loads(challenge).get("status", "invalid_token")
+                self._status = json.loads(challenge).get("status", "invalid_token")
             except (ValueError, AttributeError):
-                status = "invalid_token"
-            raise SaslAuthenticationError(f"OAUTHBEARER: the broker refused the token: {status}")
+                self._status = "invalid_token"
+            return _SEP
+        if self._state == "error":
+            raise SaslAuthenticationError(f"OAUTHBEARER: the broker refused the token: "
+                                          f"{self._status}")
         self.complete = True
         return b""
 
@@ -243,6 +253,122 @@ class UnsecuredTokenValidator:
             raise SaslAuthenticationError(f"OAUTHBEARER: the token lacks the required scope "
                                           f"{', '.join(missing)}")
         return Token(token, float(expires), principal)
+
+
+class JwtValidator:
+    """Checks signed JWTs (RFC 7519) as Kafka's ``OAuthBearerValidatorCallbackHandler`` does
+    with jose4j (``BrokerJwtValidator``), in this order:
+
+    1. three base64url sections; a header with an ``alg`` of :data:`.jwks.ALGORITHMS` (never
+       ``none``) and a key of ``keys`` for it (by ``kid``), whose signature it bears;
+    2. ``exp`` and ``iat`` present and numeric; ``exp`` not passed and ``nbf`` (if present)
+       reached, give or take ``clock_skew_s`` (``sasl.oauthbearer.clock.skew.seconds``, 30);
+    3. ``iss`` equal to ``expected_issuer`` when one is set
+       (``sasl.oauthbearer.expected.issuer``);
+    4. ``aud`` naming one of ``expected_audience`` (``sasl.oauthbearer.expected.audience``)
+       when set; when none is set, a token with an ``aud`` is refused (jose4j's rule: an
+       audience the broker was not told to accept);
+    5. the subject claim ``sub_claim`` (``sasl.oauthbearer.sub.claim.name``, ``sub``) a
+       non-blank string: the principal's name; the scope claim ``scope_claim``
+       (``sasl.oauthbearer.scope.claim.name``, ``scope``) a string (one scope) or a list of
+       them, none blank or repeated, or absent.
+    """
+
+    def __init__(self, keys: JwksKeys, *, expected_audience: tuple[str, ...] = (),
+                 expected_issuer: str | None = None, scope_claim: str = "scope",
+                 sub_claim: str = "sub", clock_skew_s: int = 30):
+        self.keys = keys
+        self.expected_audience = frozenset(expected_audience)
+        self.expected_issuer = expected_issuer
+        self.scope_claim = scope_claim
+        self.sub_claim = sub_claim
+        self.clock_skew_s = clock_skew_s
+
+    def validate(self, token: str, *, now: float | None = None) -> Token:
+        now = time.time() if now is None else now
+        header, claims = self._verified(token)
+        expires, issued = claims.get("exp"), claims.get("iat")
+        for name, value in (("exp", expires), ("iat", issued)):
+            if value is None:
+                raise _invalid(f"no {name!r} claim")
+            if not _is_number(value) or value < 0:
+                raise _invalid(f"the {name!r} claim is not a non-negative number")
+        if now - self.clock_skew_s >= expires:
+            raise _invalid("the token has expired")
+        not_before = claims.get("nbf")
+        if not_before is not None and (not _is_number(not_before)
+                                       or now + self.clock_skew_s < not_before):
+            raise _invalid("the token is not valid yet ('nbf')")
+        if self.expected_issuer is not None and claims.get("iss") != self.expected_issuer:
+            raise _invalid(f"the issuer ('iss') is not {self.expected_issuer!r}")
+        self._check_audience(claims.get("aud"))
+        subject = claims.get(self.sub_claim)
+        if not isinstance(subject, str) or not subject.strip():
+            raise _invalid(f"the {self.sub_claim!r} claim is not a non-blank string")
+        self._scopes(claims.get(self.scope_claim))
+        return Token(token, float(expires), subject.strip())
+
+    def _verified(self, token: str) -> tuple[dict, dict]:
+        parts = token.split(".")
+        if len(parts) != 3 or not all(parts):
+            raise _invalid("not a signed JWT: expected three sections (header, payload, "
+                           "signature)")
+        try:
+            header, claims = (json.loads(_unb64url(p)) for p in parts[:2])
+        except (ValueError, binascii.Error):
+            raise _invalid("the token's header or claims are not base64url JSON") from None
+        try:
+            signature = _unb64url(parts[2])
+        except (ValueError, binascii.Error):
+            raise _invalid("the signature is not base64url") from None
+        if not isinstance(header, dict) or not isinstance(claims, dict):
+            raise _invalid("the token's header or claims are not a JSON object")
+        alg, kid = header.get("alg"), header.get("kid")
+        if alg not in ALGORITHMS:
+            raise _invalid(f"the signature algorithm {str(alg)[:20]!r} is not accepted "
+                           f"({', '.join(ALGORITHMS)})")
+        key = self.keys.find(alg, kid if isinstance(kid, str) else None)
+        if key is None:
+            raise _invalid(f"no key of {self.keys.url} verifies {alg} signatures"
+                           + (f" with key id {kid[:100]!r}" if isinstance(kid, str) else ""))
+        if not verify(alg, key, f"{parts[0]}.{parts[1]}".encode(), signature):
+            raise _invalid("the signature is invalid")
+        return header, claims
+
+    def _check_audience(self, audience) -> None:
+        named = [audience] if isinstance(audience, str) else audience
+        if audience is not None and (not isinstance(named, list)
+                                     or not all(isinstance(a, str) for a in named)):
+            raise _invalid("the audience ('aud') is not a string or a list of strings")
+        if not self.expected_audience:
+            if audience is not None:
+                raise _invalid("the token names an audience ('aud') but "
+                               "sasl.oauthbearer.expected.audience is not set")
+            return
+        if audience is None:
+            raise _invalid("no audience ('aud') claim")
+        if not self.expected_audience.intersection(named):
+            raise _invalid(f"the audience ('aud') is none of "
+                           f"{', '.join(sorted(self.expected_audience))}")
+
+    def _scopes(self, scope) -> list[str]:
+        scopes = [scope] if isinstance(scope, str) else scope if isinstance(scope, list) else []
+        seen = set()
+        for item in scopes:
+            if not isinstance(item, str) or not item.strip():
+                raise _invalid(f"the {self.scope_claim!r} claim holds a blank scope")
+            if item.strip() in seen:
+                raise _invalid(f"the {self.scope_claim!r} claim repeats {item.strip()!r}")
+            seen.add(item.strip())
+        return sorted(seen)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _invalid(reason: str) -> SaslAuthenticationError:
+    return SaslAuthenticationError(f"OAUTHBEARER: could not validate the access token: {reason}")
 
 
 class OAuthBearerServer:

@@ -33,6 +33,7 @@ always enabled by OpenSSL), and on the server side ``ssl.client.auth``
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import ssl
@@ -40,7 +41,10 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from .client_ca_names import CaNamesUnavailable, name_trusted_cas
 from .errors import SecurityConfigError
+
+logger = logging.getLogger(__name__)
 
 _PROTOCOLS = {
     "TLSv1": ssl.TLSVersion.TLSv1, "TLSv1.1": ssl.TLSVersion.TLSv1_1,
@@ -297,4 +301,9 @@ def server_context(settings: Mapping[str, str]) -> ssl.SSLContext:
     context.verify_mode = _CLIENT_AUTH[client_auth]
     if client_auth != "none":
         _load_trust(context, settings, ssl.Purpose.CLIENT_AUTH)
+        try:
+            name_trusted_cas(context)
+        except CaNamesUnavailable as exc:
+            logger.warning("the TLS listener does not name its trusted CAs to clients asking "
+                           "which certificate to send: %s", exc)
     return context

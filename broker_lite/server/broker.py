@@ -67,6 +67,7 @@ from .metadata import BrokerInfo, ClusterMetadata
 from .metadata_cache import MetadataCache
 from .metrics import BrokerMetrics, MetricsListener
 from .network import Listener, NetworkConfig, RequestHandlerPool, SocketServer
+from .network.channel_builders import ChannelBuilder
 from .purgatory import Purgatory
 from .scram_credentials import ScramCredentialCache
 from .services import HandlerServices
@@ -104,6 +105,7 @@ class Broker:
         self._serving = False
         self.scram_credentials: ScramCredentialCache | None = None
         self.listeners: list[ListenerConfig] = []
+        self.channel_builders: list[ChannelBuilder] = []
         self.advertised: tuple[EndPoint, ...] = ()
 
     def start(self) -> "Broker":
@@ -173,10 +175,13 @@ class Broker:
         # The listener is bound now (the port is registered below) and serves requests once
         # the broker is registered: Kafka's SocketServer.startup, then enableRequestProcessing.
         dispatcher = Dispatcher(api_handlers, services)
+        for listener in listeners:  # closed at stop, even if a later one fails
+            self.channel_builders.append(
+                channel_builder(listener, scram.get, dispatcher.api_versions))
         self.server = SocketServer([
-            Listener(listener.name, listener.endpoint.host, listener.endpoint.port,
-                     channel_builder(listener, scram.get, dispatcher.api_versions))
-            for listener in listeners], NetworkConfig.of(config)).start()
+            Listener(listener.name, listener.endpoint.host, listener.endpoint.port, builder)
+            for listener, builder in zip(listeners, self.channel_builders, strict=True)],
+            NetworkConfig.of(config)).start()
         self.request_handlers = RequestHandlerPool(
             self.server.request_channel, dispatcher, config["num.io.threads"]).start()
         self.metrics = BrokerMetrics(self.server, purgatory, lambda: services.broker_id)
@@ -315,6 +320,8 @@ class Broker:
         if self.server is not None:
             self.server.stop()
             self.server = None
+        while self.channel_builders:
+            self.channel_builders.pop().close()
         if self.request_handlers is not None:  # the requests being handled finish first
             self.request_handlers.stop()
             self.request_handlers = None

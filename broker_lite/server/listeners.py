@@ -34,6 +34,9 @@ setting            use
 ``<mech>.sasl.jaas.config``  PLAIN: the users (``user_<name>="<password>"``); OAUTHBEARER:
                    the unsecured validator's options; all: ``username``/``password``
                    the broker authenticates with to other brokers
+``oauthbearer.sasl.server.callback.handler.class``, ``sasl.oauthbearer.*``  OAUTHBEARER's
+                   validator: Kafka's unsecured one, or signed tokens checked against
+                   an identity provider's JWKS (:func:`oauthbearer_validator`)
 ``sasl.server.max.receive.size``  the largest frame before authentication (512 KiB)
 ``connections.max.reauth.ms``  the session lifetime (KIP-368; 0: none)
 =================  ===================================================================
@@ -57,8 +60,9 @@ from broker_lite.security.jaas import (
     jaas_config,
     parse_jaas_config,
 )
+from broker_lite.security.jwks import JwksError, JwksKeys
 from broker_lite.security.oauthbearer import MECHANISM as OAUTHBEARER
-from broker_lite.security.oauthbearer import UnsecuredTokenValidator
+from broker_lite.security.oauthbearer import JwtValidator, UnsecuredTokenValidator
 from broker_lite.security.plain import MECHANISM as PLAIN
 from broker_lite.security.principal import PrincipalMapper
 from broker_lite.security.sasl_server import ServerAuthenticator
@@ -78,7 +82,7 @@ from .network.sasl import ApiVersionsAnswer
 logger = logging.getLogger(__name__)
 
 SASL_MECHANISMS = (PLAIN, *SCRAM_MECHANISMS, OAUTHBEARER)
-_SECURITY_PREFIXES = ("ssl.", "sasl.")
+_SECURITY_PREFIXES = ("ssl.", "sasl.", "oauthbearer.sasl.")
 _SECURITY_NAMES = ("connections.max.reauth.ms",)
 
 
@@ -253,23 +257,95 @@ def channel_builder(listener: ListenerConfig, scram_credentials, api_versions: A
         return SslChannelBuilder(context, mapper)
     sasl = listener.sasl
     plain_users = sasl.plain_users()
-    oauth = sasl.jaas.get(OAUTHBEARER)
-    try:
-        validator = UnsecuredTokenValidator(oauth.options if oauth else None)
-    except ValueError:
-        raise ListenerConfigError(f"{prefix}oauthbearer.sasl.jaas.config: "
-                                  f"unsecuredValidatorAllowableClockSkewMs must be a number") \
-            from None
+    validator = oauthbearer_validator(listener) if OAUTHBEARER in sasl.mechanisms else None
 
     def new_server() -> ServerAuthenticator:
         return ServerAuthenticator(sasl.mechanisms, plain_users=plain_users,
                                    scram_credentials=scram_credentials,
-                                   oauth_validate=validator.validate,
+                                   oauth_validate=validator.validate if validator else None,
                                    max_receive_size=sasl.max_receive_size)
 
     return SaslChannelBuilder(context, new_server, api_versions,
                               max_receive_size=sasl.max_receive_size,
-                              max_reauth_ms=sasl.max_reauth_ms)
+                              max_reauth_ms=sasl.max_reauth_ms,
+                              close=validator.keys.stop if isinstance(validator, JwtValidator)
+                              else None)
+
+
+# Kafka's server callback handlers for OAUTHBEARER: the unsecured one is the default.
+UNSECURED_VALIDATOR_HANDLER = ("org.apache.kafka.common.security.oauthbearer.internals."
+                               "unsecured.OAuthBearerUnsecuredValidatorCallbackHandler")
+JWT_VALIDATOR_HANDLERS = (  # Kafka 3.4+, and 3.1-3.3's (deprecated) name
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+    "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerValidatorCallbackHandler")
+
+
+def oauthbearer_validator(listener: ListenerConfig):
+    """The OAUTHBEARER token validator of a listener, by its
+    ``oauthbearer.sasl.server.callback.handler.class`` (Kafka's JaasContext and
+    ConfigurationUtils: the mechanism-prefixed setting first, then the plain one):
+
+    * unset, or Kafka's unsecured handler: :class:`UnsecuredTokenValidator` with the
+      ``unsecuredValidator...`` options of the listener's OAUTHBEARER login module;
+    * ``OAuthBearerValidatorCallbackHandler`` (KIP-768): :class:`JwtValidator` against the key
+      set at ``sasl.oauthbearer.jwks.endpoint.url``, fetched now (a failure stops the start,
+      as in Kafka), with ``sasl.oauthbearer.expected.audience``, ``...expected.issuer``,
+      ``...scope.claim.name``, ``...sub.claim.name``, ``...clock.skew.seconds`` and the
+      ``...jwks.endpoint.refresh.ms`` / ``retry.backoff.ms`` / ``retry.backoff.max.ms``.
+    """
+    prefix = f"{listener_prefix(listener.name)}oauthbearer."
+
+    def setting(name: str) -> str | None:
+        value = listener.settings.get(f"oauthbearer.{name}", listener.settings.get(name))
+        return value.strip() if isinstance(value, str) and value.strip() else None
+
+    def number(name: str, default: int) -> int:
+        try:
+            value = int(setting(name) or default)
+        except ValueError:
+            raise ListenerConfigError(f"{prefix}{name}: expected an integer") from None
+        if value < 0:
+            raise ListenerConfigError(f"{prefix}{name}: must be non-negative")
+        return value
+
+    handler = setting("sasl.server.callback.handler.class") or UNSECURED_VALIDATOR_HANDLER
+    if handler == UNSECURED_VALIDATOR_HANDLER:
+        login = listener.sasl.jaas.get(OAUTHBEARER)
+        try:
+            return UnsecuredTokenValidator(login.options if login else None)
+        except ValueError:
+            raise ListenerConfigError(f"{prefix}sasl.jaas.config: "
+                                      f"unsecuredValidatorAllowableClockSkewMs must be a "
+                                      f"number") from None
+    if handler not in JWT_VALIDATOR_HANDLERS:
+        raise ListenerConfigError(
+            f"{prefix}sasl.server.callback.handler.class: {handler} cannot run here; give "
+            f"{JWT_VALIDATOR_HANDLERS[0]} (tokens checked against a JWKS endpoint) or leave "
+            f"it unset (Kafka's unsecured tokens)")
+    url = setting("sasl.oauthbearer.jwks.endpoint.url")
+    if url is None:
+        raise ListenerConfigError(f"{prefix}sasl.oauthbearer.jwks.endpoint.url: "
+                                  f"{handler.rsplit('.', 1)[1]} needs the JWKS endpoint")
+    keys = JwksKeys(url, refresh_ms=number("sasl.oauthbearer.jwks.endpoint.refresh.ms",
+                                           3600000),
+                    retry_backoff_ms=number("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+                                            100),
+                    retry_backoff_max_ms=number(
+                        "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", 10000))
+    audience = tuple(a.strip() for a in (setting("sasl.oauthbearer.expected.audience")
+                                         or "").split(",") if a.strip())
+    validator = JwtValidator(
+        keys, expected_audience=audience,
+        expected_issuer=setting("sasl.oauthbearer.expected.issuer"),
+        scope_claim=setting("sasl.oauthbearer.scope.claim.name") or "scope",
+        sub_claim=setting("sasl.oauthbearer.sub.claim.name") or "sub",
+        clock_skew_s=number("sasl.oauthbearer.clock.skew.seconds", 30))
+    try:
+        keys.start()
+    except JwksError as exc:
+        raise ListenerConfigError(f"{prefix}sasl.oauthbearer.jwks.endpoint.url: could not "
+                                  f"fetch the JWKS: {exc}") from None
+    return validator
 
 
 def advertised_endpoints(config: BrokerConfig, bound_ports: Mapping[str, int]

@@ -12,7 +12,8 @@ SASL_SSL          :class:`.TlsTransport`                   :class:`.SaslAuthenti
 
 A builder is made once per listener, when the broker starts, from settings already checked
 (the TLS context, the principal mapping rules, the SASL mechanisms and what they need); making
-a connection's pieces costs no I/O.
+a connection's pieces costs no I/O. :meth:`ChannelBuilder.close` releases what the builder runs
+in the background (an OAUTHBEARER validator's key set refresh) when the broker stops.
 """
 
 import ssl
@@ -39,6 +40,9 @@ class ChannelBuilder:
     def authenticator(self):
         return _NO_AUTHENTICATION
 
+    def close(self) -> None:
+        """Nothing runs in the background."""
+
 
 class SslChannelBuilder(ChannelBuilder):
     """``SSL``: TLS with ``context``; the principal from the client certificate."""
@@ -62,8 +66,9 @@ class SaslChannelBuilder(ChannelBuilder):
 
     def __init__(self, context: ssl.SSLContext | None, new_server: Callable[[],
                  ServerAuthenticator], api_versions: ApiVersionsAnswer, *, max_receive_size: int,
-                 max_reauth_ms: dict[str, int]):
+                 max_reauth_ms: dict[str, int], close: Callable[[], None] | None = None):
         self.context = context
+        self._close = close
         self.security_protocol = "SASL_SSL" if context is not None else "SASL_PLAINTEXT"
         self.new_server = new_server
         self.api_versions = api_versions
@@ -79,6 +84,10 @@ class SaslChannelBuilder(ChannelBuilder):
         return SaslAuthenticator(self.new_server(), self.api_versions,
                                  max_receive_size=self.max_receive_size,
                                  max_reauth_ms=self.max_reauth_ms)
+
+    def close(self) -> None:
+        if self._close is not None:
+            self._close()
 
 
 PLAINTEXT = ChannelBuilder()

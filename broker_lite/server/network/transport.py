@@ -113,7 +113,18 @@ class TlsTransport:
                 self.flush()
                 if not self._receive():
                     return
+            except ssl.SSLError:
+                self._send_alert()
+                raise
         self.flush()
+
+    def _send_alert(self) -> None:
+        """Send the alert OpenSSL wrote for a failed handshake (the client learns why, e.g.
+        its certificate was refused), as Kafka's SslTransportLayer flushes it before closing."""
+        try:
+            self.flush()
+        except OSError:  # the client is gone: nothing to tell it
+            pass
 
     @property
     def peer_certificate(self):

@@ -1,7 +1,8 @@
 """The broker's listeners resolved from its settings as Kafka resolves them: protocols through
 listener.security.protocol.map, listener.name.<listener>. over unprefixed settings, JAAS per
 listener and mechanism, KIP-684's ssl.client.auth on SASL_SSL, the inter-broker listener and its
-client settings, and the refusals (with Kafka's messages, no secret quoted)."""
+client settings, OAUTHBEARER's validator by its callback handler class (KIP-768's settings,
+mechanism-prefixed first), and the refusals (with Kafka's messages, no secret quoted)."""
 
 import logging
 import re
@@ -11,7 +12,12 @@ import pytest
 
 from broker_lite.config import BrokerConfig
 from broker_lite.security.jaas import parse_jaas_config
-from broker_lite.security.testing import TestCertificateAuthority
+from broker_lite.security.oauthbearer import (
+    JwtValidator,
+    UnsecuredTokenValidator,
+    client_message,
+)
+from broker_lite.security.testing import TestCertificateAuthority, TestIdentityProvider
 from broker_lite.server.listeners import (
     ListenerConfigError,
     advertised_endpoints,
@@ -20,6 +26,7 @@ from broker_lite.server.listeners import (
     inter_broker_listener_name,
     listener_configs,
     listener_settings,
+    oauthbearer_validator,
 )
 from broker_lite.server.network.channel_builders import (
     PLAINTEXT,
@@ -229,3 +236,66 @@ def test_pkcs12_and_encrypted_pem_keystores_with_their_passwords(certificate, tm
     jks = config(listeners="SSL://127.0.0.1:0", **{"ssl.keystore.location": "/etc/broker.jks"})
     with pytest.raises(ListenerConfigError, match="keytool -importkeystore"):
         channel_builder(listener_configs(jks)[0], None, None)
+
+
+VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
+OLD_VALIDATOR = ("org.apache.kafka.common.security.oauthbearer.secured."
+                 "OAuthBearerValidatorCallbackHandler")
+
+
+def oauth_listener(**properties):
+    listener, = listener_configs(config(listeners="SASL_PLAINTEXT://127.0.0.1:0",
+                                        sasl__enabled__mechanisms="OAUTHBEARER", **properties))
+    return listener
+
+
+def test_oauthbearer_validators_by_callback_handler_class():
+    with TestIdentityProvider() as idp:
+        assert isinstance(oauthbearer_validator(oauth_listener()), UnsecuredTokenValidator)
+        prefix = "listener__name__sasl_plaintext__oauthbearer__"
+        validator = oauthbearer_validator(oauth_listener(**{
+            f"{prefix}sasl__server__callback__handler__class": OLD_VALIDATOR,
+            f"{prefix}sasl__oauthbearer__jwks__endpoint__url": idp.jwks_url,
+            f"{prefix}sasl__oauthbearer__expected__audience": "kafka,billing",
+            "sasl__oauthbearer__expected__issuer": idp.issuer,  # unprefixed: every listener
+            "sasl__oauthbearer__sub__claim__name": "client_id",
+            "sasl__oauthbearer__clock__skew__seconds": "5",
+            f"{prefix}sasl__oauthbearer__jwks__endpoint__refresh__ms": "60000"}))
+        try:
+            assert isinstance(validator, JwtValidator)
+            assert (validator.expected_audience, validator.expected_issuer,
+                    validator.sub_claim, validator.scope_claim, validator.clock_skew_s) == (
+                {"kafka", "billing"}, idp.issuer, "client_id", "scope", 5)
+            assert validator.keys.refresh_s == 60 and validator.keys.keys  # fetched at start
+            assert validator.validate(idp.token({"client_id": "svc"})).principal == "svc"
+        finally:
+            validator.keys.stop()
+        builder = channel_builder(oauth_listener(**{
+            "sasl__server__callback__handler__class": VALIDATOR,
+            "sasl__oauthbearer__jwks__endpoint__url": idp.jwks_url}), None, None)
+        try:
+            server = builder.new_server()
+            server.handshake("OAUTHBEARER")
+            assert server.authenticate(client_message(idp.token({"sub": "alice", "aud": None}))) \
+                == b""
+            assert server.principal == "User:alice"
+        finally:
+            builder.close()
+
+
+@pytest.mark.parametrize("properties, message", [
+    ({"sasl__server__callback__handler__class": "com.example.MyHandler"},
+     "com.example.MyHandler cannot run here"),
+    ({"sasl__server__callback__handler__class": VALIDATOR},
+     "sasl.oauthbearer.jwks.endpoint.url: OAuthBearerValidatorCallbackHandler needs"),
+    ({"sasl__server__callback__handler__class": VALIDATOR,
+      "sasl__oauthbearer__jwks__endpoint__url": "http://127.0.0.1:9/jwks"},
+     "could not fetch the JWKS: cannot read http://127.0.0.1:9/jwks"),
+    ({"sasl__server__callback__handler__class": VALIDATOR,
+      "sasl__oauthbearer__jwks__endpoint__url": "http://127.0.0.1:9/jwks",
+      "sasl__oauthbearer__clock__skew__seconds": "-1"},
+     "clock.skew.seconds: must be non-negative"),
+], ids=["unknown class", "no JWKS endpoint", "unreachable JWKS endpoint", "negative skew"])
+def test_oauthbearer_validator_mistakes_stop_the_start(properties, message):
+    with pytest.raises(ListenerConfigError, match=re.escape(message)):
+        oauthbearer_validator(oauth_listener(**properties))

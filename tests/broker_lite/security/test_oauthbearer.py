@@ -1,5 +1,6 @@
 """OAUTHBEARER: unsecured tokens from JAAS options, the validator, the server exchange with its
-error round, the OIDC client-credentials flow against a local token endpoint, a token callable."""
+error round, the OIDC client-credentials flow against a local token endpoint, a token callable;
+signed tokens checked against an identity provider's key set (KIP-768), claim by claim."""
 
 import base64
 import json
@@ -9,9 +10,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from broker_lite.security import SaslAuthenticationError, SecurityConfigError
+from broker_lite.security.jwks import JwksKeys
 from broker_lite.security.oauthbearer import (
+    JwtValidator,
     OAuthBearerServer,
     UnsecuredTokenValidator,
     client_message,
@@ -19,6 +23,7 @@ from broker_lite.security.oauthbearer import (
     unsecured_token_from_options,
 )
 from broker_lite.security.sasl_client import SaslClientFactory
+from broker_lite.security.testing import SigningKey, TestIdentityProvider
 
 OAUTH_JAAS = ("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
               "{options};")
@@ -126,3 +131,108 @@ def test_a_token_callable_and_missing_token_sources():
     assert b"auth=Bearer cb-token" in factory.exchange().respond(None)
     with pytest.raises(SecurityConfigError, match="needs a token source"):
         SaslClientFactory.from_settings({"sasl.mechanism": "OAUTHBEARER"})
+
+
+# -- signed tokens (KIP-768) ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def idp():
+    with TestIdentityProvider() as provider:
+        yield provider
+
+
+@pytest.fixture(scope="module")
+def jwt_validator(idp):
+    keys = JwksKeys(idp.jwks_url).start()
+    yield JwtValidator(keys, expected_audience=("kafka", "other"),
+                       expected_issuer="https://idp.kpy.test")
+    keys.stop()
+
+
+def test_a_signed_token_gives_its_subject_and_expiry(idp, jwt_validator):
+    token = idp.token({"sub": "alice", "scope": "kafka"}, lifetime_s=120)
+    checked = jwt_validator.validate(token)
+    assert checked.principal == "alice" and checked.value == token
+    assert checked.expires_at == pytest.approx(time.time() + 120, abs=5)
+    for alg in ("RS512", "PS256", "ES256"):
+        assert jwt_validator.validate(idp.token({"sub": "bob"}, alg=alg)).principal == "bob"
+    assert jwt_validator.validate(idp.token({"sub": "a", "aud": ["x", "other"]})).principal
+
+
+SIGNED_TOKEN_CASES = {
+    # name: (claims over the provider's defaults, token() options, the error)
+    "expired": ({"sub": "a"}, {"lifetime_s": -31}, "has expired"),
+    "not yet valid": ({"sub": "a", "nbf": time.time() + 60}, {}, "not valid yet"),
+    "no exp": ({"sub": "a", "exp": None}, {}, "no 'exp' claim"),
+    "no iat": ({"sub": "a", "iat": None}, {}, "no 'iat' claim"),
+    "exp not a number": ({"sub": "a", "exp": "later"}, {}, "'exp' claim is not a non-negative"),
+    "other issuer": ({"sub": "a", "iss": "https://evil.test"}, {}, "issuer"),
+    "other audience": ({"sub": "a", "aud": "billing"}, {}, r"audience \('aud'\) is none of"),
+    "no audience": ({"sub": "a", "aud": None}, {}, "no audience"),
+    "no subject": ({"sub": None}, {}, "'sub' claim is not a non-blank string"),
+    "blank subject": ({"sub": "  "}, {}, "'sub' claim is not a non-blank string"),
+    "repeated scope": ({"sub": "a", "scope": ["read", "read"]}, {}, "repeats 'read'"),
+    "unknown key id": ({"sub": "a"}, {"kid": "ghost"}, "with key id 'ghost'"),
+}
+
+
+@pytest.mark.parametrize("claims, options, error", SIGNED_TOKEN_CASES.values(),
+                         ids=SIGNED_TOKEN_CASES.keys())
+def test_signed_tokens_are_refused_with_the_reason(idp, jwt_validator, claims, options, error):
+    if options.get("kid") == "ghost":
+        options = {"key": SigningKey("ghost", idp.keys["rsa-1"].private)}
+    token = idp.token(claims, **options)
+    with pytest.raises(SaslAuthenticationError, match=error) as refused:
+        jwt_validator.validate(token)
+    assert token not in str(refused.value)
+    assert str(refused.value).startswith("OAUTHBEARER: could not validate the access token")
+
+
+def test_forged_and_malformed_tokens_are_refused(idp, jwt_validator):
+    good = idp.token({"sub": "alice"})
+    head, body, signature = good.split(".")
+    forged = f"{head}.{unsecured_jws({'sub': 'admin'}).split('.')[1]}.{signature}"
+    cases = {
+        forged: "the signature is invalid",
+        idp.token({"sub": "a"}, key=SigningKey("rsa-1", rsa.generate_private_key(65537, 2048))):
+            "the signature is invalid",
+        unsecured_jws({"sub": "admin"}): "three sections",
+        f"{head}.{body}": "three sections",
+        "a.b.c": "not base64url JSON",
+        good.replace(head, unsecured_jws({}).split(".")[0]): "algorithm 'none' is not accepted",
+    }
+    for token, error in cases.items():
+        with pytest.raises(SaslAuthenticationError, match=error):
+            jwt_validator.validate(token)
+
+
+def test_expiry_and_audience_rules_of_the_jose4j_defaults(idp):
+    keys = JwksKeys(idp.jwks_url).start()
+    try:
+        no_audience = JwtValidator(keys)
+        with pytest.raises(SaslAuthenticationError, match="names an audience .* not set"):
+            no_audience.validate(idp.token({"sub": "a"}))
+        assert no_audience.validate(idp.token({"sub": "a", "aud": None})).principal == "a"
+        # exp is honoured within sasl.oauthbearer.clock.skew.seconds (30 by default)
+        assert no_audience.validate(idp.token({"sub": "a", "aud": None}, lifetime_s=-20))
+        strict = JwtValidator(keys, clock_skew_s=0)
+        with pytest.raises(SaslAuthenticationError, match="has expired"):
+            strict.validate(idp.token({"sub": "a", "aud": None}, lifetime_s=-1))
+        custom = JwtValidator(keys, expected_audience=("kafka",), sub_claim="client_id",
+                              scope_claim="scp")
+        token = idp.token({"sub": None, "client_id": "svc-1", "scp": ["a", "b"]})
+        assert custom.validate(token).principal == "svc-1"
+    finally:
+        keys.stop()
+
+
+def test_the_client_answers_an_error_so_that_the_broker_ends_the_exchange():
+    client = SaslClientFactory.from_settings(
+        {"sasl.mechanism": "OAUTHBEARER"},
+        oauth_cb=lambda config: ("cb-token", time.time() + 60)).exchange()
+    assert client.respond(None).startswith(b"n,,\x01auth=Bearer cb-token")
+    assert client.respond(b'{"status":"invalid_token"}') == b"\x01"  # RFC 7628, 3.2.2
+    with pytest.raises(SaslAuthenticationError, match="refused the token: invalid_token"):
+        client.respond(b"")  # a broker that goes on all the same
+    assert not client.complete

@@ -1,6 +1,7 @@
 """Secured local clusters: LocalKafka's secured variant (its own embedded ZooKeeper, users'
 credentials usable as soon as it starts), a two-broker SASL_SSL cluster whose brokers reach one
-another over SASL_SSL (transaction markers to the other broker's partitions), and
+another over SASL_SSL (transaction markers to the other broker's partitions), three-broker
+clusters replicating over SASL_SSL or SSL under a strict ACL authorizer, and
 conf/server-secured.properties, the documented template, starting as it stands once its files
 exist."""
 
@@ -15,9 +16,19 @@ from confluent_kafka import Consumer, Producer
 from broker_lite.client import KafkaClient, SaslAuthenticationFailedError
 from broker_lite.config import BrokerConfig, read_properties
 from broker_lite.local import LocalKafka
+from broker_lite.security.acl import (
+    AccessControlEntry,
+    AclBinding,
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourcePattern,
+    ResourceType,
+)
 from broker_lite.security.scram import ScramCredential
 from broker_lite.security.testing import TestCertificateAuthority
 from broker_lite.server.broker import Broker
+from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.client import connect
 from broker_lite.zk.users import set_user_config
 from kspark.testing.tiers import needs
@@ -134,3 +145,65 @@ def test_the_secured_template_starts_once_its_files_exist(zookeeper_connect, tmp
     finally:
         broker.stop()
         shutil.rmtree(tmp_path / "logs", ignore_errors=True)
+
+
+STRICT_ACLS = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+               "allow.everyone.if.no.acl.found": "false",
+               "default.replication.factor": "3", "offsets.topic.replication.factor": "3",
+               "min.insync.replicas": "3"}
+
+
+@pytest.mark.parametrize("security, broker_principal", [
+    ("SASL_SSL", "User:broker"), ("SSL", "User:CN=broker")], ids=["SASL_SSL", "SSL"])
+def test_brokers_replicate_as_clients_of_one_another_under_acls(kpy_secured_brokers, security,
+                                                                broker_principal, caplog):
+    """Three brokers whose inter-broker listener is secured (SASL_SSL, or SSL with client
+    certificates required), with an ACL authorizer that allows nothing no ACL mentions: their
+    principal in super.users lets the followers fetch (ClusterAction), so acks=all writes to a
+    topic needing all three replicas in sync succeed; the application user, with ACLs for its
+    topic and group only, produces and consumes; a broker stopping moves its leadership away
+    (ControlledShutdown, ClusterAction too)."""
+    cluster = kpy_secured_brokers(
+        security, users={"app": "app-pw"}, mechanisms=("SCRAM-SHA-512",),
+        client_auth="required" if security == "SSL" else "none", count=3,
+        properties={**STRICT_ACLS, "super.users": broker_principal})
+    app = "User:app" if security == "SASL_SSL" else "User:CN=app"
+    topic = f"replicated-{uuid.uuid4().hex[:6]}"
+    assert cluster.broker.authorizer.create_acls([
+        AclBinding(ResourcePattern(resource, name, PatternType.LITERAL),
+                   AccessControlEntry(app, "*", operation, AclPermissionType.ALLOW))
+        for resource, name, operation in [
+            (ResourceType.CLUSTER, "kafka-cluster", AclOperation.CREATE),
+            (ResourceType.TOPIC, topic, AclOperation.ALL),
+            (ResourceType.GROUP, f"g-{topic}", AclOperation.READ)]]) == [None] * 3
+    with KafkaClient(cluster.client_settings("app")) as client:
+        client.admin.create_topics([(topic, 2, 3)])
+    settings = {"bootstrap.servers": cluster.bootstrap_servers, "security.protocol": security,
+                "ssl.ca.pem": cluster.security.ca_pem, "log_level": 0}
+    if security == "SASL_SSL":
+        settings.update({"sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "app",
+                         "sasl.password": "app-pw"})
+    else:
+        certificate = cluster.security.client_certificate("app")
+        settings.update({"ssl.certificate.pem": certificate.certificate_pem,
+                         "ssl.key.pem": certificate.key_pem})
+    producer = Producer({**settings, "acks": "all"})
+    for i in range(10):
+        producer.produce(topic, partition=i % 2, value=b"v%d" % i)
+    assert producer.flush(60) == 0
+    consumer = Consumer({**settings, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    got = []
+    deadline = time.monotonic() + 60
+    while len(got) < 10 and time.monotonic() < deadline:
+        message = consumer.poll(1)
+        if message is not None and not message.error():
+            got.append(message.value())
+    consumer.close()
+    assert sorted(got) == sorted(b"v%d" % i for i in range(10))
+    for broker in cluster.brokers:  # every replica holds every record
+        for partition in range(2):
+            replica = broker.partitions.partition(TopicPartition(topic, partition))
+            assert replica.log.log_end_offset == 5
+    cluster.brokers[-1].stop()
+    assert "controlled shutdown did not complete" not in caplog.text

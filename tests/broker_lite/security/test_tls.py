@@ -1,6 +1,8 @@
 """TLS contexts from Kafka's settings: PEM and PKCS12, files and inline, librdkafka's names,
-checked by real handshakes over loopback; JKS refused with the conversion command."""
+checked by real handshakes over loopback; JKS refused with the conversion command; a listener
+asking for client certificates names the CAs it trusts."""
 
+import contextlib
 import socket
 import ssl
 import threading
@@ -172,3 +174,57 @@ def test_a_wrong_pkcs12_password(server_certificate, tmp_path):
 def test_a_listener_needs_a_keystore():
     with pytest.raises(SecurityConfigError, match="needs a keystore"):
         server_context({})
+
+
+def certificate_requests(server_settings, client_settings) -> list[bytes]:
+    """The CertificateRequest messages a client receives in a real handshake (TLS 1.3 and
+    1.2), read with the ssl module's message callback."""
+    requests = []
+
+    def record(connection, direction, version, content_type, message_type, data):
+        if direction == "read" and message_type == ssl._TLSMessageType.CERTIFICATE_REQUEST:
+            requests.append(bytes(data))
+
+    for version in (ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_2):
+        server_ctx = server_context(server_settings)
+        listener = socket.create_server(("127.0.0.1", 0))
+
+        def serve():
+            conn, _ = listener.accept()
+            with contextlib.suppress(ssl.SSLError, OSError), \
+                    server_ctx.wrap_socket(conn, server_side=True) as tls:
+                tls.recv(1)
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        client_ctx = client_context(client_settings)
+        client_ctx.maximum_version = version
+        client_ctx._msg_callback = record
+        try:
+            with socket.create_connection(listener.getsockname(), timeout=10) as raw, \
+                    client_ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                tls.sendall(b"x")
+                thread.join(10)
+        finally:
+            listener.close()
+    return requests
+
+
+@pytest.mark.parametrize("client_auth", ["required", "requested"])
+def test_a_listener_asking_for_certificates_names_the_cas_it_trusts(ca, server_settings,
+                                                                     client_certificate,
+                                                                     client_auth):
+    """As Java's SSLEngine does (certificate_authorities): clients such as librdkafka send no
+    certificate that none of these CAs signed."""
+    other = TestCertificateAuthority("another CA")
+    trust = ca.certificate_pem + other.certificate_pem
+    requests = certificate_requests(
+        {**server_settings, "ssl.client.auth": client_auth, "ssl.truststore.certificates": trust},
+        {"ssl.truststore.certificates": ca.certificate_pem,
+         "ssl.keystore.certificate.chain": client_certificate.certificate_pem,
+         "ssl.keystore.key": client_certificate.key_pem})
+    assert len(requests) == 2  # TLS 1.3, then TLS 1.2
+    for request in requests:
+        for authority in (ca, other):
+            assert authority.certificate.subject.public_bytes() in request
+

@@ -3,7 +3,8 @@ the listener and principal it came with: principals from client certificates and
 TLS reads and writes (file regions read with os.pread), a handshake or an authentication that
 never finishes closed after connections.max.idle.ms, failed handshakes closing only their own
 connection, expired sessions closed at their next request, and re-authentication on the same
-connection."""
+connection; a refused login answered after connection.failed.authentication.delay.ms, then
+closed."""
 
 import socket
 import ssl
@@ -14,7 +15,7 @@ import types
 import pytest
 
 from broker_lite.log.segment import FileRegion
-from broker_lite.protocol import ApiKey, encode_request, parse_response
+from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_response
 from broker_lite.security.plain import plain_client_message
 from broker_lite.security.principal import PrincipalMapper
 from broker_lite.security.sasl_server import ServerAuthenticator
@@ -119,12 +120,17 @@ def login(sock, user, password) -> dict:
 
 
 def closed(sock, timeout_s=10) -> bool:
-    """Whether the server closed ``sock`` (EOF or reset) within ``timeout_s``."""
+    """Whether the server closed ``sock`` (EOF or reset) within ``timeout_s``, after what it
+    sent last (a TLS alert, when a handshake failed)."""
     sock.settimeout(timeout_s)
     try:
-        return sock.recv(1) == b""
+        while sock.recv(4096):
+            pass
+        return True
     except (ConnectionResetError, ssl.SSLError):
         return True
+    except TimeoutError:
+        return False
 
 
 def test_principals_come_from_certificates_and_logins(server, pki):
@@ -205,3 +211,20 @@ def test_a_sasl_handshake_once_authenticated_without_a_lifetime_reaches_the_hand
         login(sock, "alice", "alice-pw")
         sock.sendall(encode_request(ApiKey.SASL_HANDSHAKE, 1, 2, "t", {"mechanism": "PLAIN"}))
         assert read_frame(sock).startswith(b"SASL_PLAINTEXT User:alice ")
+
+
+def test_a_refused_login_is_answered_after_the_delay_then_the_connection_closes(tmp_path, pki):
+    """As Kafka's Selector and SaslServerAuthenticator: the SASL_AUTHENTICATION_FAILED answer
+    leaves at the end of connection.failed.authentication.delay.ms, and the connection closes as
+    soon as it is written, with nothing more asked of the client."""
+    server = SecuredServer(tmp_path, pki, connection_failed_authentication_delay_ms=300)
+    try:
+        with socket.create_connection(("127.0.0.1", server.port("SASL_PLAINTEXT"))) as sock:
+            started = time.monotonic()
+            answer = login(sock, "alice", "wrong")
+            assert time.monotonic() - started >= 0.3
+            assert answer["error_code"] == ErrorCode.SASL_AUTHENTICATION_FAILED
+            assert "invalid user name or password" in answer["error_message"]
+            assert closed(sock)
+    finally:
+        server.stop()

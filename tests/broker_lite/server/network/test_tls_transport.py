@@ -1,7 +1,8 @@
 """The TLS transport over a real socket pair, a blocking ssl client on the other end: the
 handshake in non-blocking steps, the client certificate, bytes both ways (gathered buffers and
 file regions read with os.pread), what it holds (pending writes, buffered reads), and handshakes
-that fail (random bytes, plaintext Kafka requests, an untrusted client certificate)."""
+that fail (random bytes, plaintext Kafka requests, an untrusted client certificate, a missing
+one: the client gets the alert)."""
 
 import os
 import socket
@@ -217,6 +218,24 @@ def test_a_client_certificate_from_another_authority_fails_the_handshake(pki):
             for _ in range(1000):
                 pair.transport.handshake()
                 pair._wait_readable()
+    finally:
+        pair.close()
+
+
+def test_a_refused_client_is_told_why_with_an_alert(pki):
+    """The alert OpenSSL writes for a failed handshake goes out before the connection closes,
+    as Kafka's SslTransportLayer flushes it: a client without the required certificate reads
+    handshake_failure (TLS 1.2), not an unexpected end of the stream."""
+    ca = pki[0]
+    pair = Pair(server_context(server_settings(pki, "required")), client_context({
+        "ssl.truststore.certificates": ca.certificate_pem, "ssl.enabled.protocols": "TLSv1.2"}))
+    try:
+        with pytest.raises(ssl.SSLError, match="PEER_DID_NOT_RETURN_A_CERTIFICATE"):
+            for _ in range(1000):
+                pair.transport.handshake()
+                pair._wait_readable()
+        pair._thread.join(10)
+        assert "alert handshake failure" in str(pair.client_error)
     finally:
         pair.close()
 
