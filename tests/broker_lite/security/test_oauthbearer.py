@@ -161,9 +161,10 @@ def test_a_signed_token_gives_its_subject_and_expiry(idp, jwt_validator):
 
 
 SIGNED_TOKEN_CASES = {
-    # name: (claims over the provider's defaults, token() options, the error)
+    # name: (claims over the provider's defaults, token() options, the error); a callable claim
+    # is evaluated when the test runs, so that times are relative to then, not to collection
     "expired": ({"sub": "a"}, {"lifetime_s": -31}, "has expired"),
-    "not yet valid": ({"sub": "a", "nbf": time.time() + 60}, {}, "not valid yet"),
+    "not yet valid": ({"sub": "a", "nbf": lambda: time.time() + 60}, {}, "not valid yet"),
     "no exp": ({"sub": "a", "exp": None}, {}, "no 'exp' claim"),
     "no iat": ({"sub": "a", "iat": None}, {}, "no 'iat' claim"),
     "exp not a number": ({"sub": "a", "exp": "later"}, {}, "'exp' claim is not a non-negative"),
@@ -182,6 +183,7 @@ SIGNED_TOKEN_CASES = {
 def test_signed_tokens_are_refused_with_the_reason(idp, jwt_validator, claims, options, error):
     if options.get("kid") == "ghost":
         options = {"key": SigningKey("ghost", idp.keys["rsa-1"].private)}
+    claims = {name: value() if callable(value) else value for name, value in claims.items()}
     token = idp.token(claims, **options)
     with pytest.raises(SaslAuthenticationError, match=error) as refused:
         jwt_validator.validate(token)
