@@ -118,7 +118,10 @@ def test_kafka_python_and_the_kpy_client_log_in_with_signed_tokens(broker, idp, 
                              sasl_oauth_token_provider=Tokens(lambda: idp.token({"sub": "dave"})))
     assert [m.value for m in consumer] == [b"from kafka-python"]
     consumer.close()
-    assert {p for listener, p in principals if listener == "OIDC"} == {
+    # on a busy machine the broker may still be handling a last request of the librdkafka
+    # clients of the test before (same broker) when this test starts recording
+    earlier = {"User:svc-orders", "User:svc-audit"}
+    assert {p for listener, p in principals if listener == "OIDC"} - earlier == {
         "User:carol", "User:svc-kpy", "User:dave"}
 
 
