@@ -158,7 +158,7 @@ def test_a_mechanism_not_enabled_is_answered_then_closed(dispatcher):
     ("PLAIN", plain_client_message("alice", "wrong-pw")),
     ("PLAIN", plain_client_message("nobody", "wrong-pw")),
     ("SCRAM-SHA-256", ScramClient("SCRAM-SHA-256", "nobody", "wrong-pw").first_message()),
-])
+], ids=["PLAIN-wrong-password", "PLAIN-unknown-user", "SCRAM-unknown-user"])
 def test_a_refused_login_is_answered_sasl_authentication_failed_then_closed(dispatcher,
                                                                              mechanism, token):
     auth, channel = authenticator(dispatcher), Channel()
