@@ -19,6 +19,20 @@ from kspark.testing.tiers import needs
 pytest_plugins = ["broker_lite.zk.testing"]
 
 
+def pytest_addoption(parser):
+    parser.addoption("--soak", action="store_true",
+                     help="run the soak loops (leader kills, busy-machine starts, long streaming "
+                          "queries) at their full counts instead of CI's shorter ones")
+
+
+@pytest.fixture
+def soak(request) -> bool:
+    """Whether ``--soak`` asks for the full counts of a soak loop. Without it a loop runs a few
+    rounds, enough to break on the same faults, so that the whole suite stays within CI's time;
+    the figures quoted in the README and the benchmarks come from ``--soak`` runs."""
+    return request.config.getoption("--soak")
+
+
 @pytest.fixture(scope="session")
 @needs("zookeeper")
 def standalone_zookeeper(standalone_zookeeper):

@@ -129,8 +129,8 @@ def test_a_client_served_the_moment_the_listening_line_appears(tmp_path):
 @pytest.mark.broker
 @pytest.mark.slow
 def test_a_client_served_the_moment_the_listening_line_appears_on_a_busy_machine(
-        tmp_path, cpu_burners):
-    start_rounds(50, tmp_path)
+        tmp_path, cpu_burners, soak):
+    start_rounds(50 if soak else 15, tmp_path)
 
 
 def start_serve_restart(command: list[str], tmp_path: Path, env: dict[str, str]) -> None:

@@ -13,6 +13,7 @@ principal allowed to change ACLs but the ones about the admin APIs.
 """
 
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
 
@@ -181,7 +182,11 @@ def test_transactions_need_write_on_the_transactional_id(acl_broker, source, top
     producer.begin_transaction()
     producer.produce(topic, b"in a transaction")
     producer.commit_transaction(30)
-    assert log_end(acl_broker, topic) == 2  # the record and the commit marker
+    # the record and the commit marker, which the coordinator writes after answering EndTxn
+    deadline = time.monotonic() + 30
+    while log_end(acl_broker, topic) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert log_end(acl_broker, topic) == 2
 
 
 # -- reading -----------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from broker_lite.zk.layout import NO_LEADER
 
-KILLS = 50
+KILLS, KILLS_IN_CI = 50, 12  # with --soak, and without
 
 
 def create_topic(cluster, name: str, *, partitions: int = 1, replication_factor: int = 3,
@@ -110,16 +110,16 @@ class SequenceProducer:
 
 
 @pytest.mark.slow
-def test_acks_all_idempotent_producer_loses_nothing_while_leaders_are_killed(kpy_cluster):
-    """50 times: SIGKILL the partition's leader while confluent-kafka writes with acks=all and
-    idempotence, wait for a new leader, start the dead broker again and wait until it is back
-    in the ISR. Every acknowledged record is then read back exactly once, in order, and no
-    record appears twice."""
+def test_acks_all_idempotent_producer_loses_nothing_while_leaders_are_killed(kpy_cluster, soak):
+    """50 times (12 without ``--soak``): SIGKILL the partition's leader while confluent-kafka
+    writes with acks=all and idempotence, wait for a new leader, start the dead broker again and
+    wait until it is back in the ISR. Every acknowledged record is then read back exactly once,
+    in order, and no record appears twice."""
     topic = create_topic(kpy_cluster, f"kills-{uuid.uuid4().hex[:6]}",
                          config={"min.insync.replicas": "2"})
-    kills = 0
+    kills, rounds = 0, KILLS if soak else KILLS_IN_CI
     with SequenceProducer(kpy_cluster.bootstrap_servers, topic) as writer:
-        for _ in range(KILLS):
+        for _ in range(rounds):
             writer.wait_for_acks(len(writer.acknowledged) + 20)
             leader = kpy_cluster.leader(topic, 0)
             kpy_cluster.kill(leader)
@@ -136,7 +136,7 @@ def test_acks_all_idempotent_producer_loses_nothing_while_leaders_are_killed(kpy
     print(f"\nrecords acknowledged: {len(acknowledged)}, kills: {kills}, records read: "
           f"{len(read)}, lost: {len(lost)}, duplicates: {duplicates}, "
           f"failed deliveries: {len(writer.failed)}")
-    assert kills == KILLS
+    assert kills == rounds
     assert not writer.failed
     assert lost == []
     assert duplicates == 0

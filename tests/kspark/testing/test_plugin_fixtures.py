@@ -179,6 +179,7 @@ def test_producer_settings_are_passed_on(kpy_broker, kpy_topic, kpy_produce, kpy
     assert [r["value"] for r in kpy_read(topic)] == [b"in a transaction"]
     with KafkaClient({"bootstrap.servers": kpy_broker.bootstrap_servers}) as client:
         batches = list(iter_batches(client.fetch({tp: 0})[tp].records))
+    assert len(batches) == 2, batches  # read_committed above saw the record: the marker is in
     data, marker = batches
     assert data.compression == CompressionType.ZSTD and data.is_transactional
     assert marker.is_control_batch  # the transaction was committed
