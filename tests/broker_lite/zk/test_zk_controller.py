@@ -166,6 +166,8 @@ def test_deleted_topic_leaves_zookeeper_and_every_replica(start_zk_broker, zooke
         mine = {("doomed", p) for b, p in replicas if b == broker.broker_id}
         wait_until(lambda b=broker, m=mine: b.listener.partitions("doomed") == m)
         assert all(broker.listener.partition_dir(*tp).is_dir() for tp in mine)
+        # every broker hosts "kept" before the deletion, so that "untouched" below means it
+        wait_until(lambda b=broker: b.listener.partitions("kept") == {("kept", 0)})
 
     delete_topic(zookeeper_client, "doomed")
     wait_until(lambda: zookeeper_client.exists("/brokers/topics/doomed") is None
