@@ -210,7 +210,11 @@ def test_deletion_waits_for_offline_replicas(start_zk_broker, zookeeper_client, 
     wait_until(lambda: any("deletion of waiting waits for brokers [2]" in r.getMessage()
                            for r in caplog.records), message="the controller defers the deletion")
     assert zookeeper_client.exists("/brokers/topics/waiting") is not None
-    assert get_partition_state(zookeeper_client, "waiting", 0).leader == -1
+    # the deletion reads the live brokers afresh, while the partition goes offline when the
+    # controller handles the broker change: on a busy machine either may come first
+    wait_until(lambda: get_partition_state(zookeeper_client, "waiting", 0).leader == -1,
+               message="the partition goes offline")
+    assert zookeeper_client.exists("/brokers/topics/waiting") is not None
     returning = start_zk_broker(2)
     wait_until(lambda: zookeeper_client.exists("/brokers/topics/waiting") is None)
     # the returning broker found the marker before registering, and deleted its data
