@@ -13,9 +13,9 @@ Spark's ``KafkaOffsetReader`` retries its own (each attempt already retries with
 """
 
 import logging
-import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from time import sleep
 from typing import TypeVar
 
 from broker_lite.client import KafkaClient, shared_client
@@ -73,7 +73,7 @@ def with_offset_retries(options: SourceOptions, lookup: Callable[[], T],
                 raise
             logger.warning("attempt %d of %d at getting Kafka offsets failed, retrying in %d ms: "
                            "%s", attempt, attempts, options.fetch_offset_retry_interval_ms, exc)
-            time.sleep(options.fetch_offset_retry_interval_ms / 1000)
+            sleep(options.fetch_offset_retry_interval_ms / 1000)
             if reset is not None:
                 reset()
     raise AssertionError("unreachable: fetchOffset.numRetries is at least 1")

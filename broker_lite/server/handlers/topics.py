@@ -74,6 +74,8 @@ def _partitions_ready(services: HandlerServices, topic: str,
     known = services.cluster.partitions(topic)
     if known is None:
         return False
+    if partitions is not None and not set(partitions) <= {info.partition for info in known}:
+        return False  # the metadata does not list every new partition yet
     return all(has_serving_leader(services.partitions, topic, info) for info in known
                if partitions is None or info.partition in partitions)
 

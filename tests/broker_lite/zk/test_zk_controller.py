@@ -113,6 +113,8 @@ def test_controller_failover_bumps_the_epoch_and_reelects_its_leaders(start_zk_b
                and _json(zookeeper_client, "/controller")["brokerid"] != 1,
                message="new controller")
     assert zookeeper_client.get("/controller_epoch")[0] == b"2"
+    # the winner writes /controller before it has taken the controller's role in its process
+    wait_until(lambda: any(b.is_controller for b in brokers[1:]), message="controller role")
     new_controller = next(b for b in brokers[1:] if b.is_controller)
     assert new_controller.controller.epoch == 2
 

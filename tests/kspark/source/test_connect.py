@@ -38,7 +38,7 @@ def test_poll_timeout_bounds_an_executors_read():
 
 def test_lookups_are_tried_as_often_as_fetch_offset_num_retries_says(monkeypatch):
     slept, resets, attempts = [], [], []
-    monkeypatch.setattr("kspark.source.connect.time.sleep", slept.append)
+    monkeypatch.setattr("kspark.source.connect.sleep", slept.append)
 
     def lookup():
         attempts.append(1)

@@ -137,7 +137,7 @@ def test_offset_lookups_are_retried_as_fetch_offset_options_say(
     source = reader(servers, topic_name, **{"fetchOffset.numRetries": retries,
                                             "fetchOffset.retryIntervalMs": "250"})
     slept = []
-    monkeypatch.setattr("kspark.source.connect.time.sleep", slept.append)
+    monkeypatch.setattr("kspark.source.connect.sleep", slept.append)
     attempts = failing_first(source, 2, monkeypatch)
     try:
         start = source.initialOffset()

@@ -273,3 +273,15 @@ def test_delete_topics(harness):
     assert [(r["name"], r["error_code"]) for r in response] == \
         [("doomed", 0), ("never", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)]
     assert harness.services.admin.deleted == ["doomed"]
+
+
+def test_new_partitions_are_not_ready_while_the_metadata_does_not_list_them():
+    """CreatePartitions answers once its new partitions have leaders; a metadata view that has
+    not caught up with the growth lists none of them, which is not "all of them are led"."""
+    from types import SimpleNamespace
+
+    from broker_lite.server.handlers.topics import _partitions_ready
+
+    cluster = SimpleNamespace(partitions=lambda topic: [SimpleNamespace(partition=0)])
+    services = SimpleNamespace(cluster=cluster, partitions=None)
+    assert not _partitions_ready(services, "grow", {1, 2})
