@@ -34,6 +34,7 @@ from broker_lite.records import (
 
 from .fields import (
     Regions,
+    Run,
     check_sections_filled,
     record_fields,
     record_starts,
@@ -45,6 +46,7 @@ from .schema import HEADER_TYPE, HEADERS_TYPE, TIMESTAMP_TYPE, record_schema
 _INLINE_MAX = 12  # binary_view stores values of up to 12 bytes inside the view itself
 _INLINE_RANGE = np.arange(_INLINE_MAX)
 _MAX_TIMESTAMP_MS = (2**63 - 1) // 1000
+_MAX_BINARY_BYTES = 2**31 - 1  # what the 32-bit offsets of Arrow's binary type reach
 _MIN_HEADER_BYTES = 2  # header key length and value length varints, one byte each at least
 
 
@@ -136,9 +138,11 @@ def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
     timestamp_types = np.repeat(np.array([int(b.timestamp_type) for b in group], np.int32),
                                 counts)
     data_buffer = pa.py_buffer(data)
+    key_runs = [(run, run.layout.key_at, run.layout.key_length) for run in fields.runs]
+    value_runs = [(run, run.layout.value_at, run.layout.value_length) for run in fields.runs]
     columns = [
-        _binary_from_ranges(d, data_buffer, fields.key_start, fields.key_length, pa.binary()),
-        _binary_from_ranges(d, data_buffer, fields.value_start, fields.value_length, pa.binary()),
+        _binary_column(d, data_buffer, fields.key_start, fields.key_length, key_runs),
+        _binary_column(d, data_buffer, fields.value_start, fields.value_length, value_runs),
         _constant_string(topic, n),
         pa.array(np.full(n, partition, dtype=np.int32), pa.int32()),
         pa.array(offsets),
@@ -213,6 +217,46 @@ def _check_timestamps(timestamps_ms: np.ndarray, offsets: np.ndarray,
             f"record at offset {offsets[i]} has a timestamp outside the range of Spark's "
             f"TimestampType (+/-{_MAX_TIMESTAMP_MS} ms)"
         )
+
+
+def _binary_column(d: np.ndarray, data: pa.Buffer, starts: np.ndarray, lengths: np.ndarray,
+                   runs: list[tuple[Run, int, int]]) -> pa.Array:
+    """A ``binary`` array of ``data[start:start+length]`` (null where length is -1), where
+    ``runs`` holds the stretches of records whose field lies at one distance into each record
+    with one length (``(run, distance, length)``): those values are copied from the records
+    in one strided copy per run; the others as :func:`_binary_from_ranges` does, then moved
+    into place."""
+    n = len(starts)
+    valid = lengths >= 0
+    null_count = n - int(np.count_nonzero(valid))
+    if null_count == n or not runs:
+        return _binary_from_ranges(d, data, starts, lengths, pa.binary())
+    lens = np.maximum(lengths, 0)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    if offsets[-1] > _MAX_BINARY_BYTES:  # beyond 32-bit offsets: let the cast report it
+        return _binary_from_ranges(d, data, starts, lengths, pa.binary())
+    out = np.empty(int(offsets[-1]), dtype=np.uint8)
+    by_run = np.zeros(n, dtype=bool)
+    for run, at, length in runs:
+        by_run[run.first:run.first + run.count] = True
+        if length > 0:
+            into = out[offsets[run.first]:offsets[run.first + run.count]]
+            into.reshape(run.count, length)[...] = run.strided(d, at, length)
+    others = np.flatnonzero(~by_run & (lens > 0))
+    if others.size:
+        part = _binary_from_ranges(d, data, starts[others], lengths[others], pa.binary())
+        part_offsets = np.frombuffer(part.buffers()[1], dtype=np.int32, count=len(others) + 1,
+                                     offset=4 * part.offset)
+        first, last = int(part_offsets[0]), int(part_offsets[-1])
+        source = np.arange(first, last)
+        # each value moves from where the part has it to where the column has it
+        source_to_column = np.repeat(offsets[others] - part_offsets[:-1], lens[others])
+        out[source + source_to_column] = np.frombuffer(part.buffers()[2], dtype=np.uint8)[
+            first:last]
+    validity = pa.py_buffer(np.packbits(valid, bitorder="little")) if null_count else None
+    return pa.Array.from_buffers(pa.binary(), n, [validity, pa.py_buffer(
+        offsets.astype(np.int32)), pa.py_buffer(out)], null_count=null_count)
 
 
 def _binary_from_ranges(d: np.ndarray, data: pa.Buffer, starts: np.ndarray, lengths: np.ndarray,

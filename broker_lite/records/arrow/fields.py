@@ -31,7 +31,7 @@ layout is decoded field by field, where every check applies. The buffer needs no
 stay inside the records, or are clipped to the buffer and their bytes discarded.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -60,9 +60,13 @@ class RecordFields:
     value_start: np.ndarray
     value_length: np.ndarray
     headers_start: np.ndarray  # the header count varint
+    # Stretches of records that all share one layout: their keys and values lie at a fixed
+    # stride, so a column can copy them without looking at each record's position.
+    runs: list["Run"] = field(default_factory=list)
 
 
-_COLUMNS = tuple(RecordFields.__dataclass_fields__)
+_COLUMNS = ("timestamp_delta", "offset_delta", "key_start", "key_length", "value_start",
+            "value_length", "headers_start")
 
 
 # -- record boundaries ------------------------------------------------------------------------
@@ -174,9 +178,12 @@ def record_fields(data, d: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> 
     fields = RecordFields(*(np.empty(n, dtype=np.int64) for _ in range(7)))
     left = np.ones(n, dtype=bool)  # records still to decode field by field
     for first, count in runs:
-        fitting = _run_fields(data, d, starts, ends, first, count, fields)
-        if fitting is not None:
-            left[first:first + count] = ~fitting
+        layout, fitting = _run_fields(data, d, starts, ends, first, count, fields)
+        if layout is None:
+            continue
+        left[first:first + count] = ~fitting
+        if fitting.all():
+            fields.runs.append(Run(first, count, int(starts[first]), layout))
     rest = np.flatnonzero(left)
     if rest.size:
         for column, values in zip(_COLUMNS, _fields_one_by_one(d, starts[rest], ends[rest])):
@@ -214,6 +221,23 @@ class _Layout:
     value_length: int
     headers_at: int
     checks: tuple[tuple[int, int, int], ...]
+
+
+@dataclass(frozen=True)
+class Run:
+    """Records ``first`` to ``first + count``, one after the other from byte ``start``, all of
+    one ``layout``."""
+
+    first: int
+    count: int
+    start: int
+    layout: _Layout
+
+    def strided(self, d: np.ndarray, at: int, length: int) -> np.ndarray:
+        """The ``length`` bytes at distance ``at`` into each record, as a (count, length) view
+        of ``d``."""
+        return np.lib.stride_tricks.as_strided(d[self.start + at:], (self.count, length),
+                                               (self.layout.size, 1), writeable=False)
 
 
 def _layout_of(data, start: int, size: int) -> _Layout | None:
@@ -272,23 +296,32 @@ def _windows(structure: list[tuple[int, int, int]], size: int) -> tuple[tuple[in
 
 
 def _run_fields(data, d: np.ndarray, starts: np.ndarray, ends: np.ndarray, first: int,
-                count: int, fields: RecordFields) -> np.ndarray | None:
+                count: int, fields: RecordFields) -> tuple[_Layout | None, np.ndarray | None]:
     """Fill ``fields`` for the records ``first`` to ``first + count`` (one size, one after the
-    other) when they share the first one's layout; which of them do (None: the first one's
-    layout is left to the field-by-field path)."""
+    other) when they share the first one's layout; that layout and which of them do (None, None:
+    the first one's layout is left to the field-by-field path).
+
+    Each 8-byte window is read from the records once, into an array of its own: the checks and
+    the deltas then work on those, not on the (unaligned, strided) record bytes again."""
     start = int(starts[first])
     layout = _layout_of(data, start, int(ends[first]) - start)
     if layout is None:
-        return None
+        return None, None
     size = layout.size
+    read: dict[int, np.ndarray] = {}
 
     def window(at: int) -> np.ndarray:  # 8 bytes at ``at`` into each record of the run
-        return np.ndarray((count,), dtype="<u8", buffer=d, offset=start + at, strides=(size,))
+        if at not in read:
+            read[at] = np.ndarray((count,), dtype="<u8", buffer=d, offset=start + at,
+                                  strides=(size,)).copy()
+        return read[at]
 
-    read = {at: window(at) for at, _, _ in layout.checks}
-    fitting = np.ones(count, dtype=bool)
+    fitting = None
     for at, mask, expected in layout.checks:
-        fitting &= (read[at] & np.uint64(mask)) == np.uint64(expected)
+        fits = (window(at) & np.uint64(mask)) == np.uint64(expected)
+        fitting = fits if fitting is None else fitting & fits
+    if fitting is None:
+        fitting = np.ones(count, dtype=bool)
     run = slice(first, first + count)
     here = starts[run]
     fields.timestamp_delta[run] = _delta(read, window, layout.timestamp_delta, size)
@@ -298,7 +331,7 @@ def _run_fields(data, d: np.ndarray, starts: np.ndarray, ends: np.ndarray, first
     fields.value_start[run] = here + layout.value_at
     fields.value_length[run] = layout.value_length
     fields.headers_start[run] = here + layout.headers_at
-    return fitting
+    return layout, fitting
 
 
 def _delta(read: dict, window, where: tuple[int, int], size: int) -> np.ndarray:
@@ -310,8 +343,7 @@ def _delta(read: dict, window, where: tuple[int, int], size: int) -> np.ndarray:
             break
     else:
         window_at = min(at, size - _WINDOW)
-        read[window_at] = window(window_at)
-    bytes_ = read[window_at] >> np.uint64(8 * (at - window_at))
+    bytes_ = window(window_at) >> np.uint64(8 * (at - window_at))
     raw = bytes_ & np.uint64(0x7F)
     for i in range(1, length):  # byte i's 7 bits go to bit 7 * i
         raw |= (bytes_ >> np.uint64(i)) & np.uint64(0x7F << 7 * i)
