@@ -293,6 +293,25 @@ def test_a_large_batch_of_fixed_size_records_decodes_across_varint_growth():
         [v for _, v in records]
 
 
+def test_runs_of_tombstones_beside_runs_of_values_and_odd_records_match_the_record_reader():
+    """Keys and values of runs are copied a run at a time, the others one by one: tombstones
+    (null values) in a run, a run of values, odd sizes and an empty value between them."""
+    builder = RecordBatchBuilder()
+    timestamp = 1_700_000_000_000
+    for i in range(200):
+        builder.append(None, key=b"k%04d" % i, timestamp=timestamp)
+    for size in (3, 0, 250, 17):
+        builder.append(b"o" * size, key=None, timestamp=timestamp)
+    for i in range(300):
+        builder.append(b"%0100d" % i, key=b"key", timestamp=timestamp)
+    builder.append(b"last", key=b"k", timestamp=timestamp)
+    data = builder.build()
+    rows = decode(data).to_pylist()
+    assert rows == expected_rows(data)
+    assert [r["value"] for r in rows[:200]] == [None] * 200
+    assert rows[203]["value"] == b"o" * 17 and rows[204]["value"] == b"%0100d" % 0
+
+
 def test_a_record_breaking_a_run_with_another_length_is_found():
     """In the middle of a run, one record claims to be a byte longer: the run must stop there,
     and the batch no longer adds up."""
