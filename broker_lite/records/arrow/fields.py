@@ -104,9 +104,7 @@ def walk(data, d: np.ndarray, regions: Regions) -> np.ndarray:
                 continue
             record = p - size  # the last one stepped through: its prefix is the run's
             prefix = data[record:decode_varint(data, record, end)[1]]
-            same = np.ones(n, dtype=bool)
-            for i, byte in enumerate(prefix):  # byte i of each record's prefix, strided
-                same &= d[p + i:p + i + size * n:size] == byte
+            same = _same_prefix(d, p, size, n, prefix)
             k = n if same.all() else int(np.argmin(same))
             pieces.append(np.array(ends, dtype=np.int64))
             pieces.append(np.arange(p + size, p + size * (k + 1), size, dtype=np.int64))
@@ -116,6 +114,20 @@ def walk(data, d: np.ndarray, regions: Regions) -> np.ndarray:
             misses = 0 if k >= _MIN_RUN else misses + 1
         pieces.append(np.array(ends, dtype=np.int64))
     return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+
+
+def _same_prefix(d: np.ndarray, p: int, size: int, n: int, prefix) -> np.ndarray:
+    """For each of ``n`` records of ``size`` bytes from ``p``: whether it starts with
+    ``prefix``. Prefixes of one or two bytes (records below 8 KiB) are compared in one strided
+    read of each record; longer ones byte by byte."""
+    if len(prefix) <= 2:
+        width = np.dtype("<u1" if len(prefix) == 1 else "<u2")
+        starts = np.ndarray((n,), dtype=width, buffer=d, offset=p, strides=(size,))
+        return starts == int.from_bytes(prefix, "little")
+    same = np.ones(n, dtype=bool)
+    for i, byte in enumerate(prefix):  # byte i of each record's prefix, strided
+        same &= d[p + i:p + i + size * n:size] == byte
+    return same
 
 
 def _step(data, p: int, end: int, count: int, ends: list[int]) -> int:
