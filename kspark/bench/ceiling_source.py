@@ -14,6 +14,9 @@ one batch when it first reads and yields it (or a slice of it) again and again.
 ...                             "rowsPerBatch": "2"}).reader(None)
 >>> [sum(b.num_rows for b in reader.read(p)) for p in reader.partitions()]
 [3, 3, 4]
+>>> stream = CeilingDataSource({"records": "10", "partitions": "3"}).streamReader(None)
+>>> [p.rows for p in stream.partitions(stream.initialOffset(), stream.latestOffset({}, None))]
+[3, 3, 4]
 """
 
 from __future__ import annotations
@@ -24,7 +27,13 @@ from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from broker_lite.records.arrow.schema import RECORD_SCHEMA, SPARK_DDL
 
@@ -47,8 +56,14 @@ class CeilingDataSource(DataSource):
         return SPARK_DDL
 
     def reader(self, schema) -> CeilingReader:
-        return CeilingReader(int(self.options["records"]), int(self.options["partitions"]),
-                             int(self.options.get("rowsPerBatch", DEFAULT_ROWS_PER_BATCH)))
+        return CeilingReader(*self._shape())
+
+    def streamReader(self, schema) -> CeilingStreamReader:
+        return CeilingStreamReader(*self._shape())
+
+    def _shape(self) -> tuple[int, int, int]:
+        return (int(self.options["records"]), int(self.options["partitions"]),
+                int(self.options.get("rowsPerBatch", DEFAULT_ROWS_PER_BATCH)))
 
 
 class CeilingReader(DataSourceReader):
@@ -66,6 +81,30 @@ class CeilingReader(DataSourceReader):
             rows = min(left, self.rows_per_batch)
             yield batch if rows == batch.num_rows else batch.slice(0, rows)
             left -= rows
+
+
+class CeilingStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Every row is there from the start: offsets count rows, from 0 to ``records``."""
+
+    def __init__(self, records: int, partitions: int, rows_per_batch: int):
+        self.batches = CeilingReader(records, partitions, rows_per_batch)
+
+    def initialOffset(self) -> dict:
+        return {"rows": 0}
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        pass  # the latest offset never moves
+
+    def latestOffset(self, start: dict, limit) -> dict:
+        return {"rows": self.batches.records}
+
+    def partitions(self, start: dict, end: dict) -> list[RowCount]:
+        rows = end["rows"] - start["rows"]
+        return CeilingReader(rows, self.batches.count, self.batches.rows_per_batch).partitions() \
+            if rows else []
+
+    def read(self, partition: RowCount) -> Iterator[pa.RecordBatch]:
+        return self.batches.read(partition)
 
 
 def values(count: int, seed: int) -> pa.Array:
