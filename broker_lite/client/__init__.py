@@ -20,7 +20,8 @@ from broker_lite.lazy_exports import lazy_exports
 
 # Each public name and the module it lives in. The package imports a module when one of its names
 # is first asked for (PEP 562), so that a process that only reads (a Spark worker, say) does not
-# load the producer, the admin clients and the transactions with it.
+# load the producer, the admin clients and the transactions with it, and one that only looks up
+# offsets (a Spark driver) does not load the read loop and the record codecs either.
 _NAMES = {  # module: the public names it gives
     "broker_lite.vocabulary": ("TopicPartition",),
     ".admin": ("Admin", "NewTopic"),
@@ -37,15 +38,14 @@ _NAMES = {  # module: the public names it gives
         "TopicAlreadyExistsError", "TransactionalIdNotFoundError", "TransactionStateError",
         "UnknownTopicOrPartitionError", "UnsupportedVersionError", "error_for"),
     ".metadata": ("BrokerInfo", "PartitionMetadata", "TopicMetadata"),
-    ".partition_reader": ("LOG_END", "FetchedChunk", "OutOfRange", "PartitionReader",
-        "raise_out_of_range"),
+    ".partition_reader": ("FetchedChunk", "OutOfRange", "PartitionReader", "raise_out_of_range"),
     ".partitioner": ("murmur2", "partitions_for_keys"),
     ".producer": ("Producer",),
     ".shared": ("shared_client",),
     ".transactions": ("TransactionDescription", "TransactionHandle", "TransactionState",
         "describe_transaction", "end_transaction"),
-    ".types": ("EARLIEST", "LATEST", "READ_COMMITTED", "READ_UNCOMMITTED", "FetchedPartition",
-        "OffsetAndMetadata", "OffsetAndTimestamp"),
+    ".types": ("EARLIEST", "LATEST", "LOG_END", "READ_COMMITTED", "READ_UNCOMMITTED",
+        "FetchedPartition", "OffsetAndMetadata", "OffsetAndTimestamp"),
 }
 __getattr__, __dir__ = lazy_exports(__name__, _NAMES)
 
