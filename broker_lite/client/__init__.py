@@ -16,11 +16,12 @@ shared by the successive work of a process. Modules import one way: the facade b
 others, and none of them imports it but :mod:`.shared`.
 """
 
-import importlib
+from broker_lite.lazy_exports import lazy_exports
 
 # Each public name and the module it lives in. The package imports a module when one of its names
 # is first asked for (PEP 562), so that a process that only reads (a Spark worker, say) does not
-# load the producer, the admin clients and the transactions with it.
+# load the producer, the admin clients and the transactions with it, and one that only looks up
+# offsets (a Spark driver) does not load the read loop and the record codecs either.
 _NAMES = {  # module: the public names it gives
     "broker_lite.vocabulary": ("TopicPartition",),
     ".admin": ("Admin", "NewTopic"),
@@ -37,31 +38,16 @@ _NAMES = {  # module: the public names it gives
         "TopicAlreadyExistsError", "TransactionalIdNotFoundError", "TransactionStateError",
         "UnknownTopicOrPartitionError", "UnsupportedVersionError", "error_for"),
     ".metadata": ("BrokerInfo", "PartitionMetadata", "TopicMetadata"),
-    ".partition_reader": ("LOG_END", "FetchedChunk", "OutOfRange", "PartitionReader",
-        "raise_out_of_range"),
+    ".partition_reader": ("FetchedChunk", "OutOfRange", "PartitionReader", "raise_out_of_range"),
     ".partitioner": ("murmur2", "partitions_for_keys"),
     ".producer": ("Producer",),
     ".shared": ("shared_client",),
     ".transactions": ("TransactionDescription", "TransactionHandle", "TransactionState",
         "describe_transaction", "end_transaction"),
-    ".types": ("EARLIEST", "LATEST", "READ_COMMITTED", "READ_UNCOMMITTED", "FetchedPartition",
-        "OffsetAndMetadata", "OffsetAndTimestamp"),
+    ".types": ("EARLIEST", "LATEST", "LOG_END", "READ_COMMITTED", "READ_UNCOMMITTED",
+        "FetchedPartition", "OffsetAndMetadata", "OffsetAndTimestamp"),
 }
-_EXPORTS = {name: module for module, names in _NAMES.items() for name in names}
-
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups find it without coming here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
-
+__getattr__, __dir__ = lazy_exports(__name__, _NAMES)
 
 __all__ = [
     "EARLIEST", "ERROR_CLASSES", "LATEST", "READ_COMMITTED", "READ_UNCOMMITTED", "Admin",

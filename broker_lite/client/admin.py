@@ -224,12 +224,7 @@ class Admin:
 
     def list_topics(self, include_internal: bool = False) -> dict[str, int]:
         """Every topic, with its partition count."""
-        deadline = self.cluster.deadline()
-        snapshot = retry("list_topics()", deadline, self.cluster.backoff(),
-                         lambda: self.cluster.refresh_metadata(None, deadline),
-                         self.cluster.on_retriable)
-        return {name: topic.partition_count for name, topic in sorted(snapshot.topics.items())
-                if include_internal or not topic.is_internal}
+        return self.cluster.list_topics(include_internal)
 
     def describe_topics(self, names: Iterable[str]) -> dict[str, TopicMetadata]:
         """The metadata of each topic (partitions, leaders, replicas, topic id)."""

@@ -53,12 +53,12 @@ from .errors import ClientClosedError, InvalidArgumentError, error_for, final_er
 from .fetcher import Fetcher
 from .group_offsets import GroupOffsets
 from .offsets import OffsetLookup
-from .partition_reader import LOG_END, FetchedChunk, OutOfRangeHook, read_range
 from .retry import retry
-from .types import FetchedPartition, OffsetAndMetadata, OffsetAndTimestamp
+from .types import LOG_END, FetchedPartition, OffsetAndMetadata, OffsetAndTimestamp
 
 if TYPE_CHECKING:
     from .admin import Admin
+    from .partition_reader import FetchedChunk, OutOfRangeHook
     from .producer import Producer
 
 
@@ -121,7 +121,7 @@ class KafkaClient:
         """Every topic of the cluster with its partition count (internal topics such as
         ``__consumer_offsets`` only with ``include_internal``); always asks the cluster."""
         self._check_open()
-        return self.admin.list_topics(include_internal)
+        return self._cluster.list_topics(include_internal)
 
     def partitions(self, topic: str) -> list[int]:
         """The partition numbers of ``topic``, asking the cluster (so new partitions show);
@@ -201,6 +201,10 @@ class KafkaClient:
         says where to go on, or raises :class:`OffsetOutOfRangeError` without one.
         """
         self._check_open()
+        # loaded when first used: a process that only looks up offsets (a Spark driver) needs
+        # neither the read loop nor the record codecs it brings
+        from .partition_reader import read_range
+
         return read_range(self, tp, start, end, isolation_level=isolation_level,
                           on_out_of_range=on_out_of_range, max_wait_ms=max_wait_ms)
 

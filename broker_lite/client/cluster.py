@@ -38,7 +38,7 @@ from .metadata import (
     metadata_request,
     parse_metadata,
 )
-from .retry import Backoff, Deadline
+from .retry import Backoff, Deadline, retry
 from .versions import api_name
 
 K = TypeVar("K")
@@ -155,6 +155,16 @@ class Cluster:
         snapshot = parse_metadata(body)
         self.metadata.update(snapshot, every_topic=wanted is None)
         return snapshot
+
+    def list_topics(self, include_internal: bool = False) -> dict[str, int]:
+        """Every topic of the cluster with its partition count, from a Metadata request made now
+        (retried within ``request.timeout.ms``); internal topics (``__consumer_offsets``, ...)
+        only with ``include_internal``."""
+        deadline = self.deadline()
+        snapshot = retry("list_topics()", deadline, self.backoff(),
+                         lambda: self.refresh_metadata(None, deadline), self.on_retriable)
+        return {name: topic.partition_count for name, topic in sorted(snapshot.topics.items())
+                if include_internal or not topic.is_internal}
 
     def ensure_metadata(self, deadline: Deadline, tps: Iterable[TopicPartition] = (),
                         topics: Iterable[str] = ()) -> None:

@@ -36,13 +36,11 @@ broker_lite.client.errors.ConfigError: fetch.max.wait: unknown Kafka client sett
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from broker_lite.security import SecurityConfigError, tls
+from broker_lite.security import SecurityConfigError
 from broker_lite.security.redaction import RedactedSettings
-from broker_lite.security.sasl_client import SaslClientFactory
 from broker_lite.settings import (
     InvalidValue,
     Setting,
@@ -355,12 +353,20 @@ class ClientConfig:
 
 
 def _security(protocol: str, settings: Mapping[str, str], oauth_cb, prefix: str):
-    """The TLS context and SASL mechanism ``security.protocol`` asks for (None when not)."""
+    """The TLS context and SASL mechanism ``security.protocol`` asks for (None when not). Their
+    modules are imported only then: a PLAINTEXT client (most Spark drivers) loads neither
+    :mod:`ssl` nor the SASL mechanisms and the cryptography they use."""
     protocol = protocol.upper()
     try:
-        context = tls.client_context(settings) if protocol.endswith("SSL") else None
-        sasl = (SaslClientFactory.from_settings(settings, oauth_cb=oauth_cb)
-                if protocol.startswith("SASL") else None)
+        context = sasl = None
+        if protocol.endswith("SSL"):
+            from broker_lite.security import tls
+
+            context = tls.client_context(settings)
+        if protocol.startswith("SASL"):
+            from broker_lite.security.sasl_client import SaslClientFactory
+
+            sasl = SaslClientFactory.from_settings(settings, oauth_cb=oauth_cb)
     except SecurityConfigError as exc:
         raise ConfigError(prefix + exc.key, str(exc).split(": ", 1)[-1]) from None
     return context, sasl
@@ -375,6 +381,8 @@ def _address(host: str, port: int) -> str:
 
 
 def _suggestion(name: str, prefix: str) -> str:
+    import difflib  # only for a misspelt name
+
     known = [*CLIENT_SETTINGS, *PRODUCER_SETTINGS, *PASS_THROUGH_SETTINGS, *ALIASES,
              *sorted(JAVA_CLIENT_SETTINGS), *sorted(LIBRDKAFKA_SECURITY_SETTINGS)]
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)

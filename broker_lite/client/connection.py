@@ -55,12 +55,12 @@ from __future__ import annotations
 import random
 import select
 import socket
-import ssl
 import struct
 import threading
 import time
 from collections.abc import Callable
 from importlib import metadata as _package_metadata
+from typing import TYPE_CHECKING
 
 from broker_lite.protocol import (
     ApiKey,
@@ -87,6 +87,9 @@ from .errors import (
 from .retry import Deadline, ExponentialBackoff
 from .throttling import client_throttle_ms
 from .versions import CLIENT_VERSIONS, ApiVersionTable, api_name, negotiate
+
+if TYPE_CHECKING:  # ssl is loaded with a TLS context (broker_lite.security.tls), when one is used
+    import ssl
 
 _SIZE = struct.Struct(">i")
 _CORRELATION_ID_AND_ERROR = struct.Struct(">ih")  # ApiVersions response: header v0 + error code
@@ -243,6 +246,8 @@ class BrokerConnection:
         time.sleep(wait_s)
 
     def _tls_handshake(self, sock: socket.socket, timeout: float) -> ssl.SSLSocket:
+        import ssl
+
         try:
             return self.config.ssl_context.wrap_socket(sock, server_hostname=self.host)
         except ssl.SSLCertVerificationError as exc:
@@ -331,7 +336,7 @@ class BrokerConnection:
         sock = self._sock
         if sock is None:
             return True
-        if isinstance(sock, ssl.SSLSocket):
+        if self.config.ssl_context is not None:
             return self._tls_peer_closed(sock)
         try:
             sock.settimeout(0.0)
@@ -350,6 +355,8 @@ class BrokerConnection:
     def _tls_peer_closed(sock: ssl.SSLSocket) -> bool:
         """As :meth:`_peer_closed` for TLS, which cannot peek: TLS records that carry no data
         (TLS 1.3 session tickets) are read and leave the connection healthy."""
+        import ssl
+
         if sock.pending():
             return True  # data nobody asked for: out of step
         try:

@@ -69,6 +69,7 @@ from .retry import Backoff, Deadline, timed_out
 from .types import (
     EARLIEST,
     LATEST,
+    LOG_END,
     READ_COMMITTED,
     FetchedPartition,
     isolation_level_code,
@@ -76,10 +77,6 @@ from .types import (
 
 if TYPE_CHECKING:
     from .client import KafkaClient
-
-#: A partition end meaning "up to the end of the log, as the fetches find it": the high
-#: watermark, or under read_committed the last stable offset.
-LOG_END = -1
 
 _OFFSET = struct.Struct(">q")  # every entry of a record buffer starts with its (base) offset
 

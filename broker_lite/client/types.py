@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 EARLIEST = -2
 LATEST = -1
 
+#: A partition end meaning "up to the end of the log, as the fetches find it" (for
+#: :mod:`.partition_reader`): the high watermark, or under read_committed the last stable offset.
+LOG_END = -1
+
 READ_UNCOMMITTED = "read_uncommitted"
 READ_COMMITTED = "read_committed"
 ISOLATION_LEVELS = {READ_UNCOMMITTED: 0, READ_COMMITTED: 1}  # name -> wire value

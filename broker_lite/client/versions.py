@@ -3,7 +3,7 @@
 A connection starts with ApiVersions; the broker lists, per API key, the versions it serves. For
 each API the client uses, the version spoken is the highest one inside both ranges: the broker's,
 and the client's own (:data:`CLIENT_VERSIONS`, the versions whose request bodies and response
-fields this package handles, clipped to what :mod:`broker_lite.protocol` has schemas for). An API
+fields this package handles, within what :mod:`broker_lite.protocol` has schemas for). An API
 whose ranges do not overlap, or that the broker does not list, fails with
 :class:`UnsupportedVersionError` when it is used, naming both ranges; the rest of the connection
 stays usable.
@@ -24,46 +24,44 @@ from broker_lite.protocol import API_SCHEMAS, ApiKey
 
 from .errors import UnsupportedVersionError
 
-#: API -> (lowest, highest) version this client speaks.
+#: API -> (lowest, highest) version this client speaks, within the versions
+#: :mod:`broker_lite.protocol` has schemas for (a test checks it, rather than this module building
+#: every schema to clip the ranges: an API's schemas are built when the client first speaks it).
 CLIENT_VERSIONS: dict[ApiKey, tuple[int, int]] = {
-    key: (max(low, API_SCHEMAS[key].valid_versions.lo),
-          min(high, API_SCHEMAS[key].valid_versions.hi))
-    for key, (low, high) in {
-        ApiKey.API_VERSIONS: (0, 3),
-        ApiKey.METADATA: (1, 12),  # v0 cannot ask for "all topics" distinctly
-        ApiKey.FETCH: (4, 17),  # v4: isolation level, last stable offset, aborted transactions
-        ApiKey.LIST_OFFSETS: (1, 10),  # v0 answers with old-style offset lists
-        ApiKey.FIND_COORDINATOR: (0, 6),
-        ApiKey.OFFSET_COMMIT: (2, 9),  # v0 commits to ZooKeeper
-        ApiKey.OFFSET_FETCH: (1, 9),  # v0 reads from ZooKeeper
-        ApiKey.CREATE_TOPICS: (0, 7),
-        ApiKey.DELETE_TOPICS: (0, 6),
-        ApiKey.CREATE_PARTITIONS: (0, 3),
-        ApiKey.DELETE_RECORDS: (0, 2),
-        ApiKey.DESCRIBE_CONFIGS: (0, 4),
-        ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
-        ApiKey.LIST_GROUPS: (0, 5),  # v4+: states filter; v5+: types filter
-        ApiKey.DESCRIBE_GROUPS: (0, 5),
-        ApiKey.DELETE_GROUPS: (0, 2),
-        ApiKey.PRODUCE: (3, 11),  # v3: record batches, transactional id
-        ApiKey.INIT_PRODUCER_ID: (0, 5),  # v3+: epoch bump of a known producer (KIP-360)
-        ApiKey.ADD_PARTITIONS_TO_TXN: (0, 3),  # v4+ is the batched broker-to-broker form
-        ApiKey.END_TXN: (0, 4),  # v5 (KIP-890) returns a new epoch after each transaction
-        ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
-        ApiKey.DESCRIBE_ACLS: (0, 3),
-        ApiKey.CREATE_ACLS: (0, 3),
-        ApiKey.DELETE_ACLS: (0, 3),
-        ApiKey.SASL_HANDSHAKE: (1, 1),  # v0 sent the mechanism's messages as raw frames
-        ApiKey.SASL_AUTHENTICATE: (0, 2),  # v1+: session lifetime (KIP-368)
-        ApiKey.OFFSET_FOR_LEADER_EPOCH: (3, 4),  # v3+: replica id (followers truncating)
-        ApiKey.CONTROLLED_SHUTDOWN: (2, 3),  # v2+: broker epoch
-        ApiKey.ELECT_LEADERS: (1, 2),  # v1+: election type
-        ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0),
-        ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0),
-        ApiKey.WRITE_TXN_MARKERS: (1, 1),  # a transaction coordinator's, to other brokers
-        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
-        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
-    }.items()
+    ApiKey.API_VERSIONS: (0, 3),
+    ApiKey.METADATA: (1, 12),  # v0 cannot ask for "all topics" distinctly
+    ApiKey.FETCH: (4, 17),  # v4: isolation level, last stable offset, aborted transactions
+    ApiKey.LIST_OFFSETS: (1, 10),  # v0 answers with old-style offset lists
+    ApiKey.FIND_COORDINATOR: (0, 6),
+    ApiKey.OFFSET_COMMIT: (2, 9),  # v0 commits to ZooKeeper
+    ApiKey.OFFSET_FETCH: (1, 9),  # v0 reads from ZooKeeper
+    ApiKey.CREATE_TOPICS: (0, 7),
+    ApiKey.DELETE_TOPICS: (0, 6),
+    ApiKey.CREATE_PARTITIONS: (0, 3),
+    ApiKey.DELETE_RECORDS: (0, 2),
+    ApiKey.DESCRIBE_CONFIGS: (0, 4),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ApiKey.LIST_GROUPS: (0, 5),  # v4+: states filter; v5+: types filter
+    ApiKey.DESCRIBE_GROUPS: (0, 5),
+    ApiKey.DELETE_GROUPS: (0, 2),
+    ApiKey.PRODUCE: (3, 11),  # v3: record batches, transactional id
+    ApiKey.INIT_PRODUCER_ID: (0, 5),  # v3+: epoch bump of a known producer (KIP-360)
+    ApiKey.ADD_PARTITIONS_TO_TXN: (0, 3),  # v4+ is the batched broker-to-broker form
+    ApiKey.END_TXN: (0, 4),  # v5 (KIP-890) returns a new epoch after each transaction
+    ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
+    ApiKey.DESCRIBE_ACLS: (0, 3),
+    ApiKey.CREATE_ACLS: (0, 3),
+    ApiKey.DELETE_ACLS: (0, 3),
+    ApiKey.SASL_HANDSHAKE: (1, 1),  # v0 sent the mechanism's messages as raw frames
+    ApiKey.SASL_AUTHENTICATE: (0, 2),  # v1+: session lifetime (KIP-368)
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (3, 4),  # v3+: replica id (followers truncating)
+    ApiKey.CONTROLLED_SHUTDOWN: (2, 3),  # v2+: broker epoch
+    ApiKey.ELECT_LEADERS: (1, 2),  # v1+: election type
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0),
+    ApiKey.WRITE_TXN_MARKERS: (1, 1),  # a transaction coordinator's, to other brokers
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
 }
 
 
@@ -102,16 +100,16 @@ def negotiate(advertised: list[dict], broker: str) -> ApiVersionTable:
               for entry in advertised}
     shared, problems = {}, {}
     for key, (our_low, our_high) in CLIENT_VERSIONS.items():
-        name = api_name(key)
         if key not in theirs:
-            problems[key] = (f"broker {broker} does not serve {name} (this client speaks "
-                             f"versions {our_low}-{our_high})")
+            problems[key] = (f"broker {broker} does not serve {api_name(key)} (this client "
+                             f"speaks versions {our_low}-{our_high})")
             continue
         their_low, their_high = theirs[key]
         low, high = max(our_low, their_low), min(our_high, their_high)
         if low > high:
-            problems[key] = (f"broker {broker} serves {name} versions {their_low}-{their_high}, "
-                             f"this client speaks {our_low}-{our_high}: none in common")
+            problems[key] = (f"broker {broker} serves {api_name(key)} versions "
+                             f"{their_low}-{their_high}, this client speaks {our_low}-{our_high}: "
+                             "none in common")
         else:
             shared[key] = (low, high)
     return ApiVersionTable(shared, problems)

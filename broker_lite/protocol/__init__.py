@@ -14,29 +14,21 @@ the request and response schema of every API known here, :class:`ErrorCode` Kafk
 Errors in Python are :class:`ProtocolError` subclasses.
 """
 
-from .apis import API_SCHEMAS, Api, ApiKey, api_for
-from .codec import decode, encode
-from .errors import (
-    EncodeError,
-    ErrorCode,
-    InvalidRequestError,
-    ProtocolError,
-    UnknownApiError,
-    UnsupportedVersionError,
-)
-from .framing import (
-    RequestHeader,
-    encode_request,
-    encode_response,
-    parse_request,
-    parse_request_header,
-    parse_response,
-    read_request_body,
-    request_header_version,
-    response_header_version,
-)
-from .schema import Message, snake_case
-from .types import ZERO_UUID, Reader, Writer
+from broker_lite.lazy_exports import lazy_exports
+
+# Each name is imported from its module when first asked for (:mod:`broker_lite.lazy_exports`):
+# a process that needs only the error codes (stating a Spark source's schema, say) loads no codec.
+__getattr__, __dir__ = lazy_exports(__name__, {
+    ".apis": ("API_SCHEMAS", "Api", "ApiKey", "api_for"),
+    ".codec": ("decode", "encode"),
+    ".errors": ("EncodeError", "ErrorCode", "InvalidRequestError", "ProtocolError",
+                "UnknownApiError", "UnsupportedVersionError"),
+    ".framing": ("RequestHeader", "encode_request", "encode_response", "parse_request",
+                 "parse_request_header", "parse_response", "read_request_body",
+                 "request_header_version", "response_header_version"),
+    ".schema": ("Message", "snake_case"),
+    ".types": ("ZERO_UUID", "Reader", "Writer"),
+})
 
 __all__ = [
     "API_SCHEMAS",

@@ -3,8 +3,8 @@
 :class:`ApiKey` numbers every API of Kafka's protocol (Kafka's ``ApiKeys`` enum, 3.9 era), whether
 or not broker_lite implements it. :data:`API_SCHEMAS` maps the ones with declared schemas to their
 request and response :class:`~broker_lite.protocol.schema.Message`, each carrying the spec's
-``valid_versions`` and ``flexible_versions``. Which versions the broker advertises in ApiVersions
-is decided by the server, not here.
+``valid_versions`` and ``flexible_versions``; an API's schemas are built when it is first looked
+up. Which versions the broker advertises in ApiVersions is decided by the server, not here.
 
 >>> api = API_SCHEMAS[ApiKey.METADATA]
 >>> api.name, str(api.request.valid_versions), str(api.request.flexible_versions)
@@ -13,10 +13,11 @@ is decided by the server, not here.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 
-from . import messages as m
 from .schema import Message
 
 
@@ -136,68 +137,102 @@ def _api(key: ApiKey, request: Message, response: Message) -> Api:
     return Api(key, name, request, response)
 
 
-API_SCHEMAS: dict[ApiKey, Api] = {
-    api.key: api
-    for api in (
-        _api(ApiKey.PRODUCE, m.PRODUCE_REQUEST, m.PRODUCE_RESPONSE),
-        _api(ApiKey.FETCH, m.FETCH_REQUEST, m.FETCH_RESPONSE),
-        _api(ApiKey.LIST_OFFSETS, m.LIST_OFFSETS_REQUEST, m.LIST_OFFSETS_RESPONSE),
-        _api(ApiKey.METADATA, m.METADATA_REQUEST, m.METADATA_RESPONSE),
-        _api(ApiKey.OFFSET_COMMIT, m.OFFSET_COMMIT_REQUEST, m.OFFSET_COMMIT_RESPONSE),
-        _api(ApiKey.OFFSET_FETCH, m.OFFSET_FETCH_REQUEST, m.OFFSET_FETCH_RESPONSE),
-        _api(ApiKey.FIND_COORDINATOR, m.FIND_COORDINATOR_REQUEST, m.FIND_COORDINATOR_RESPONSE),
-        _api(ApiKey.JOIN_GROUP, m.JOIN_GROUP_REQUEST, m.JOIN_GROUP_RESPONSE),
-        _api(ApiKey.HEARTBEAT, m.HEARTBEAT_REQUEST, m.HEARTBEAT_RESPONSE),
-        _api(ApiKey.LEAVE_GROUP, m.LEAVE_GROUP_REQUEST, m.LEAVE_GROUP_RESPONSE),
-        _api(ApiKey.SYNC_GROUP, m.SYNC_GROUP_REQUEST, m.SYNC_GROUP_RESPONSE),
-        _api(ApiKey.DESCRIBE_GROUPS, m.DESCRIBE_GROUPS_REQUEST, m.DESCRIBE_GROUPS_RESPONSE),
-        _api(ApiKey.LIST_GROUPS, m.LIST_GROUPS_REQUEST, m.LIST_GROUPS_RESPONSE),
-        _api(ApiKey.SASL_HANDSHAKE, m.SASL_HANDSHAKE_REQUEST, m.SASL_HANDSHAKE_RESPONSE),
-        _api(ApiKey.API_VERSIONS, m.API_VERSIONS_REQUEST, m.API_VERSIONS_RESPONSE),
-        _api(ApiKey.SASL_AUTHENTICATE, m.SASL_AUTHENTICATE_REQUEST,
-             m.SASL_AUTHENTICATE_RESPONSE),
-        _api(ApiKey.CREATE_TOPICS, m.CREATE_TOPICS_REQUEST, m.CREATE_TOPICS_RESPONSE),
-        _api(ApiKey.DELETE_TOPICS, m.DELETE_TOPICS_REQUEST, m.DELETE_TOPICS_RESPONSE),
-        _api(ApiKey.DELETE_RECORDS, m.DELETE_RECORDS_REQUEST, m.DELETE_RECORDS_RESPONSE),
-        _api(ApiKey.INIT_PRODUCER_ID, m.INIT_PRODUCER_ID_REQUEST, m.INIT_PRODUCER_ID_RESPONSE),
-        _api(ApiKey.OFFSET_FOR_LEADER_EPOCH, m.OFFSET_FOR_LEADER_EPOCH_REQUEST,
-             m.OFFSET_FOR_LEADER_EPOCH_RESPONSE),
-        _api(ApiKey.DESCRIBE_CONFIGS, m.DESCRIBE_CONFIGS_REQUEST, m.DESCRIBE_CONFIGS_RESPONSE),
-        _api(ApiKey.ALTER_CONFIGS, m.ALTER_CONFIGS_REQUEST, m.ALTER_CONFIGS_RESPONSE),
-        _api(ApiKey.CREATE_PARTITIONS, m.CREATE_PARTITIONS_REQUEST, m.CREATE_PARTITIONS_RESPONSE),
-        _api(ApiKey.DELETE_GROUPS, m.DELETE_GROUPS_REQUEST, m.DELETE_GROUPS_RESPONSE),
-        _api(ApiKey.INCREMENTAL_ALTER_CONFIGS, m.INCREMENTAL_ALTER_CONFIGS_REQUEST,
-             m.INCREMENTAL_ALTER_CONFIGS_RESPONSE),
-        _api(ApiKey.OFFSET_DELETE, m.OFFSET_DELETE_REQUEST, m.OFFSET_DELETE_RESPONSE),
-        _api(ApiKey.DESCRIBE_CLUSTER, m.DESCRIBE_CLUSTER_REQUEST, m.DESCRIBE_CLUSTER_RESPONSE),
-        _api(ApiKey.DESCRIBE_PRODUCERS, m.DESCRIBE_PRODUCERS_REQUEST,
-             m.DESCRIBE_PRODUCERS_RESPONSE),
-        _api(ApiKey.ADD_PARTITIONS_TO_TXN, m.ADD_PARTITIONS_TO_TXN_REQUEST,
-             m.ADD_PARTITIONS_TO_TXN_RESPONSE),
-        _api(ApiKey.ADD_OFFSETS_TO_TXN, m.ADD_OFFSETS_TO_TXN_REQUEST,
-             m.ADD_OFFSETS_TO_TXN_RESPONSE),
-        _api(ApiKey.END_TXN, m.END_TXN_REQUEST, m.END_TXN_RESPONSE),
-        _api(ApiKey.WRITE_TXN_MARKERS, m.WRITE_TXN_MARKERS_REQUEST, m.WRITE_TXN_MARKERS_RESPONSE),
-        _api(ApiKey.TXN_OFFSET_COMMIT, m.TXN_OFFSET_COMMIT_REQUEST, m.TXN_OFFSET_COMMIT_RESPONSE),
-        _api(ApiKey.DESCRIBE_TRANSACTIONS, m.DESCRIBE_TRANSACTIONS_REQUEST,
-             m.DESCRIBE_TRANSACTIONS_RESPONSE),
-        _api(ApiKey.LIST_TRANSACTIONS, m.LIST_TRANSACTIONS_REQUEST, m.LIST_TRANSACTIONS_RESPONSE),
-        _api(ApiKey.DESCRIBE_ACLS, m.DESCRIBE_ACLS_REQUEST, m.DESCRIBE_ACLS_RESPONSE),
-        _api(ApiKey.CREATE_ACLS, m.CREATE_ACLS_REQUEST, m.CREATE_ACLS_RESPONSE),
-        _api(ApiKey.DELETE_ACLS, m.DELETE_ACLS_REQUEST, m.DELETE_ACLS_RESPONSE),
-        _api(ApiKey.CONTROLLED_SHUTDOWN, m.CONTROLLED_SHUTDOWN_REQUEST,
-             m.CONTROLLED_SHUTDOWN_RESPONSE),
-        _api(ApiKey.ELECT_LEADERS, m.ELECT_LEADERS_REQUEST, m.ELECT_LEADERS_RESPONSE),
-        _api(ApiKey.ALTER_PARTITION_REASSIGNMENTS, m.ALTER_PARTITION_REASSIGNMENTS_REQUEST,
-             m.ALTER_PARTITION_REASSIGNMENTS_RESPONSE),
-        _api(ApiKey.LIST_PARTITION_REASSIGNMENTS, m.LIST_PARTITION_REASSIGNMENTS_REQUEST,
-             m.LIST_PARTITION_REASSIGNMENTS_RESPONSE),
-        _api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, m.DESCRIBE_USER_SCRAM_CREDENTIALS_REQUEST,
-             m.DESCRIBE_USER_SCRAM_CREDENTIALS_RESPONSE),
-        _api(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, m.ALTER_USER_SCRAM_CREDENTIALS_REQUEST,
-             m.ALTER_USER_SCRAM_CREDENTIALS_RESPONSE),
-    )
+#: The module of :mod:`.messages` that declares each API's schemas, as ``<KEY>_REQUEST`` and
+#: ``<KEY>_RESPONSE`` (``METADATA_REQUEST`` for ``ApiKey.METADATA``).
+_DECLARED_IN: dict[ApiKey, str] = {
+    ApiKey.PRODUCE: "produce",
+    ApiKey.FETCH: "fetch",
+    ApiKey.LIST_OFFSETS: "offsets",
+    ApiKey.METADATA: "metadata",
+    ApiKey.OFFSET_COMMIT: "group_offsets",
+    ApiKey.OFFSET_FETCH: "group_offsets",
+    ApiKey.FIND_COORDINATOR: "groups",
+    ApiKey.JOIN_GROUP: "groups",
+    ApiKey.HEARTBEAT: "groups",
+    ApiKey.LEAVE_GROUP: "groups",
+    ApiKey.SYNC_GROUP: "groups",
+    ApiKey.DESCRIBE_GROUPS: "groups",
+    ApiKey.LIST_GROUPS: "groups",
+    ApiKey.SASL_HANDSHAKE: "sasl",
+    ApiKey.API_VERSIONS: "api_versions",
+    ApiKey.SASL_AUTHENTICATE: "sasl",
+    ApiKey.CREATE_TOPICS: "topics",
+    ApiKey.DELETE_TOPICS: "topics",
+    ApiKey.DELETE_RECORDS: "records_admin",
+    ApiKey.INIT_PRODUCER_ID: "producer_ids",
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: "offsets",
+    ApiKey.DESCRIBE_CONFIGS: "configs",
+    ApiKey.ALTER_CONFIGS: "configs",
+    ApiKey.CREATE_PARTITIONS: "topics",
+    ApiKey.DELETE_GROUPS: "groups",
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: "configs",
+    ApiKey.OFFSET_DELETE: "group_offsets",
+    ApiKey.DESCRIBE_CLUSTER: "metadata",
+    ApiKey.DESCRIBE_PRODUCERS: "producers",
+    ApiKey.ADD_PARTITIONS_TO_TXN: "transactions",
+    ApiKey.ADD_OFFSETS_TO_TXN: "transactions",
+    ApiKey.END_TXN: "transactions",
+    ApiKey.WRITE_TXN_MARKERS: "transactions",
+    ApiKey.TXN_OFFSET_COMMIT: "transactions",
+    ApiKey.DESCRIBE_TRANSACTIONS: "transactions",
+    ApiKey.LIST_TRANSACTIONS: "transactions",
+    ApiKey.DESCRIBE_ACLS: "acls",
+    ApiKey.CREATE_ACLS: "acls",
+    ApiKey.DELETE_ACLS: "acls",
+    ApiKey.CONTROLLED_SHUTDOWN: "replication",
+    ApiKey.ELECT_LEADERS: "replication",
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: "replication",
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: "replication",
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: "scram_credentials",
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: "scram_credentials",
 }
+
+
+class ApiSchemas(Mapping[int, Api]):
+    """API key -> :class:`Api`, for every API of :data:`_DECLARED_IN`, looked up by
+    :class:`ApiKey` or by the raw key from the wire. An API's schemas are built (its module of
+    :mod:`.messages` imported) when it is first looked up, so that a process which speaks a few
+    APIs (a client looking up offsets, say) does not build the other forty; iterating builds
+    them all."""
+
+    def __init__(self, declared_in: dict[ApiKey, str]):
+        self._declared_in = declared_in
+        self._built: dict[int, Api] = {}
+
+    def __getitem__(self, api_key: int) -> Api:
+        api = self._built.get(api_key)
+        if api is None:
+            if api_key not in self._declared_in:
+                raise KeyError(api_key)
+            key = ApiKey(api_key)
+            name = f"{__package__}.messages.{self._declared_in[key]}"
+            __import__(name)  # as an import statement does, so -X importtime lists it
+            module = sys.modules[name]
+            api = _api(key, getattr(module, f"{key.name}_REQUEST"),
+                       getattr(module, f"{key.name}_RESPONSE"))
+            api = self._built.setdefault(api_key, api)  # a thread that built it first wins
+        return api
+
+    def get(self, api_key: int, default: Api | None = None) -> Api | None:
+        api = self._built.get(api_key)  # the usual case (every request a broker reads)
+        if api is not None:
+            return api
+        return self[api_key] if api_key in self._declared_in else default
+
+    def __contains__(self, api_key: object) -> bool:
+        return api_key in self._declared_in
+
+    def __iter__(self) -> Iterator[ApiKey]:
+        return iter(self._declared_in)
+
+    def __len__(self) -> int:
+        return len(self._declared_in)
+
+    def __repr__(self) -> str:
+        return f"ApiSchemas({len(self)} APIs, {len(self._built)} built)"
+
+
+API_SCHEMAS = ApiSchemas(_DECLARED_IN)
 
 
 def api_for(api_key: int) -> Api | None:

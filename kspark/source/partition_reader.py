@@ -11,14 +11,18 @@ Kafka source does: an error, or a warning and the records that remain. Corrupt d
 loss: it fails the read whatever ``failOnDataLoss`` says, naming the partition and the offset.
 """
 
+from __future__ import annotations
+
 import logging
 from collections.abc import Iterator
-
-import pyarrow as pa
-
-from broker_lite.client import KafkaClient, OutOfRange
+from typing import TYPE_CHECKING
 
 from .planning import OffsetRange
+
+if TYPE_CHECKING:  # the driver imports this module too (for report_data_loss), and reads nothing
+    import pyarrow as pa
+
+    from broker_lite.client import KafkaClient, OutOfRange
 
 logger = logging.getLogger(__name__)
 

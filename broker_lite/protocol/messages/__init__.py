@@ -4,54 +4,31 @@ Every declaration carries the full field list and version ranges of Kafka's JSON
 message (every version of the spec, including ones the broker does not advertise); the test
 ``tests/broker_lite/protocol/test_spec_crosscheck.py`` checks them field by field against the
 specs. Which versions the broker advertises is the server's business.
+
+The modules are imported when first used: :data:`broker_lite.protocol.API_SCHEMAS` imports an
+API's module when the API is first looked up, so a client that speaks a few APIs builds only
+their schemas. A name asked of this package (``messages.METADATA_REQUEST``,
+:data:`ALL_MESSAGES`: every declared message, requests, responses and headers, by spec name)
+imports them all.
 """
 
-from . import (
-    acls,
-    api_versions,
-    configs,
-    fetch,
-    group_offsets,
-    groups,
-    headers,
-    metadata,
-    offsets,
-    produce,
-    producer_ids,
-    producers,
-    records_admin,
-    replication,
-    sasl,
-    scram_credentials,
-    topics,
-    transactions,
+MODULES = (
+    "headers", "api_versions", "metadata", "produce", "fetch", "offsets", "topics", "configs",
+    "groups", "group_offsets", "sasl", "scram_credentials", "producer_ids", "producers",
+    "transactions", "records_admin", "acls", "replication",
 )
-from .acls import *
-from .api_versions import *
-from .configs import *
-from .fetch import *
-from .group_offsets import *
-from .groups import *
-from .headers import *
-from .metadata import *
-from .offsets import *
-from .produce import *
-from .producer_ids import *
-from .producers import *
-from .records_admin import *
-from .replication import *
-from .sasl import *
-from .scram_credentials import *
-from .topics import *
-from .transactions import *
 
-#: Every declared message (requests, responses and headers), by spec name.
-ALL_MESSAGES = {
-    m.name: m
-    for module in (
-        headers, api_versions, metadata, produce, fetch, offsets, topics, configs, groups,
-        group_offsets, sasl, scram_credentials, producer_ids, producers, transactions,
-        records_admin, acls, replication,
-    )
-    for m in (getattr(module, n) for n in module.__all__)
-}
+
+def __getattr__(name: str):
+    namespace = globals()
+    messages = {}
+    for module_name in MODULES:
+        __import__(f"{__name__}.{module_name}")
+        module = namespace[module_name]  # the import made it an attribute of the package
+        for declared in module.__all__:
+            namespace[declared] = getattr(module, declared)
+            messages[namespace[declared].name] = namespace[declared]
+    namespace["ALL_MESSAGES"] = messages
+    if name not in namespace:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return namespace[name]

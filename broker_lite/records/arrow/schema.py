@@ -9,6 +9,9 @@ As in Spark's, ``headers`` is null (not an empty array) for a record without hea
 
 import pyarrow as pa
 
+from .spark_ddl import SPARK_DDL as SPARK_DDL  # the same schema in Spark's DDL
+from .spark_ddl import SPARK_DDL_WITH_HEADERS as SPARK_DDL_WITH_HEADERS
+
 HEADER_TYPE = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
 HEADERS_TYPE = pa.list_(pa.field("element", HEADER_TYPE))
 
@@ -27,12 +30,6 @@ _FIELDS = [
 
 RECORD_SCHEMA = pa.schema(_FIELDS)
 RECORD_SCHEMA_WITH_HEADERS = pa.schema(_FIELDS + [pa.field("headers", HEADERS_TYPE)])
-
-SPARK_DDL = (
-    "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
-    "timestampType int"
-)
-SPARK_DDL_WITH_HEADERS = SPARK_DDL + ", headers array<struct<key: string, value: binary>>"
 
 
 def record_schema(include_headers: bool) -> pa.Schema:
