@@ -156,8 +156,15 @@ def test_the_metrics_listener_serves_request_and_network_figures(broker, capsys)
     for _ in range(3):
         produce(broker.port, "measured")
     url = broker.metrics_listener.url
-    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
-        document = json.load(response)
+
+    def metrics() -> dict:
+        with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
+            return json.load(response)
+
+    # A request is counted once its response is sent, as Kafka's RequestChannel records it:
+    # the client may hold the third answer a moment before the count does.
+    wait_until(lambda: metrics()["requests"].get("Produce", {}).get("requests") == 3)
+    document = metrics()
     assert document["broker_id"] == broker.broker_id
     produced = document["requests"]["Produce"]
     assert produced["requests"] == 3
