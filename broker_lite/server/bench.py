@@ -90,6 +90,12 @@ def consume(bootstrap: str, topic: str) -> tuple[float, int]:
     return elapsed, count
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds of process ``pid`` (every thread), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class BrokerLiteProcess:
     """``broker-lite start`` in ``directory``, on a free port; ``properties`` add to (or
     override) the broker's settings, ``env`` is the process's environment."""
@@ -113,6 +119,11 @@ class BrokerLiteProcess:
             self.process.kill()
             raise RuntimeError(f"broker-lite did not start: {line!r}")
         self.bootstrap = line.rsplit(" ", 1)[-1].strip()
+
+    def cpu_seconds(self) -> float:
+        """The user and system CPU time the broker process has used so far, all its threads
+        (``/proc/<pid>/stat``)."""
+        return process_cpu_seconds(self.process.pid)
 
     def stop(self, timeout_s: float = 60) -> None:
         """Stop the broker; killed (with its embedded ZooKeeper, its process group) when it

@@ -13,7 +13,10 @@ it, so only producing is compared with it. ``--baseline`` starts a second broker
 another source tree (a checkout of an earlier commit, ``git worktree add /tmp/base main``),
 and both phases are compared with it too. Brokers take turns in an order that rotates each
 round; the figures printed are medians over the rounds (records per second, as
-rdkafka_performance reports them) and their ratios to broker_lite.
+rdkafka_performance reports them) and their ratios to broker_lite. So is the CPU time each
+produce phase took, per million records: the broker process's (every thread, from /proc) and
+rdkafka_performance's (with the mock broker, that process holds the broker too). On a machine
+whose cores the broker and the client fill, the rates follow these CPU times.
 
 ``rdkafka_performance`` is librdkafka's ``examples/rdkafka_performance.c``. It is found at
 ``--rdkafka-performance``, else ``$KPY_RDKAFKA_PERFORMANCE``, else in the librdkafka build of
@@ -27,6 +30,7 @@ tree: ``make -C examples rdkafka_performance``, or
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -42,6 +46,7 @@ RECORD_BYTES = 100
 PRODUCER_SETTINGS = ("batch.size=16384", "linger.ms=0")
 DEFAULT_CACHE = "/tmp/kpy-librdkafka-4c3b017"
 RUN_TIMEOUT_S = 600
+PHASES = ("produce", "consume")
 _PRODUCED = re.compile(r"(\d+) messages produced .* delivered .* in (\d+)ms: (\d+) msgs/s")
 _CONSUMED = re.compile(r"(\d+) messages \(\d+ bytes\) consumed in (\d+)ms: (\d+) msgs/s")
 
@@ -63,15 +68,23 @@ def find_rdkafka_performance(given: str | None) -> Path:
                          "--rdkafka-performance PATH (see this module's docstring)")
 
 
-def run_tool(binary: Path, arguments: list[str], pattern: re.Pattern) -> float:
-    """Run rdkafka_performance; the records per second it reports."""
+def run_tool(binary: Path, arguments: list[str], pattern: re.Pattern) -> tuple[float, float]:
+    """Run rdkafka_performance; the records per second it reports, and the CPU seconds it
+    used."""
+    before = _children_cpu_seconds()
     done = subprocess.run([str(binary), *arguments, "-q"], capture_output=True, text=True,
                           timeout=RUN_TIMEOUT_S)
+    cpu = _children_cpu_seconds() - before
     match = pattern.search(done.stdout + done.stderr)
     if done.returncode != 0 or match is None:
         raise BenchmarkError(f"rdkafka_performance {' '.join(arguments)} failed "
                              f"({done.returncode}): {(done.stdout + done.stderr)[-2000:]}")
-    return float(match.group(3))
+    return float(match.group(3)), cpu
+
+
+def _children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the children waited for so far
+    return usage.ru_utime + usage.ru_stime
 
 
 def produce_arguments(records: int) -> list[str]:
@@ -84,21 +97,27 @@ def create_topic(bootstrap: str, topic: str) -> None:
         client.admin.create_topics([(topic, 1, 1)])
 
 
-def measure_broker(binary: Path, bootstrap: str, records: int) -> dict[str, float]:
+def measure_broker(binary: Path, broker: BrokerLiteProcess, records: int) -> dict[str, float]:
+    """Rates of both phases, and the CPU seconds per million records produced of the broker
+    and of the client."""
     topic = f"bench-{uuid.uuid4().hex[:8]}"
-    create_topic(bootstrap, topic)
-    produced = run_tool(binary, [*produce_arguments(records), "-t", topic, "-b", bootstrap],
-                        _PRODUCED)
-    consumed = run_tool(binary, ["-C", "-t", topic, "-p", "0", "-b", bootstrap, "-o",
-                                 "beginning", "-c", str(records)], _CONSUMED)
-    return {"produce": produced, "consume": consumed}
+    create_topic(broker.bootstrap, topic)
+    broker_cpu = broker.cpu_seconds()
+    produced, client_cpu = run_tool(
+        binary, [*produce_arguments(records), "-t", topic, "-b", broker.bootstrap], _PRODUCED)
+    broker_cpu = broker.cpu_seconds() - broker_cpu
+    consumed, _ = run_tool(binary, ["-C", "-t", topic, "-p", "0", "-b", broker.bootstrap, "-o",
+                                    "beginning", "-c", str(records)], _CONSUMED)
+    per_million = 1_000_000 / records
+    return {"produce": produced, "consume": consumed,
+            "broker CPU": broker_cpu * per_million, "client CPU": client_cpu * per_million}
 
 
 def measure_mock(binary: Path, records: int) -> dict[str, float]:
     topic = f"bench-{uuid.uuid4().hex[:8]}"
-    produced = run_tool(binary, [*produce_arguments(records), "-t", topic,
-                                 "-X", "test.mock.num.brokers=1"], _PRODUCED)
-    return {"produce": produced}
+    produced, cpu = run_tool(binary, [*produce_arguments(records), "-t", topic,
+                                      "-X", "test.mock.num.brokers=1"], _PRODUCED)
+    return {"produce": produced, "client CPU": cpu * 1_000_000 / records}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                 brokers["baseline"] = BrokerLiteProcess(
                     Path(tmp) / "baseline",
                     env={**os.environ, "PYTHONPATH": str(Path(args.baseline).resolve())})
-            ways = {name: (lambda b=broker: measure_broker(binary, b.bootstrap, args.records))
+            ways = {name: (lambda b=broker: measure_broker(binary, b, args.records))
                     for name, broker in brokers.items()}
             ways["mock"] = lambda: measure_mock(binary, args.records)
             rounds: dict[str, list[dict]] = {name: [] for name in ways}
@@ -134,22 +153,27 @@ def main(argv: list[str] | None = None) -> int:
                 for name in order:
                     rounds[name].append(ways[name]())
                 print(f"round {number + 1}: " + "; ".join(
-                    f"{name} " + " ".join(f"{phase} {rate:,.0f}" for phase, rate
-                                          in rounds[name][-1].items()) for name in names),
-                    flush=True)
+                    f"{name} " + " ".join(f"{phase} {rounds[name][-1][phase]:,.0f}"
+                                          for phase in PHASES if phase in rounds[name][-1])
+                    for name in names), flush=True)
         finally:
             for broker in brokers.values():
                 broker.stop()
     medians = {name: {phase: statistics.median(r[phase] for r in results)
                       for phase in results[0]} for name, results in rounds.items()}
     lite = medians["broker_lite"]
-    for phase in ("produce", "consume"):
+    for phase in PHASES:
         peers = " | ".join(f"{name} {figures[phase]:>11,.0f} rec/s, ratio "
                            f"{lite[phase] / figures[phase]:.2f}"
                            for name, figures in medians.items()
                            if name != "broker_lite" and phase in figures)
         print(f"{phase:<8} broker_lite {lite[phase]:>11,.0f} rec/s "
               f"{lite[phase] * RECORD_BYTES / 1e6:>6.1f} MB/s | {peers}")
+    print(f"CPU seconds per million records produced ({os.cpu_count()} cores): " + "; ".join(
+        f"{name} " + ", ".join(f"{what.split()[0]} {figures[what]:.2f}"
+                               for what in ("broker CPU", "client CPU") if what in figures)
+        + (" (the mock broker in the client)" if name == "mock" else "")
+        for name, figures in medians.items()))
     print("target: produce >= 0.8x the mock broker; consume >= the baseline")
     return 0
 
