@@ -90,9 +90,15 @@ def consume(bootstrap: str, topic: str) -> tuple[float, int]:
     return elapsed, count
 
 
+def process_stat(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name: state, ppid, ...; utime,
+    stime, cutime and cstime (clock ticks) are ``[11:15]``."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def process_cpu_seconds(pid: int) -> float:
     """User plus system CPU seconds of process ``pid`` (every thread), from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = process_stat(pid)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 

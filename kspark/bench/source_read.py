@@ -25,7 +25,9 @@ schema, are written to a Parquet file. Each way then loads every row:
 
 Spark runs ``local[*]`` on this machine. Figures are medians over ``--repeat`` rounds, the ways
 alternating within each round; peak memory is the largest resident set (VmHWM) of Spark's Python
-workers after the kpy reads. Where the streaming read's time goes is printed from its queries'
+workers after the kpy reads; the CPU seconds each way took are printed by process (Spark's JVM,
+its Python processes, the broker), which on a machine whose cores a read fills is what sets the
+ratios. Where the streaming read's time goes is printed from its queries'
 progress (Spark's ``durationMs``: planning, ``latestOffset``, the batch itself, the offset and
 commit logs) and the time before the first trigger and after the last, beside the ceiling's.
 Targets: kpy >= 0.9x the ceiling, >= 0.5x Parquet and >= 1.5x confluent-kafka; the streaming read
@@ -54,7 +56,7 @@ from broker_lite.client import KafkaClient
 from broker_lite.protocol import ApiKey, encode_request, parse_response
 from broker_lite.records.arrow.encode import arrow_to_batch
 from broker_lite.records.arrow.schema import RECORD_SCHEMA
-from broker_lite.server.bench import BrokerLiteProcess
+from broker_lite.server.bench import BrokerLiteProcess, process_stat
 from kspark.bench.ceiling_source import VALUE_BYTES, CeilingDataSource, values
 from kspark.source.connect import READ_DEFAULTS
 
@@ -129,6 +131,42 @@ def timed(action) -> float:
     start = time.perf_counter()
     action()
     return time.perf_counter() - start
+
+
+class CpuMeter:
+    """CPU seconds used by Spark's JVM, by the Python processes it starts (workers, the
+    streaming source's process; those that ended are counted in their parents' children
+    times) and by the broker, from /proc."""
+
+    def __init__(self, jvm_pid: int, broker: BrokerLiteProcess):
+        self.jvm_pid, self.broker = jvm_pid, broker
+
+    def read(self) -> dict[str, float]:
+        ticks = os.sysconf("SC_CLK_TCK")
+        stats, children = {}, {}
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                fields = process_stat(int(pid))
+            except OSError:
+                continue  # ended meanwhile
+            stats[int(pid)] = [int(f) for f in fields[11:15]]  # utime stime cutime cstime
+            children.setdefault(int(fields[1]), []).append(int(pid))
+        jvm = stats.get(self.jvm_pid, [0, 0, 0, 0])
+        python = (jvm[2] + jvm[3]) / ticks  # Python processes the JVM has waited for
+        todo = list(children.get(self.jvm_pid, ()))
+        while todo:
+            pid = todo.pop()
+            python += sum(stats[pid]) / ticks
+            todo.extend(children.get(pid, ()))
+        return {"JVM": (jvm[0] + jvm[1]) / ticks, "Python": python,
+                "broker": self.broker.cpu_seconds()}
+
+    def measure(self, action) -> tuple[float, dict[str, float]]:
+        """The wall seconds of ``action()`` and the CPU seconds it took, by process."""
+        before = self.read()
+        seconds = timed(action)
+        after = self.read()
+        return seconds, {what: after[what] - before[what] for what in after}
 
 
 def kpy_batch(spark, bootstrap: str, topic: str) -> None:
@@ -296,11 +334,17 @@ def main(argv=None) -> None:
             parquet_read(spark, tmp / "rows.parquet")
             ceiling()
             times: dict[str, list[float]] = {way: [] for way in WAYS}
+            cpu: dict[str, list[dict[str, float]]] = {"kpy": [], "ceiling": [], "parquet": []}
+            meter = CpuMeter(spark.sparkContext._gateway.proc.pid, broker)
+            batch_reads = {"kpy": lambda: kpy_batch(spark, broker.bootstrap, topic),
+                           "ceiling": ceiling,
+                           "parquet": lambda: parquet_read(spark, tmp / "rows.parquet")}
             streams: dict[str, list[StreamRun]] = {"kpy": [], "ceiling": []}
             for round_ in range(args.repeat):
-                times["kpy"].append(timed(lambda: kpy_batch(spark, broker.bootstrap, topic)))
-                times["ceiling"].append(timed(ceiling))
-                times["parquet"].append(timed(lambda: parquet_read(spark, tmp / "rows.parquet")))
+                for way, read in batch_reads.items():
+                    seconds, used = meter.measure(read)
+                    times[way].append(seconds)
+                    cpu[way].append(used)
                 times["confluent"].append(timed(lambda: confluent_drain(
                     {"bootstrap.servers": broker.bootstrap}, topic, args.partitions, records)))
                 streams["kpy"].append(kpy_stream(spark, broker.bootstrap, topic,
@@ -314,11 +358,12 @@ def main(argv=None) -> None:
             if spark is not None:
                 spark.stop()
             broker.stop()
-    report(records, args.repeat, times, streams, peak_mb)
+    report(records, args.repeat, times, streams, cpu, peak_mb)
 
 
 def report(records: int, repeat: int, times: dict[str, list[float]],
-           streams: dict[str, list[StreamRun]], peak_mb: float) -> None:
+           streams: dict[str, list[StreamRun]], cpu: dict[str, list[dict[str, float]]],
+           peak_mb: float) -> None:
     rate = {way: records / statistics.median(seconds) for way, seconds in times.items()}
     print(f"median of {repeat} rounds, records/s (MB/s of values):")
     for way, label in WAYS.items():
@@ -328,6 +373,11 @@ def report(records: int, repeat: int, times: dict[str, list[float]],
           f"kpy / confluent-kafka {rate['kpy'] / rate['confluent']:.2f} (target >= 1.5), "
           f"streaming / batch {rate['kpy_stream'] / rate['kpy']:.2f} (target >= 0.8; the "
           f"ceiling's {rate['ceiling_stream'] / rate['ceiling']:.2f})")
+    print(f"CPU seconds of the batch reads, by process (medians; {os.cpu_count()} cores):")
+    for way, rounds in cpu.items():
+        used = {what: statistics.median(r[what] for r in rounds) for what in rounds[0]}
+        print(f"  {way:<8} " + ", ".join(f"{what} {seconds:.2f}" for what, seconds in used.items())
+              + f", in all {sum(used.values()):.2f} in {statistics.median(times[way]):.2f} s")
     for way, runs in streams.items():
         median = sorted(runs, key=lambda run: run.seconds)[len(runs) // 2]
         print(f"{way} streaming read, median round: {median.seconds:.2f} s in "
