@@ -592,10 +592,8 @@ def _header_only_v2(batch_length):
 
 
 def _xerial(*blocks):
-    out = b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1)
-    for block in blocks:
-        out += struct.pack(">i", len(block)) + block
-    return out
+    framed = (piece for block in blocks for piece in (struct.pack(">i", len(block)), block))
+    return b"".join([b"\x82SNAPPY\x00", struct.pack(">ii", 1, 1), *framed])
 
 
 def _lz4_with_content_size(data, content_size):
