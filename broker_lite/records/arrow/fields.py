@@ -65,8 +65,7 @@ class RecordFields:
     runs: list["Run"] = field(default_factory=list)
 
 
-_COLUMNS = ("timestamp_delta", "offset_delta", "key_start", "key_length", "value_start",
-            "value_length", "headers_start")
+_COLUMNS = tuple(name for name in RecordFields.__dataclass_fields__ if name != "runs")
 
 
 # -- record boundaries ------------------------------------------------------------------------
