@@ -315,11 +315,15 @@ class Broker:
         if self.metrics_listener is not None:
             self.metrics_listener.stop()
             self.metrics_listener = None
-        if self.purgatory is not None:  # waiting requests answer now
-            self.purgatory.stop()
+        # The network first, as Kafka's shutdown stops its socket server before anything else:
+        # a request waiting in the purgatory loses its connection rather than getting an
+        # answer (an empty Fetch would tell its client that nothing came, not that the broker
+        # went away). Its operation then completes at once, so no handler waits on it.
         if self.server is not None:
             self.server.stop()
             self.server = None
+        if self.purgatory is not None:
+            self.purgatory.stop()
         while self.channel_builders:
             self.channel_builders.pop().close()
         if self.request_handlers is not None:  # the requests being handled finish first

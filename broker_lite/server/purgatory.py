@@ -17,8 +17,8 @@ so nothing accumulates under keys that never change again (Kafka purges them in 
 
 Every delay runs on one timer thread shared by all purgatories (a heap of deadlines,
 :class:`~broker_lite.coordinator.timer.Timer`). A stopping broker completes every delayed
-operation at once, and any new one as soon as it is handed over, so waiting requests answer
-rather than hold the broker until their timeouts.
+operation at once, and any new one as soon as it is handed over, so waiting requests do not hold
+the broker until their timeouts; it stops its network first, so their answers are not sent.
 
 The broker's purgatories (:class:`Purgatory`, ``services.purgatory``):
 
@@ -233,7 +233,7 @@ class Purgatory:
 
     @property
     def stopping(self) -> bool:
-        """The broker is stopping: requests that wait answer now."""
+        """The broker is stopping: requests that wait complete now."""
         return self._stopping
 
     def notify_appended(self, partitions: Iterable[Hashable] | None = None) -> None:
