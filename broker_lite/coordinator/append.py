@@ -5,16 +5,18 @@ Group metadata, offset commits and their tombstones are all written here: one v2
 partition's leader epoch. Commits written inside a transaction (TxnOffsetCommit) pass the
 producer's id and epoch and are marked transactional; everything else carries no producer.
 
-The append is local and synchronous. With ``replication_timeout_ms`` it then waits, as Kafka
-writes these records with acks=all, until every replica in the partition's ISR has them (the
-high watermark passed them; see :class:`broker_lite.replication.partition.Partition`), so a
-commit answered survives the loss of the leader; a wait that fails is the error Kafka's
-coordinators map (REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND, or
-NOT_LEADER_OR_FOLLOWER when leadership moved meanwhile). When :func:`append_records` returns,
-the records are committed, and a commit can be answered.
+The append is local and synchronous. ``on_appended`` is told at once, before any wait: the
+followers' fetches waiting in the purgatory for new data must wake to copy the batch, or the
+wait below would last their ``replica.fetch.wait.max.ms``. With ``replication_timeout_ms`` it
+then waits, as Kafka writes these records with acks=all, until every replica in the partition's
+ISR has them (the high watermark passed them; see
+:class:`broker_lite.replication.partition.Partition`), so a commit answered survives the loss of
+the leader; a wait that fails is the error Kafka's coordinators map (REQUEST_TIMED_OUT,
+NOT_ENOUGH_REPLICAS_AFTER_APPEND, or NOT_LEADER_OR_FOLLOWER when leadership moved meanwhile).
+When :func:`append_records` returns, the records are committed, and a commit can be answered.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from broker_lite.log import KafkaStorageError, Log, LogError
 from broker_lite.log.producer_state import AppendOrigin
@@ -39,10 +41,12 @@ def append_records(log: Log | None, leader_epoch: int,
                    records: Sequence[tuple[bytes, bytes | None]], *, timestamp_ms: int,
                    compression: CompressionType = CompressionType.NONE,
                    producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
-                   transactional: bool = False, replication_timeout_ms: int | None = None) -> int:
+                   transactional: bool = False, replication_timeout_ms: int | None = None,
+                   on_appended: Callable[[], None] = lambda: None) -> int:
     """Append ``(key, value)`` records (``value`` None: a tombstone) as one batch; the offset of
     its first record. ``log`` None means this broker does not lead the partition; with
-    ``replication_timeout_ms``, wait that long at most for the ISR to have the batch."""
+    ``replication_timeout_ms``, wait that long at most for the ISR to have the batch, after
+    telling ``on_appended``."""
     if log is None:
         raise AppendFailed(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     builder = RecordBatchBuilder(compression=compression, producer_id=producer_id,
@@ -59,6 +63,7 @@ def append_records(log: Log | None, leader_epoch: int,
         raise AppendFailed(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from exc
     except (LogError, RecordsError) as exc:
         raise AppendFailed(ErrorCode.UNKNOWN_SERVER_ERROR, str(exc)) from exc
+    on_appended()
     keeper = log.high_watermark_keeper
     if replication_timeout_ms is not None and keeper is not None:
         error = keeper.wait_for_replication(written.last_offset + 1,

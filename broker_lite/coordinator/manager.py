@@ -143,10 +143,8 @@ class GroupMetadataManager(MetadataManager):
         """Append records to ``partition`` of ``__consumer_offsets``, with the codec of
         ``offsets.topic.compression.codec``; the offset of the first. Raises
         :class:`AppendFailed`."""
-        offset = self._append_to_leader(partition, records, compression=self.config.compression,
-                                        **batch_options)
-        self.on_appended()
-        return offset
+        return self._append_to_leader(partition, records, compression=self.config.compression,
+                                      **batch_options)
 
     def store_group(self, group: Group, assignment: Mapping[str, bytes]) -> ErrorCode:
         """Write the group's current generation with ``assignment`` (the caller holds the

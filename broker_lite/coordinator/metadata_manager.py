@@ -66,7 +66,8 @@ class MetadataManager:
     clock_ms : callable
         Wall-clock milliseconds (the timestamps of appended records, and the subclass's own).
     on_appended : callable
-        Told after appends (wakes fetches of the topic waiting for data).
+        Told after each append, before waiting for the ISR (wakes the fetches waiting for
+        data: the followers' too).
 
     Examples
     --------
@@ -193,7 +194,7 @@ class MetadataManager:
         return append_records(log, leader_epoch, records, timestamp_ms=self.clock_ms(),
                               replication_timeout_ms=getattr(self.config,
                                                              "replication_timeout_ms", None),
-                              **batch_options)
+                              on_appended=self.on_appended, **batch_options)
 
     # -- loading and unloading --------------------------------------------------------------
 

@@ -145,8 +145,6 @@ class TransactionStateManager(MetadataManager):
             logger.warning("writing %s of %s failed: %s", transit.state.name,
                            metadata.transactional_id, exc)
             return APPEND_ERRORS.get(exc.code, exc.code)
-        finally:
-            self.on_appended()
         if not self.is_current(metadata, coordinator_epoch):
             metadata.abandon_transition()  # the partition moved on while appending
             return ErrorCode.NOT_COORDINATOR

@@ -66,13 +66,15 @@ def write_markers_locally(partitions, producer_id: int, producer_epoch: int,
                           coordinator_epoch: int, committed: bool,
                           targets: Iterable[TopicPartition], *, timestamp_ms: int,
                           on_offsets_completed: OffsetsCompletion | None = None,
-                          replication_timeout_s: float | None = None
+                          replication_timeout_s: float | None = None,
+                          on_appended: Callable[[], None] = lambda: None
                           ) -> dict[TopicPartition, ErrorCode]:
     """Append a marker to each of ``targets`` (partitions of ``partitions``, the broker's
     :class:`~broker_lite.partitions.PartitionManager`); the error of each. With
     ``replication_timeout_s`` a marker counts once the partition's ISR has it, as Kafka writes
     markers with acks=all: a marker lost with its leader would leave the transaction open there
-    for good."""
+    for good. ``on_appended`` is told once the markers are appended, before that wait (it wakes
+    the followers' fetches that copy them)."""
     marker = EndTransactionMarker(
         ControlRecordType.COMMIT if committed else ControlRecordType.ABORT, coordinator_epoch)
     errors: dict[TopicPartition, ErrorCode] = {}
@@ -82,6 +84,7 @@ def write_markers_locally(partitions, producer_id: int, producer_epoch: int,
                                          timestamp_ms)
         if end is not None:
             ends[tp] = end
+    on_appended()
     if replication_timeout_s is not None:
         deadline = time.monotonic() + replication_timeout_s
         for tp, end in ends.items():

@@ -46,8 +46,7 @@ class LocalMarkers:
             timestamp_ms=self.clock_ms(),
             on_offsets_completed=groups.on_transaction_completed if groups is not None else None,
             replication_timeout_s=None if self.replication_timeout_ms is None
-            else self.replication_timeout_ms / 1000)
-        self.on_appended()
+            else self.replication_timeout_ms / 1000, on_appended=self.on_appended)
         return errors
 
 

@@ -173,6 +173,33 @@ def test_group_commits_are_replicated_before_they_are_answered(cluster):
             for b in cluster} == {1: [0, 1, 2], 2: [0, 1, 2], 3: [0, 1, 2]}
 
 
+@pytest.mark.broker
+@pytest.mark.zookeeper
+def test_a_group_commit_wakes_the_followers_instead_of_waiting_for_their_fetch_timeout(
+        zookeeper_connect, tmp_path):
+    """The coordinator's append wakes the followers' waiting fetches before it waits for the
+    ISR, so a commit is answered in the time of one fetch round trip, not after
+    replica.fetch.wait.max.ms (here 5 s; a commit answered after that wait is a failure)."""
+    brokers = start_brokers(zookeeper_connect, tmp_path, 3, {
+        "offsets.topic.replication.factor": "3", "offsets.topic.num.partitions": "1",
+        "replica.fetch.wait.max.ms": "5000"})
+    try:
+        topic = create(brokers)
+        consumer = Consumer({"bootstrap.servers": bootstrap(brokers), "group.id": "woken",
+                             "enable.auto.commit": False, "log_level": 0})
+        consumer.assign([KafkaPartition(topic, 0, 0)])
+        consumer.commit(offsets=[KafkaPartition(topic, 0, 0)], asynchronous=False)  # warm
+        took = []
+        for offset in range(1, 6):
+            started = time.monotonic()
+            consumer.commit(offsets=[KafkaPartition(topic, 0, offset)], asynchronous=False)
+            took.append(time.monotonic() - started)
+        consumer.close()
+        assert max(took) < 2.0, f"commit round trips {took}"
+    finally:
+        stop_brokers(brokers)
+
+
 @pytest.fixture
 @needs("broker", "zookeeper")
 def racks(zookeeper_connect, tmp_path):
