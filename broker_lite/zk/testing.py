@@ -56,7 +56,7 @@ TEST_ROOT = "/kpy-tests"
 SESSION_TIMEOUT_MS = 6000
 
 
-def wait_until(predicate: Callable[[], object], timeout: float = 10.0, message: str = "") -> object:
+def wait_until(predicate: Callable[[], object], timeout: float = 30.0, message: str = "") -> object:
     """Poll ``predicate`` until it returns something truthy, which is returned."""
     deadline = time.monotonic() + timeout
     while True:
@@ -106,7 +106,7 @@ class RecordingListener:
             return [c for c in self.calls if c[0] == "removed" and c[1] == topic]
 
 
-def expire_session(client: KazooClient, hosts: str, timeout: float = 10.0) -> None:
+def expire_session(client: KazooClient, hosts: str, timeout: float = 30.0) -> None:
     """Expire ``client``'s session as ZooKeeper's own tests do: open a second connection with the
     same session id and password, then close it. Returns once ``client`` has a new session."""
     session_id, password = client.client_id

@@ -238,6 +238,8 @@ def test_a_stopped_broker_gives_a_retriable_error_and_the_restarted_one_is_used(
 
             brokers = start_brokers(zookeeper_connect, tmp_path, 1,
                                     {"listeners": f"PLAINTEXT://127.0.0.1:{port}"})
+            wait_until(lambda: brokers[0].partitions.is_leader(tp.topic, tp.partition), 30,
+                       "the restarted broker leads the partition again")
             assert client.list_offsets({tp: LATEST}) == {tp: 30}  # reconnected
     finally:
         stop_brokers(brokers)

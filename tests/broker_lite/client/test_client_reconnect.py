@@ -39,7 +39,7 @@ def test_connection_attempts_back_off_longer_each_time_up_to_the_maximum():
     attempts come reconnect.backoff.ms apart, then twice that, ..., then at most
     reconnect.backoff.max.ms apart, however short retry.backoff.ms is."""
     with ScriptedBroker({ApiKey.API_VERSIONS: lambda header, body: CLOSE}) as broker:
-        with KafkaClient({"bootstrap.servers": broker.bootstrap, "request.timeout.ms": "2500",
+        with KafkaClient({"bootstrap.servers": broker.bootstrap, "request.timeout.ms": "5000",
                           "retry.backoff.ms": "1", "retry.backoff.max.ms": "1",
                           "reconnect.backoff.ms": "50",
                           "reconnect.backoff.max.ms": "400"}) as client:
@@ -50,7 +50,7 @@ def test_connection_attempts_back_off_longer_each_time_up_to_the_maximum():
     nominal = [min(0.05 * 2 ** n, 0.4) for n in range(len(gaps))]
     assert all(gap >= wait * (1 - JITTER) - 0.002 for gap, wait in zip(gaps, nominal))
     assert len(gaps) >= 6
-    assert len(gaps) <= 3 + (2.5 - 0.35 * (1 - JITTER)) / (0.4 * (1 - JITTER)) + 1
+    assert len(gaps) <= 3 + (5.0 - 0.35 * (1 - JITTER)) / (0.4 * (1 - JITTER)) + 1
 
 
 def test_a_connection_set_up_starts_the_backoff_afresh():
@@ -85,8 +85,8 @@ def test_a_request_that_cannot_wait_for_the_reconnect_backoff_fails_at_once():
         metadata(conn)
     started = time.monotonic()
     with pytest.raises(BrokerNotAvailableError, match="reconnect.backoff.ms") as info:
-        metadata(conn, deadline_ms=500)
-    assert time.monotonic() - started < 0.4
+        metadata(conn, deadline_ms=5000)
+    assert time.monotonic() - started < 2  # not at the deadline, nor after the 10 s backoff
     assert f"the last: cannot connect to broker 127.0.0.1:{port}: " in str(info.value)
     assert "refused" in str(info.value)
 

@@ -57,15 +57,15 @@ def test_the_client_throttles_itself_from_the_kip_219_version_of_each_api(api_ke
 def test_a_throttled_response_delays_the_next_request_to_that_broker():
     with ScriptedBroker() as broker:
         answer = broker.metadata({"t": 1})
-        broker.handlers[ApiKey.METADATA] = sequence(throttled(answer, 500), answer)
+        broker.handlers[ApiKey.METADATA] = sequence(throttled(answer, 2000), answer)
         conn = connection(broker)
         metadata(conn)
         metadata(conn)
         first, second = broker.arrivals_of(ApiKey.METADATA)
-        assert 0.5 <= second - first < 0.5 + SLACK_S
+        assert 2.0 <= second - first < 2.0 + SLACK_S
         metadata(conn)  # the throttle has passed: no more waiting
         third = broker.arrivals_of(ApiKey.METADATA)[2]
-        assert third - second < 0.4
+        assert third - second < 1.5
 
 
 def test_a_throttle_outlives_a_reconnection():

@@ -174,7 +174,7 @@ def test_an_unknown_topic_fails_at_once(client):
     with pytest.raises(UnknownTopicOrPartitionError, match="missing"):
         client.admin.configs.incremental_alter(
             {ConfigResource.topic("missing"): [AlterConfigOp.set("segment.ms", "1000")]})
-    assert time.monotonic() - started < 5  # not retried until the 10 s request timeout
+    assert time.monotonic() - started < 9  # not retried until the 10 s request timeout
 
 
 def test_broker_configs_are_described_by_that_broker_and_read_only_ones_refused(client, broker):

@@ -223,6 +223,8 @@ def test_an_unclean_election_loses_what_the_new_leader_lacks_and_the_old_leader_
     assert read_all(kpy_cluster, topic) == expected
 
 
+@pytest.mark.parametrize("kpy_cluster", [{"properties": {
+    "zookeeper.session.timeout.ms": "30000"}}], indirect=True)
 def test_a_controlled_shutdown_moves_leadership_before_the_broker_stops(kpy_cluster):
     """SIGTERM: the broker asks the controller (ControlledShutdown) to move the leadership of
     its replicated partitions and leaves their ISRs before it stops; an acks=all producer
@@ -242,8 +244,8 @@ def test_a_controlled_shutdown_moves_leadership_before_the_broker_stops(kpy_clus
     assert writer.failed == []
     assert all(after[p].leader != victim and victim not in after[p].isr for p in range(6))
     assert all(after[p].leader_epoch > before[p].leader_epoch for p in led)
-    # moved by the controller at once, not after the ZooKeeper session expired (6 s)
-    assert stopped_after < 6, stopped_after
+    # moved by the controller at once, not after the ZooKeeper session expired (30 s)
+    assert stopped_after < 20, stopped_after
 
 
 @pytest.mark.parametrize("kpy_cluster", [{"properties": {

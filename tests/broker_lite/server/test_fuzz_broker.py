@@ -130,7 +130,7 @@ def test_hostile_clients_do_not_disturb_a_good_one(broker):
     rng = random.Random(1234)
     rss_before = rss_kib()
     seen = {}
-    attacks_done, deadline = 0, time.monotonic() + 60
+    attacks_done, deadline = 0, time.monotonic() + 180
     try:
         # attack until both enough attacks ran and the good client worked all along
         while (attacks_done < 600 or good_sent[0] < 200) and time.monotonic() < deadline:

@@ -310,13 +310,20 @@ def kafka_python_values(broker, topic: str, isolation: str) -> list[bytes]:
     from kafka import TopicPartition as KTopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap(broker), group_id=None,
-                             enable_auto_commit=False, isolation_level=isolation,
-                             consumer_timeout_ms=5_000)
+                             enable_auto_commit=False, isolation_level=isolation)
     try:
         partition = KTopicPartition(topic, 0)
         consumer.assign([partition])
         consumer.seek(partition, 0)
-        return [message.value for message in consumer]
+        # Up to the end this isolation level sees (the last stable offset under
+        # read_committed), however long the client takes to start.
+        end = consumer.end_offsets([partition])[partition]
+        values, deadline = [], time.monotonic() + 60
+        while consumer.position(partition) < end:
+            assert time.monotonic() < deadline, f"stuck before offset {end}; got {values}"
+            for records in consumer.poll(timeout_ms=500).values():
+                values.extend(message.value for message in records)
+        return values
     finally:
         consumer.close()
 

@@ -16,7 +16,7 @@ from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
 from kspark.testing.tiers import needs
 
-LAG_MS = 2000
+LAG_MS = 5000  # a follower starved of CPU this long on a loaded machine is still healthy
 
 
 @pytest.fixture
@@ -179,10 +179,10 @@ def test_a_group_commit_wakes_the_followers_instead_of_waiting_for_their_fetch_t
         zookeeper_connect, tmp_path):
     """The coordinator's append wakes the followers' waiting fetches before it waits for the
     ISR, so a commit is answered in the time of one fetch round trip, not after
-    replica.fetch.wait.max.ms (here 5 s; a commit answered after that wait is a failure)."""
+    replica.fetch.wait.max.ms (here 20 s; a commit answered after half of it is a failure)."""
     brokers = start_brokers(zookeeper_connect, tmp_path, 3, {
         "offsets.topic.replication.factor": "3", "offsets.topic.num.partitions": "1",
-        "replica.fetch.wait.max.ms": "5000"})
+        "replica.fetch.wait.max.ms": "20000"})
     try:
         topic = create(brokers)
         consumer = Consumer({"bootstrap.servers": bootstrap(brokers), "group.id": "woken",
@@ -195,7 +195,7 @@ def test_a_group_commit_wakes_the_followers_instead_of_waiting_for_their_fetch_t
             consumer.commit(offsets=[KafkaPartition(topic, 0, offset)], asynchronous=False)
             took.append(time.monotonic() - started)
         consumer.close()
-        assert max(took) < 2.0, f"commit round trips {took}"
+        assert max(took) < 10, f"commit round trips {took}"
     finally:
         stop_brokers(brokers)
 

@@ -184,12 +184,12 @@ def test_a_second_producer_fences_the_first(txn_broker):
 def test_a_transaction_open_past_its_timeout_is_aborted(txn_broker):
     servers = bootstrap(txn_broker)
     create_topics(servers, ("slow", 1))
-    producer = txn_producer(servers, "tx-slow", **{"transaction.timeout.ms": 1000})
+    producer = txn_producer(servers, "tx-slow", **{"transaction.timeout.ms": 5000})
     producer.begin_transaction()
     producer.produce("slow", value=b"never committed")
     producer.flush(10)
     assert last_stable_offset(txn_broker.port, "slow") == 0  # held by the open transaction
-    state = wait_for_state(txn_broker.port, "tx-slow", "CompleteAbort")
+    state = wait_for_state(txn_broker.port, "tx-slow", "CompleteAbort", timeout=30)
     assert state["producer_epoch"] == 1  # fenced before the abort
     assert [(offset, kind) for offset, _, kind in markers(txn_broker, "slow", 0)] == [
         (1, ControlRecordType.ABORT)]
@@ -299,7 +299,7 @@ def test_the_coordinator_reloads_its_transactions_after_a_restart(zookeeper_conn
         done.commit_transaction(30)
         wait_for_state(brokers[0].port, "tx-done", "CompleteCommit")
         # Long enough to outlast a restart on a busy machine, so it is still open when reloaded.
-        left_open = txn_producer(servers, "tx-open", **{"transaction.timeout.ms": 15000})
+        left_open = txn_producer(servers, "tx-open", **{"transaction.timeout.ms": 30000})
         left_open.begin_transaction()
         left_open.produce("durable", value=b"open at the restart")
         left_open.flush(10)
@@ -309,12 +309,12 @@ def test_the_coordinator_reloads_its_transactions_after_a_restart(zookeeper_conn
         brokers = start_brokers(zookeeper_connect, tmp_path, 1, properties)
         port = brokers[0].port
         reloaded = wait_until(lambda: (d := describe(port, "tx-open"))["error_code"] == 0 and d,
-                              15, "tx-open was not reloaded")
+                              25, "tx-open was not reloaded")
         assert reloaded["transaction_state"] == "Ongoing"
         assert (reloaded["producer_id"], reloaded["producer_epoch"], reloaded["topics"]) == (
             before["producer_id"], before["producer_epoch"], before["topics"])
         assert describe(port, "tx-done")["transaction_state"] == "CompleteCommit"
-        wait_for_state(port, "tx-open", "CompleteAbort", timeout=40)  # timed out after all
+        wait_for_state(port, "tx-open", "CompleteAbort", timeout=60)  # timed out after all
         assert last_stable_offset(port, "durable") == 4
         assert consume(bootstrap(brokers), [("durable", 0)], "read_committed", 1) == [
             b"committed before the restart"]
