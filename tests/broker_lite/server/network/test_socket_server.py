@@ -320,15 +320,16 @@ def test_a_client_that_never_reads_does_not_stall_the_others(tmp_path):
 
 
 def test_a_client_sending_a_byte_a_second_does_not_stall_the_others(tmp_path):
-    server = EchoServer(tmp_path, num_network_threads=1, num_io_threads=1)
+    server = EchoServer(tmp_path, num_network_threads=1, num_io_threads=1,
+                        connections_max_idle_ms=5000)
     try:
         trickle = connect(server)
-        data = frame(b"slowly")
+        data = frame(b"slowly" * 4)  # 28 bytes, one every 0.2 s
         stop = threading.Event()
 
-        def send_slowly():  # the frame takes 5 s
+        def send_slowly():  # the frame takes 5.6 s
             for byte in data:
-                if stop.wait(0.5):
+                if stop.wait(0.2):
                     return
                 trickle.sendall(bytes([byte]))
 
@@ -336,7 +337,7 @@ def test_a_client_sending_a_byte_a_second_does_not_stall_the_others(tmp_path):
         sender.start()
         assert_served_promptly(server, 20, 2)
         sender.join()
-        assert read_frame(trickle) == b"slowly"
+        assert read_frame(trickle) == b"slowly" * 4
         trickle.close()
     finally:
         stop.set()
