@@ -137,7 +137,7 @@ class KafkaChannel:
 
     __slots__ = ("id", "peer", "listener", "transport", "authenticator", "receive", "sends",
                  "paused", "pending", "events", "last_active", "in_flight", "closing",
-                 "close_at", "closed", "lock")
+                 "close_at", "closed", "lock", "held")
 
     def __init__(self, connection_id: str, peer: tuple, listener: str, transport,
                  authenticator: Authenticator, max_request_bytes: int):
@@ -157,6 +157,7 @@ class KafkaChannel:
         self.close_at = None  # a refused client: its refusal waits until then (monotonic)
         self.closed = False
         self.lock = threading.Lock()  # held by whoever uses the socket outside the processor
+        self.held: list = []  # answered requests whose responses wait for the next ones
 
     @property
     def fileno(self) -> int:
@@ -215,3 +216,4 @@ class KafkaChannel:
         for send in self.sends:
             send.close()
         self.sends.clear()
+        self.held.clear()

@@ -43,6 +43,15 @@ a SaslHandshake nor past the session's lifetime (those are this thread's). Other
 or what the socket did not take, comes to this thread as usual, and the connection with it: it
 is unmuted and read again. The channel's lock keeps this thread from closing the socket while a
 handler uses it.
+
+A client pipelining requests (a producer with many in flight) has them read several at a time.
+While the connection's next request is read already, the handler holds the response back, and
+writes it with the following ones in one gathering write, when the run ends or
+:data:`MAX_HELD_RESPONSES` wait: one system call, and one wake-up of the client, for a run of
+responses rather than for each. No response waits for a request that is not read yet, so a
+client that waits for its answer gets it at once. Responses held back go out before anything
+else of the connection: before a response the handler cannot write itself, one answered later,
+and before the connection is closed by a request.
 """
 
 import logging
@@ -53,7 +62,7 @@ import time
 from collections import OrderedDict, deque
 
 from .authenticator import AuthenticationFailed
-from .channel import KafkaChannel, ResponseSend, send_bytes
+from .channel import _BYTES, IOV_MAX, KafkaChannel, ResponseSend, send_bytes
 from .config import NetworkConfig
 from .quotas import ConnectionQuotas
 from .receive import InvalidFrameSize
@@ -65,6 +74,8 @@ logger = logging.getLogger(__name__)
 READ, WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 SASL_HANDSHAKE = 17  # the API key of SaslHandshake
 MAX_POLL_S = 1.0
+# Responses held back while a connection's pipelined requests are handled, for one write.
+MAX_HELD_RESPONSES = 16
 _perf_ns = time.perf_counter_ns
 
 
@@ -136,20 +147,45 @@ class Processor:
         channel = request.connection
         if request.action != CLOSE and channel.transport.handler_io:
             with channel.lock:
-                if not channel.closed and channel.in_flight is request and not channel.unsent \
-                        and self._sent_now(channel, request):
-                    following = self._next_request(channel)
+                if not channel.closed and channel.in_flight is request and not channel.unsent:
+                    following = self._held(channel, request)
+                    if following is None and self._sent_now(channel, request):
+                        following = self._next_request(channel)
+                        if following is None:
+                            request.action = SENT
                     if following is not None:
                         channel.in_flight = following
                         return following
-                    request.action = SENT
         self.enqueue_response(request)
         return None
+
+    def _held(self, channel: KafkaChannel, request: Request) -> Request | None:
+        """(a handler thread, holding the channel) When the connection's next request is read
+        already, hold this response back, to go out with the following ones in one write;
+        that next request then, or None (the response is to be written now)."""
+        held = channel.held
+        if request.action != SEND or len(held) >= MAX_HELD_RESPONSES \
+                or channel.receive.peek_frame() is None or not _all_bytes(request.chunks):
+            return None
+        following = self._next_request(channel)
+        if following is not None:
+            request.sending = _perf_ns()
+            held.append(request)
+        return following
 
     def _sent_now(self, channel: KafkaChannel, request: Request) -> bool:
         """(a handler thread, holding the channel) Write the response as far as the socket
         takes it; whether all of it went (what is left stays in ``request.chunks``, a
         :class:`ResponseSend`, for this processor)."""
+        held = channel.held
+        if held:  # the responses held back go first, in the same write
+            chunks = [chunk for earlier in held for chunk in earlier.chunks]
+            if request.action == SEND:
+                chunks.extend(request.chunks)
+            request.action, request.chunks = SEND, chunks
+            for earlier in held:
+                self._finish(earlier)
+            held.clear()
         if request.action == SEND:
             request.sending = _perf_ns()
             chunks = request.chunks
@@ -615,6 +651,11 @@ class Processor:
             if channel is None or channel.in_flight is not request:
                 request.release()  # the connection is gone
                 continue
+            if channel.held:  # the chain of requests it ends was not written yet
+                for earlier in channel.held:
+                    channel.queue_send(earlier.chunks, earlier)
+                    earlier.chunks = None
+                channel.held.clear()
             action = request.action
             if action == SENT:  # its handler sent the response: the connection is back
                 channel.in_flight = None
@@ -638,6 +679,8 @@ class Processor:
                     assert action == CLOSE
                     logger.info("closing %s: %s", _address(channel.peer), request.reason)
                     self._finish(request)
+                    if channel.sends:  # the answers to the requests before it, if they fit
+                        channel.write()
                     self._close(channel)
             except OSError as exc:
                 logger.debug("connection %s failed: %s", _address(channel.peer), exc)
@@ -664,6 +707,10 @@ class Processor:
 
 def _address(peer: tuple) -> str:
     return f"{peer[0]}:{peer[1]}" if peer else "?"
+
+
+def _all_bytes(chunks) -> bool:
+    return len(chunks) <= IOV_MAX and all(chunk.__class__ in _BYTES for chunk in chunks)
 
 
 def _is_sasl_handshake(payload) -> bool:

@@ -11,7 +11,9 @@ size is checked as soon as its four bytes are in, before the body is buffered: a
 or one above the limit, raises :class:`InvalidFrameSize` and the connection is closed. Small
 frames arrive several per read (a client pipelining requests) and are handed out as views of the
 read buffer, without a copy (the records of a Produce go from that buffer to the segment file);
-a frame larger than one read is filled in place, in a buffer of its exact size.
+only a read too small to matter is copied, into a buffer of its size, so that a request kept
+waiting does not hold a whole read buffer. A frame larger than one read is filled in place, in a
+buffer of its exact size.
 
 >>> receive = FrameReceive(max_size=100)
 >>> receive.feed(b"\\0\\0\\0\\3abc\\0\\0\\0\\2d")
@@ -31,7 +33,12 @@ broker_lite.server.network.receive.InvalidFrameSize: Invalid receive (size = 256
 import struct
 from collections.abc import Callable
 
-READ_BYTES = 64 * 1024  # read at most this much at once while frames are small
+# A read takes up to READ_BYTES: a client pipelining requests (a producer) has them read in few
+# calls, and handled in long runs. A read of less than SMALL_READ_BYTES is copied out of that
+# buffer into one of its size, so the frames a request keeps (a long poll waiting) hold only
+# their own bytes.
+READ_BYTES = 256 * 1024
+SMALL_READ_BYTES = 64 * 1024
 _SIZE = struct.Struct(">i")
 
 
@@ -77,7 +84,11 @@ class FrameReceive:
             buffer[:held] = memoryview(self._data)[self._start:self._end]
         count = read_into(memoryview(buffer)[held:])
         if count:
-            self._data, self._start, self._end = buffer, 0, held + count
+            end = held + count
+            if end < SMALL_READ_BYTES:
+                self._data, self._start, self._end = bytes(memoryview(buffer)[:end]), 0, end
+            else:
+                self._data, self._start, self._end = buffer, 0, end
             self._split_large_frame()
         return count
 

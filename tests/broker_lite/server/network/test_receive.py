@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from broker_lite.server.network.receive import READ_BYTES, FrameReceive, InvalidFrameSize
+from broker_lite.server.network.receive import (
+    READ_BYTES,
+    SMALL_READ_BYTES,
+    FrameReceive,
+    InvalidFrameSize,
+)
 
 
 def framed(payloads: list[bytes]) -> bytes:
@@ -79,6 +84,39 @@ def test_frames_are_views_of_the_read_buffer_not_copies():
     first, second = receive.next_frame(), receive.next_frame()
     assert isinstance(first, memoryview) and first.obj is second.obj
     assert (bytes(first), bytes(second)) == (b"one", b"two")
+
+
+def test_a_small_read_keeps_only_its_own_bytes():
+    """The frames of a small read (a long poll that waits holds its request) keep a buffer
+    of the read's size, not one of READ_BYTES."""
+    data = framed([b"fetch", b"metadata"])
+    receive = FrameReceive(max_size=100)
+    receive.read_from(Stream(data, []).read_into)
+    first, second = receive.next_frame(), receive.next_frame()
+    assert first.obj is second.obj and len(first.obj) == len(data)
+
+
+def test_a_large_read_hands_out_views_of_the_buffer_it_was_read_into():
+    """Pipelined produce requests: no copy of the bytes read; one read takes up to
+    READ_BYTES."""
+    payloads = [bytes([i]) * 16_000 for i in range(READ_BYTES // 16_000 + 4)]
+    data = framed(payloads)
+    reads = []
+    stream = Stream(data, [])
+    receive = FrameReceive(max_size=100_000)
+
+    def read_into(view):
+        reads.append(len(view))
+        return stream.read_into(view)
+
+    receive.read_from(read_into)
+    frames = []
+    while (frame := receive.next_frame()) is not None:
+        frames.append(frame)
+    assert reads == [READ_BYTES] and SMALL_READ_BYTES < READ_BYTES
+    assert len(frames) == READ_BYTES // 16_004
+    assert all(f.obj is frames[0].obj for f in frames) and len(frames[0].obj) == READ_BYTES
+    assert [bytes(f) for f in frames] == payloads[:len(frames)]
 
 
 def test_an_incomplete_frame_keeps_only_its_own_bytes():

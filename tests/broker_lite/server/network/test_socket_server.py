@@ -18,6 +18,8 @@ from broker_lite.server.network import (
     RequestHandlerPool,
     SocketServer,
 )
+from broker_lite.server.network import transport as transport_module
+from broker_lite.server.network.processor import MAX_HELD_RESPONSES
 from broker_lite.server.testing import recv_exactly
 from broker_lite.zk.testing import wait_until
 
@@ -124,6 +126,60 @@ def test_pipelined_requests_are_served_by_the_handler_that_answered_the_first(se
         assert [read_frame(sock) for _ in payloads] == payloads
     assert [text for text, _ in server.served] == payloads
     assert len({thread for _, thread in server.served}) == 1
+
+
+@pytest.fixture
+def writes(monkeypatch):
+    """The gathering writes of every plaintext connection, as lists of their buffers."""
+    calls: list[list[bytes]] = []
+    original = transport_module.PlaintextTransport.__init__
+
+    def counting(self, sock):
+        original(self, sock)
+        send = sock.sendmsg
+        self.send_buffers = lambda buffers: (calls.append([bytes(b) for b in buffers]),
+                                             send(buffers))[1]
+
+    monkeypatch.setattr(transport_module.PlaintextTransport, "__init__", counting)
+    return calls
+
+
+def test_responses_to_pipelined_requests_go_out_together(server, writes):
+    """Requests read in one go are answered in few writes: each response waits for those of
+    the requests read with it, MAX_HELD_RESPONSES at most, and all keep their order."""
+    payloads = [b"request-%d" % i for i in range(40)]
+    with connect(server) as sock:
+        sock.sendall(b"".join(frame(p) for p in payloads))
+        assert [read_frame(sock) for _ in payloads] == payloads
+    assert b"".join(b"".join(w) for w in writes) == b"".join(frame(p) for p in payloads)
+    assert len(payloads) / (MAX_HELD_RESPONSES + 1) <= len(writes) < len(payloads) / 4
+    assert max(len(w) for w in writes) == MAX_HELD_RESPONSES + 1
+
+
+def test_a_lone_request_is_answered_at_once(server, writes):
+    """Nothing is held back when no other request is read: a client waiting for its answer
+    gets it."""
+    with connect(server) as sock:
+        for i in range(3):
+            sock.sendall(frame(b"one-%d" % i))
+            assert read_frame(sock) == b"one-%d" % i
+    assert [b"".join(w) for w in writes] == [frame(b"one-%d" % i) for i in range(3)]
+
+
+@pytest.mark.parametrize("last", [b"silent", b"later0.2", b"close"])
+def test_responses_held_back_go_out_before_a_request_answered_otherwise(server, last):
+    """A run of pipelined requests ending in one answered with nothing, answered later, or
+    closing the connection: the responses held back for it are written first."""
+    with connect(server) as sock:
+        sock.sendall(frame(b"first") + frame(b"second") + frame(last))
+        assert [read_frame(sock), read_frame(sock)] == [b"first", b"second"]
+        if last == b"later0.2":
+            assert read_frame(sock) == last
+        elif last == b"close":
+            assert sock.recv(1) == b""
+        else:  # nothing for it: the next response is the next request's
+            sock.sendall(frame(b"after"))
+            assert read_frame(sock) == b"after"
 
 
 def test_pipelined_requests_take_turns_with_other_connections(tmp_path):
