@@ -178,6 +178,8 @@ class DelayedOperationPurgatory:
     def check_and_complete(self, key: Hashable) -> int:
         """Something ``key`` stands for changed: complete the operations watching it that can
         complete now; how many did."""
+        if key not in self._watchers:  # the usual case, read without the lock: an operation
+            return 0  # watched meanwhile checks itself once watched (try_complete_else_watch)
         with self._lock:
             watchers = self._watchers.get(key)
             if not watchers:

@@ -39,6 +39,11 @@ finishes the job when nothing stands in the way, as ``finish`` in :mod:`.process
         |                              already read or in the socket, no other in the queue
         +--------------------------------------------------------------------------+
 
+While the connection's next request is read already, the handler holds the response back and
+writes it with the following ones, 17 responses in one gathering write at most: a producer with
+many requests in flight gets a system call, and a wake-up, per run of responses rather than per
+response, and its requests are read up to 256 KiB at a time (:mod:`.receive`).
+
 Anything else goes the way drawn above: a response the socket does not take whole (the processor
 writes the rest), a connection with no whole request to read (the processor gets it back, and
 waits for its next one), a request queue where others wait (the next request takes its turn
