@@ -52,6 +52,13 @@ def send_bytes(transport, chunks) -> tuple[int, int]:
     return transport.send_buffers(chunks), size
 
 
+def bytes_only(chunks) -> bool:
+    """Whether ``chunks`` are bytes-like objects only, few enough for one gathering write (a
+    response :func:`send_bytes` sends whole, or not at all)."""
+    return len(chunks) <= IOV_MAX and all(
+        chunk.__class__ in _BYTES or isinstance(chunk, _BYTES) for chunk in chunks)
+
+
 class ResponseSend:
     """The chunks of one response on their way out (Kafka's NetworkSend): bytes-like objects and
     file regions (``fd``, ``position``, ``size``, ``close()``), in order."""

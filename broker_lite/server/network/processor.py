@@ -62,7 +62,7 @@ import time
 from collections import OrderedDict, deque
 
 from .authenticator import AuthenticationFailed
-from .channel import _BYTES, IOV_MAX, KafkaChannel, ResponseSend, send_bytes
+from .channel import KafkaChannel, ResponseSend, bytes_only, send_bytes
 from .config import NetworkConfig
 from .quotas import ConnectionQuotas
 from .receive import InvalidFrameSize
@@ -165,7 +165,7 @@ class Processor:
         that next request then, or None (the response is to be written now)."""
         held = channel.held
         if request.action != SEND or len(held) >= MAX_HELD_RESPONSES \
-                or channel.receive.peek_frame() is None or not _all_bytes(request.chunks):
+                or channel.receive.peek_frame() is None or not bytes_only(request.chunks):
             return None
         following = self._next_request(channel)
         if following is not None:
@@ -707,10 +707,6 @@ class Processor:
 
 def _address(peer: tuple) -> str:
     return f"{peer[0]}:{peer[1]}" if peer else "?"
-
-
-def _all_bytes(chunks) -> bool:
-    return len(chunks) <= IOV_MAX and all(chunk.__class__ in _BYTES for chunk in chunks)
 
 
 def _is_sasl_handshake(payload) -> bool:
