@@ -37,26 +37,21 @@ MAX_UNSENT_RESPONSES = 1
 _BYTES = (bytes, bytearray, memoryview)
 
 
+def bytes_only(chunks) -> bool:
+    """Whether ``chunks`` are bytes-like objects only, few enough for one gathering write (a
+    response :func:`send_bytes` takes)."""
+    return len(chunks) <= IOV_MAX and all(
+        chunk.__class__ in _BYTES or isinstance(chunk, _BYTES) for chunk in chunks)
+
+
 def send_bytes(transport, chunks) -> tuple[int, int]:
     """Send a response made of bytes-like chunks only (most are), in one gathering write when
     the socket takes it: (the bytes sent, the response's size) (``BlockingIOError``: none
     went), or (-1, 0) when ``chunks`` hold more than bytes or more chunks than one write takes
     (left to a :class:`ResponseSend`)."""
-    if len(chunks) > IOV_MAX:
+    if not bytes_only(chunks):
         return -1, 0
-    size = 0
-    for chunk in chunks:
-        if chunk.__class__ not in _BYTES and not isinstance(chunk, _BYTES):
-            return -1, 0
-        size += len(chunk)
-    return transport.send_buffers(chunks), size
-
-
-def bytes_only(chunks) -> bool:
-    """Whether ``chunks`` are bytes-like objects only, few enough for one gathering write (a
-    response :func:`send_bytes` sends whole, or not at all)."""
-    return len(chunks) <= IOV_MAX and all(
-        chunk.__class__ in _BYTES or isinstance(chunk, _BYTES) for chunk in chunks)
+    return transport.send_buffers(chunks), sum(map(len, chunks))
 
 
 class ResponseSend:
