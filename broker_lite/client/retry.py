@@ -102,13 +102,16 @@ def retry(what: str, deadline: Deadline, backoff: Backoff, attempt: Callable[[],
     When the deadline passes, raises :class:`KafkaTimeoutError` saying ``what`` did not complete
     and why (the last error, also in ``last_error`` and as the cause).
     """
+    last: KafkaClientError | None = None
     while True:
         try:
             return attempt()
         except KafkaClientError as exc:
             if not exc.retriable:
                 raise
-            last = exc
+            # An attempt that only ran out of the time left says less than the error before it.
+            if last is None or not (isinstance(exc, KafkaTimeoutError) and deadline.expired()):
+                last = exc
         if on_retriable is not None:
             on_retriable(last)
         if not backoff.wait(deadline):

@@ -95,6 +95,43 @@ def test_other_errors_are_raised_at_once():
     assert calls == [1]
 
 
+def test_an_attempt_cut_short_by_the_deadline_does_not_hide_the_error_before_it():
+    """The last attempt gets what is left of the time, and times out: the reason the
+    operation did not complete is the error before it."""
+    deadline = Deadline(200)
+    errors = iter([LeaderNotAvailableError("LEADER_NOT_AVAILABLE for t-0: election")])
+
+    def attempt():
+        error = next(errors, None)
+        if error is not None:
+            raise error
+        time.sleep(deadline.remaining_s())
+        raise KafkaTimeoutError("broker b1 did not answer ListOffsets within 150 ms")
+
+    with pytest.raises(KafkaTimeoutError) as info:
+        retry("list_offsets for 1 partition(s)", deadline, Backoff(10, 20), attempt)
+    assert str(info.value) == ("list_offsets for 1 partition(s) did not complete within 200 ms; "
+                               "last error: LEADER_NOT_AVAILABLE for t-0: election")
+
+
+def test_a_timeout_with_time_left_is_the_last_error():
+    deadline = Deadline(300)
+    errors = iter([LeaderNotAvailableError("LEADER_NOT_AVAILABLE for t-0: election"),
+                   KafkaTimeoutError("broker b1 did not answer ListOffsets within 5 ms")])
+
+    def attempt():
+        error = next(errors, None)
+        if error is None:
+            time.sleep(deadline.remaining_s())
+            raise KafkaTimeoutError("broker b1 did not answer ListOffsets within 250 ms")
+        raise error
+
+    with pytest.raises(KafkaTimeoutError) as info:
+        retry("list_offsets for 1 partition(s)", deadline, Backoff(10, 20), attempt)
+    assert str(info.value).endswith("last error: broker b1 did not answer ListOffsets "
+                                    "within 5 ms")
+
+
 def test_the_deadline_ends_retries_with_the_last_error():
     def attempt():
         raise LeaderNotAvailableError("LEADER_NOT_AVAILABLE for t-0: election")
