@@ -15,9 +15,10 @@ broker failure::
 
 Each broker runs ``python -m broker_lite start`` with its own ``server.properties`` in
 ``<directory>/broker-<id>/`` (data in ``logs/`` there, its stderr in ``broker.log``), listening
-on a port chosen once, so clients find a restarted broker where it was. ZooKeeper is an
-embedded server in ``<directory>/zookeeper`` unless ``zookeeper.connect`` is given (the test
-fixture gives each cluster a chroot of the session's server).
+on a port chosen at its first start (another one if a process took the picked port before the
+broker bound it), kept from then on, so clients find a restarted broker where it was.
+ZooKeeper is an embedded server in ``<directory>/zookeeper`` unless ``zookeeper.connect`` is
+given (the test fixture gives each cluster a chroot of the session's server).
 
 The settings (:func:`cluster_properties`) are those of :data:`LOCAL_PROPERTIES` (LocalKafka's)
 with replication where a cluster allows it: internal topics and auto-created topics with
@@ -51,6 +52,7 @@ from broker_lite.zk.server import EmbeddedZooKeeper, free_port
 logger = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 120.0
+PORT_ATTEMPTS = 3  # first starts whose picked port another process took meanwhile
 STOP_TIMEOUT_S = 60.0
 
 #: The settings of a Kafka on one machine (:class:`broker_lite.local.LocalKafka`'s, and the base
@@ -93,12 +95,16 @@ class BrokerProcess:
     def __init__(self, broker_id: int, directory: Path, properties: Mapping[str, str]):
         self.broker_id = broker_id
         self.directory = Path(directory)
-        self.port = free_port()
         self.properties = {**properties, "broker.id": str(broker_id),
-                           "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
                            "log.dirs": str(self.directory / "logs")}
+        self._use_port(free_port())
+        self._served = False  # once it served, clients know its port: it keeps it
         self.process: subprocess.Popen | None = None
         self.log_path = self.directory / "broker.log"
+
+    def _use_port(self, port: int) -> None:
+        self.port = port
+        self.properties["listeners"] = f"PLAINTEXT://127.0.0.1:{port}"
 
     @property
     def address(self) -> str:
@@ -115,6 +121,30 @@ class BrokerProcess:
         if self.running:
             raise RuntimeError(f"broker {self.broker_id} is already running")
         self.directory.mkdir(parents=True, exist_ok=True)
+        # The port was picked free, but another process can bind it before the broker does.
+        # Until the broker has served once, nobody knows the port yet: pick another.
+        attempts = 1 if self._served else PORT_ATTEMPTS
+        for attempt in range(attempts):
+            log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+            try:
+                self._start_once(timeout_s)
+                self._served = True
+                return self
+            except BrokerStartError:
+                if attempt + 1 == attempts or not self._port_was_taken(log_offset):
+                    raise
+                logger.info("broker %d: port %d was taken before it bound it; trying another",
+                            self.broker_id, self.port)
+                self._use_port(free_port())
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _port_was_taken(self, log_offset: int) -> bool:
+        """Whether the broker's log, from ``log_offset`` on, says its port was in use."""
+        with open(self.log_path, "rb") as log:
+            log.seek(log_offset)
+            return b"Address already in use" in log.read()
+
+    def _start_once(self, timeout_s: float) -> None:
         path = self.directory / "server.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in self.properties.items()))
         with open(self.log_path, "ab") as log:
@@ -139,7 +169,6 @@ class BrokerProcess:
                     f"broker {self.broker_id} did not start within {timeout_s:.0f} s "
                     f"(exit status {self.process.returncode}); its log: {self.log_path}:\n"
                     f"{_tail(self.log_path)}")
-        return self
 
     def kill(self) -> None:
         """SIGKILL: the broker ends at once, as in a crash (its data stays)."""
