@@ -68,6 +68,8 @@ class PartitionManager:
         # the controller's latest word on each partition held: (state, replicas, znode version)
         self._assigned: dict[TopicPartition, tuple[PartitionState, tuple[int, ...], int]] = {}
         self._partitions: dict[TopicPartition, Partition] = {}
+        # new here, in a run of assignments not done yet: not shown served (served_states)
+        self._taking_on: set[TopicPartition] = set()
         self._lock = threading.RLock()
         self._leadership_listeners: dict[str, list[LeadershipListener]] = {}
         self._led: dict[tuple[str, int], int] = {}  # partitions led -> leader epoch told
@@ -187,6 +189,19 @@ class PartitionManager:
             self._assigned[tp] = (state, tuple(replicas), version)
         self._take_role(tp)
 
+    def on_assignments_begin(self, topic: str, partitions: list[int]) -> None:
+        """A run of assignments of ``topic``'s partitions: those new here are shown served
+        (:meth:`served_states`) only once all are taken on. Creating a partition's log takes
+        milliseconds, and Metadata asked meanwhile would show a new topic with some partitions
+        led and others not (a client asking for the others then fails)."""
+        with self._lock:
+            self._taking_on.update(tp for tp in (TopicPartition(topic, p) for p in partitions)
+                                   if tp not in self._partitions)
+
+    def on_assignments_end(self, topic: str, partitions: list[int]) -> None:
+        with self._lock:
+            self._taking_on.difference_update(TopicPartition(topic, p) for p in partitions)
+
     def _take_role(self, tp: TopicPartition) -> None:
         """Lead or follow ``tp`` as its latest state says (once this broker's id is known)."""
         with self._lock:
@@ -246,6 +261,13 @@ class PartitionManager:
                 return replica.state
             assigned = self._assigned.get(tp)
             return assigned[0] if assigned is not None else None
+
+    def served_states(self, topic: str, partitions: list[int]) -> list[PartitionState | None]:
+        """The state of each of ``partitions`` as :meth:`state` gives it, all read at one
+        moment, and None for one taken on with others not yet (:meth:`on_assignments_begin`)."""
+        with self._lock:
+            return [None if TopicPartition(topic, p) in self._taking_on
+                    else self.state(topic, p) for p in partitions]
 
     def is_leader(self, topic: str, partition: int) -> bool:
         state = self.state(topic, partition)

@@ -162,15 +162,20 @@ class ClusterMetadata:
         return self._names_by_id.get(topic_id)
 
 
-def has_serving_leader(partitions: PartitionManager, topic: str, info: PartitionInfo) -> bool:
-    """The partition has an elected leader, and when that leader is this broker it already
-    serves the partition: ZooKeeper shows an election before this broker's own watch has taken
+def serving_leaders(partitions: PartitionManager, topic: str,
+                    infos: list[PartitionInfo]) -> list[bool]:
+    """For each partition, whether it has an elected leader that serves it already, when that
+    leader is this broker: ZooKeeper shows an election before this broker's own watch has taken
     the partition on, and a client sent here in between would get NOT_LEADER_OR_FOLLOWER (and
-    a Produce with acks=0 would be lost without a word)."""
-    state = info.state
+    a Produce with acks=0 would be lost without a word). This broker's side is read at one
+    moment, so a new topic's partitions are served all or none."""
+    local = partitions.served_states(topic, [info.partition for info in infos])
+    return [_serving(info.state, here, partitions.broker_id) for info, here in zip(infos, local)]
+
+
+def _serving(state: PartitionState | None, local: PartitionState | None, broker_id: int) -> bool:
     if state is None or state.leader < 0:
         return False
-    if state.leader != partitions.broker_id:
+    if state.leader != broker_id:
         return True
-    local = partitions.state(topic, info.partition)
     return local is not None and local.leader_epoch >= state.leader_epoch

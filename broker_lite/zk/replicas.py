@@ -6,10 +6,15 @@ Read (and watched): ``/brokers/topics`` (topics), ``/brokers/topics/[topic]`` (r
 
 A partition is reported assigned once the controller has written its state, and again whenever
 its state (or the state znode's version, the partition epoch a leader's conditional ISR writes
-need) or its replicas change. It is reported removed with ``delete=True`` when its topic is being
-deleted (a marker under ``/admin/delete_topics``, honoured only with ``delete.topic.enable``, the
-switch the controller obeys) or is gone, and with ``delete=False`` when this broker is no longer
-among its replicas. A topic znode with a new creation zxid is a new topic with an old name: the
+need) or its replicas change. The partitions of a topic found changed in one refresh are
+reported as one run, between ``on_assignments_begin`` and ``on_assignments_end``: the controller
+writes a new topic's partition states in one transaction, and its partitions become served
+together, as Kafka's metadata cache takes them in one UpdateMetadata.
+
+A partition is reported removed with ``delete=True`` when its topic is being deleted (a marker
+under ``/admin/delete_topics``, honoured only with ``delete.topic.enable``, the switch the
+controller obeys) or is gone, and with ``delete=False`` when this broker is no longer among its
+replicas. A topic znode with a new creation zxid is a new topic with an old name: the
 old one's partitions are reported deleted first, so stale data never passes for the new topic's.
 
 Everything runs on the broker's event loop; ZooKeeper watches only queue refreshes. Watches are
@@ -45,6 +50,14 @@ class PartitionListener(Protocol):
         """This broker no longer replicates the partition; ``delete=True`` when the topic is being
         deleted: the listener deletes the partition's data. May come for a partition never
         reported assigned (a deletion found at startup)."""
+
+    def on_assignments_begin(self, topic: str, partitions: list[int]) -> None:
+        """:meth:`on_partition_assigned` follows for each of ``partitions`` of ``topic``, read in
+        one refresh, then :meth:`on_assignments_end`: what becomes served in between may be
+        shown served together, at the end (a new topic's partitions all at once)."""
+
+    def on_assignments_end(self, topic: str, partitions: list[int]) -> None:
+        """The calls :meth:`on_assignments_begin` announced are done (or failed)."""
 
 
 class ReplicaWatcher:
@@ -136,11 +149,26 @@ class ReplicaWatcher:
         for (t, partition) in sorted(self.hosted):
             if t == topic and partition not in mine:
                 self._remove(topic, partition, delete=False)
-        for partition, replicas in sorted(mine.items()):
-            found = self._read_state(topic, partition)
+        states = {partition: self._read_state(topic, partition) for partition in sorted(mine)}
+        missing = [partition for partition, found in states.items() if found is None]
+        if missing and len(missing) < len(states):
+            # Read while the controller wrote them? It writes a topic's states in one
+            # transaction: once one of them is seen, a second read finds the others.
+            states.update((partition, self._read_state(topic, partition)) for partition in missing)
+        changed = []  # reported together, once all are read
+        for partition, found in states.items():
             if found is not None and \
-                    self.hosted.get((topic, partition)) != (found[0], replicas, found[1]):
-                self._assign(topic, partition, found[0], replicas, found[1])
+                    self.hosted.get((topic, partition)) != (found[0], mine[partition], found[1]):
+                changed.append((partition, found[0], mine[partition], found[1]))
+        if not changed:
+            return
+        partitions = [partition for partition, *_ in changed]
+        self._tell(self.listener.on_assignments_begin, topic, partitions)
+        try:
+            for partition, state, replicas, version in changed:
+                self._assign(topic, partition, state, replicas, version)
+        finally:
+            self._tell(self.listener.on_assignments_end, topic, partitions)
 
     def _read_state(self, topic: str, partition: int) -> tuple[PartitionState, int] | None:
         """The partition's state and its znode's version, watched; None (watching for its
@@ -177,6 +205,12 @@ class ReplicaWatcher:
             self._log.exception("listener failed on partition %s-%d assigned", topic, partition)
             return
         self.hosted[(topic, partition)] = (state, replicas, version)
+
+    def _tell(self, call, topic: str, partitions: list[int]) -> None:
+        try:
+            call(topic, partitions)
+        except Exception:  # noqa: BLE001 (the listener's failure must not stop the watcher)
+            self._log.exception("listener failed on partitions %s of %s", partitions, topic)
 
     def _remove(self, topic: str, partition: int, *, delete: bool) -> None:
         self.hosted.pop((topic, partition), None)

@@ -90,6 +90,12 @@ class RecordingListener:
             self.calls.append(("assigned", topic, partition, state, replicas))
             self.assigned[(topic, partition)] = (state, replicas)
 
+    def on_assignments_begin(self, topic: str, partitions: list[int]) -> None:
+        pass
+
+    def on_assignments_end(self, topic: str, partitions: list[int]) -> None:
+        pass
+
     def on_partition_removed(self, topic: str, partition: int, *, delete: bool) -> None:
         if delete:
             shutil.rmtree(self.partition_dir(topic, partition), ignore_errors=True)

@@ -27,7 +27,7 @@ from broker_lite.zk.errors import TopicExistsError, ZooKeeperError
 from ..authorization import NOT_REQUESTED
 from ..dispatcher import RequestContext
 from ..errors import error_code_for
-from ..metadata import NO_TOPIC_ID, PartitionInfo, has_serving_leader
+from ..metadata import NO_TOPIC_ID, PartitionInfo, serving_leaders
 from ..services import HandlerServices
 from .coordinator import create_coordinator_topic
 
@@ -110,8 +110,8 @@ def _topic(services: HandlerServices, name: str | None, allow_create: bool) -> d
     return {
         "error_code": 0, "name": name, "topic_id": info.topic_id,
         "is_internal": name in INTERNAL_TOPICS,
-        "partitions": [_partition(p, has_serving_leader(services.partitions, name, p), live)
-                       for p in info.partitions],
+        "partitions": [_partition(p, serving, live) for p, serving in zip(
+            info.partitions, serving_leaders(services.partitions, name, info.partitions))],
     }
 
 

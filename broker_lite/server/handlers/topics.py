@@ -31,7 +31,7 @@ from broker_lite.zk.errors import TopicAlreadyMarkedForDeletionError, ZooKeeperE
 
 from ..dispatcher import RequestContext
 from ..errors import error_code_for
-from ..metadata import has_serving_leader
+from ..metadata import serving_leaders
 from ..services import HandlerServices
 from .configs import entry_dict
 
@@ -76,8 +76,8 @@ def _partitions_ready(services: HandlerServices, topic: str,
         return False
     if partitions is not None and not set(partitions) <= {info.partition for info in known}:
         return False  # the metadata does not list every new partition yet
-    return all(has_serving_leader(services.partitions, topic, info) for info in known
-               if partitions is None or info.partition in partitions)
+    return all(serving_leaders(services.partitions, topic, [
+        info for info in known if partitions is None or info.partition in partitions]))
 
 
 # -- CreateTopics ----------------------------------------------------------------------------------
