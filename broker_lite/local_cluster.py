@@ -170,11 +170,14 @@ class BrokerProcess:
                     f"(exit status {self.process.returncode}); its log: {self.log_path}:\n"
                     f"{_tail(self.log_path)}")
 
-    def kill(self) -> None:
-        """SIGKILL: the broker ends at once, as in a crash (its data stays)."""
-        if self.process is not None and self.process.poll() is None:
+    def kill(self) -> int | None:
+        """SIGKILL: the broker ends at once, as in a crash (its data stays). Its exit status
+        (None when it never ran)."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
             self.process.kill()  # SIGKILL ends a paused process too
-            self.process.wait()
+        return self.process.wait()
 
     def pause(self) -> None:
         """SIGSTOP: the broker hangs (a long garbage collection, a stalled disk); ZooKeeper

@@ -6,19 +6,17 @@ import logging
 import random
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from broker_lite.local_cluster import BrokerProcess
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import RecordBatchBuilder, build_batch, iter_batches
 from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers
 from broker_lite.zk.producer_ids import PRODUCER_ID_BLOCK_SIZE
-from broker_lite.zk.server import free_port
 from broker_lite.zk.testing import wait_until
 from kspark.testing.tiers import needs
 
@@ -246,40 +244,15 @@ def test_confluent_idempotent_producer_survives_cut_connections(zookeeper_connec
 
 # -- restarts -------------------------------------------------------------------------------------
 
-class BrokerProcess:
-    """A broker run by the real command line, so that it can be killed with SIGKILL."""
-
-    def __init__(self, tmp_path, zookeeper_connect):
-        self.port = free_port()
-        self.properties = tmp_path / "server.properties"
-        self.properties.write_text(
-            f"broker.id=1\nlisteners=PLAINTEXT://127.0.0.1:{self.port}\n"
-            f"log.dirs={tmp_path / 'logs'}\nzookeeper.connect={zookeeper_connect}\n"
-            "zookeeper.session.timeout.ms=6000\nnum.partitions=1\n")
-        self.process = None
-
-    def start(self) -> "BrokerProcess":
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "broker_lite", "start", str(self.properties),
-             "--override", "log.flush.interval.messages=1"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()
-        assert "listening on" in line, self.process.stderr.read()
-        return self
-
-    def stop(self, signum: int) -> None:
-        self.process.send_signal(signum)
-        self.process.wait(timeout=30)
-
-
 @pytest.fixture
 @needs("broker", "zookeeper")
 def broker_process(tmp_path, zookeeper_connect):
-    process = BrokerProcess(tmp_path, zookeeper_connect)
+    """A broker run by the real command line, so that it can be killed with SIGKILL."""
+    process = BrokerProcess(1, tmp_path, {
+        "zookeeper.connect": zookeeper_connect, "zookeeper.session.timeout.ms": "6000",
+        "num.partitions": "1", "log.flush.interval.messages": "1"})
     yield process
-    if process.process is not None and process.process.poll() is None:
-        process.process.kill()
-        process.process.wait()
+    process.kill()
 
 
 @pytest.mark.parametrize("shutdown", [signal.SIGTERM, signal.SIGKILL], ids=["clean", "killed"])
@@ -297,7 +270,7 @@ def test_a_restarted_broker_still_recognises_a_retry(broker_process, shutdown):
     assert produce(port, topic, first)["base_offset"] == 0
     assert produce(port, topic, second)["base_offset"] == 3
 
-    broker_process.stop(shutdown)
+    broker_process.stop() if shutdown == signal.SIGTERM else broker_process.kill()
     broker_process.start()
     wait_until(lambda: log_end_offset(port, topic) == 5, 30, "the partition is served again")
 
@@ -314,7 +287,7 @@ def test_a_restarted_broker_still_recognises_a_retry(broker_process, shutdown):
     assert produce(port, topic, idempotent_batch(producer_id, 5, 1))["base_offset"] == 5
     values = [r.value for b in fetch_batches(port, topic) for r in b]
     assert values == [b"r-%d" % i for i in range(6)]
-    broker_process.stop(signal.SIGTERM)
+    assert broker_process.stop() == 0
 
 
 # -- InitProducerId -------------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 SIGKILL, and started again: every acknowledged record is still there and offsets continue."""
 
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -10,51 +9,22 @@ import time
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from broker_lite.local_cluster import BrokerProcess
 from broker_lite.log.files import CLEAN_SHUTDOWN_MARKER
 from kspark.testing.tiers import needs
 
 SESSION_TIMEOUT_MS = 6000
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class BrokerProcess:
-    def __init__(self, tmp_path, zookeeper_connect):
-        self.port = free_port()
-        self.log_dir = tmp_path / "logs"
-        self.properties = tmp_path / "server.properties"
-        self.properties.write_text(
-            f"broker.id=1\nlisteners=PLAINTEXT://127.0.0.1:{self.port}\nlog.dirs={self.log_dir}\n"
-            f"zookeeper.connect={zookeeper_connect}\n"
-            f"zookeeper.session.timeout.ms={SESSION_TIMEOUT_MS}\nnum.partitions=1\n")
-        self.process = None
-
-    def start(self) -> str:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "broker_lite", "start", str(self.properties),
-             "--override", "log.flush.interval.messages=1"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()
-        assert "listening on" in line, self.process.stderr.read()
-        return line
-
-    def stop(self, signum) -> int:
-        self.process.send_signal(signum)
-        return self.process.wait(timeout=30)
-
-
 @pytest.fixture
 @needs("broker", "zookeeper")
 def broker_process(tmp_path, zookeeper_connect):
-    process = BrokerProcess(tmp_path, zookeeper_connect)
+    process = BrokerProcess(1, tmp_path, {
+        "zookeeper.connect": zookeeper_connect,
+        "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS), "num.partitions": "1",
+        "log.flush.interval.messages": "1"})
     yield process
-    if process.process is not None and process.process.poll() is None:
-        process.process.kill()
-        process.process.wait()
+    process.kill()
 
 
 def produce(port: int, topic: str, values: list[bytes]) -> None:
@@ -85,12 +55,11 @@ def consume_all(port: int, topic: str, count: int) -> list[tuple[int, bytes]]:
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
 def test_acknowledged_records_survive_a_restart(broker_process, signum):
-    line = broker_process.start()
-    assert f"127.0.0.1:{broker_process.port}" in line
+    broker_process.start()
     first = [b"before-%d" % i for i in range(200)]
     produce(broker_process.port, "durable", first)
-    code = broker_process.stop(signum)
-    marker = broker_process.log_dir / CLEAN_SHUTDOWN_MARKER
+    code = broker_process.stop() if signum == signal.SIGTERM else broker_process.kill()
+    marker = broker_process.directory / "logs" / CLEAN_SHUTDOWN_MARKER
     if signum == signal.SIGTERM:
         assert code == 0 and marker.exists()
     else:
@@ -100,7 +69,7 @@ def test_acknowledged_records_survive_a_restart(broker_process, signum):
     second = [b"after-%d" % i for i in range(50)]
     produce(broker_process.port, "durable", second)
     assert consume_all(broker_process.port, "durable", 250) == list(enumerate(first + second))
-    assert broker_process.stop(signal.SIGTERM) == 0
+    assert broker_process.stop() == 0
 
 
 @pytest.mark.broker
