@@ -293,21 +293,6 @@ class Partition:
                 f.log_start_offset for r, f in self._followers.items() if self.is_alive(r)]
             return min(starts)
 
-    def wait_for_low_watermark(self, offset: int, timeout_s: float) -> ErrorCode:
-        """Block until every live replica's log starts at ``offset`` or later (DeleteRecords,
-        Kafka's ``DelayedDeleteRecords``), at most ``timeout_s`` (REQUEST_TIMED_OUT)."""
-        deadline = time.monotonic() + timeout_s
-        with self._changed:
-            while True:
-                if not self.is_leader:
-                    return ErrorCode.NOT_LEADER_OR_FOLLOWER
-                if self.low_watermark() >= offset:
-                    return ErrorCode.NONE
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return ErrorCode.REQUEST_TIMED_OUT
-                self._changed.wait(remaining)
-
     def wait_for_replication(self, required_offset: int, timeout_s: float) -> ErrorCode:
         """Block until the high watermark reaches ``required_offset`` (the answer of
         :meth:`check_enough_replicas_reach_offset`), at most ``timeout_s``
@@ -340,8 +325,6 @@ class Partition:
                                           log_start_offset=log_start_offset, now_ms=now,
                                           leader_end_offset=leader_end_offset)
             self._followers[replica_id] = updated
-            if updated.log_start_offset != current.log_start_offset:
-                self._changed.notify_all()  # a DeleteRecords may be waiting for it
             expand = self._needs_expand(replica_id)
             moved = updated.log_end_offset != current.log_end_offset and \
                 self._maybe_increment_high_watermark(now)

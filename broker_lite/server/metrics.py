@@ -24,7 +24,7 @@ broker_lite serves them as one document, ``GET /metrics`` (``/`` too)::
                                "ResponseSendTimeMs": {...}},
                    ...},
       "purgatory": {"Fetch": {"delayed": 2, "watched_keys": 2}, "Produce": {...},
-                    "Rebalance": {...}}
+                    "Rebalance": {...}, "DeleteRecords": {...}}
     }
 
 Request figures are per API (Kafka's request names), with the stages of

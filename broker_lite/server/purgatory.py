@@ -27,8 +27,11 @@ name       keys                    completed by
 =========  ======================  =======================================================
 fetch      TopicPartition          appends to the partition (:meth:`Purgatory.notify_appended`)
 produce    TopicPartition          the high watermark reaching the appended offsets (the
-                                   ISR's followers fetching them)
+                                   ISR's followers fetching them): Produce with acks=all,
+                                   WriteTxnMarkers
 groups     group id                the group coordinator's callback (JoinGroup, SyncGroup)
+delete_    TopicPartition          the followers' fetches bringing their log start up to the
+records                            leader's (DeleteRecords)
 =========  ======================  =======================================================
 
 >>> from broker_lite.coordinator.timer import ManualTimer
@@ -227,11 +230,12 @@ class Purgatory:
         self.fetch = DelayedOperationPurgatory("Fetch", self.timer)
         self.produce = DelayedOperationPurgatory("Produce", self.timer)
         self.groups = DelayedOperationPurgatory("Rebalance", self.timer)
+        self.delete_records = DelayedOperationPurgatory("DeleteRecords", self.timer)
         self._stopping = False
 
     @property
     def purgatories(self) -> tuple[DelayedOperationPurgatory, ...]:
-        return self.fetch, self.produce, self.groups
+        return self.fetch, self.produce, self.groups, self.delete_records
 
     @property
     def stopping(self) -> bool:

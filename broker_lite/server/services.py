@@ -165,10 +165,20 @@ class Transactions(CoordinatorTopic, Protocol):
 
 
 class MarkerWriter(Protocol):
-    def write(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
-              committed: bool, targets: Iterable[TopicPartition]
-              ) -> dict[TopicPartition, ErrorCode]:
-        """Append a COMMIT or ABORT marker to each target led here; the error of each."""
+    """Transaction markers appended to the partitions led here
+    (:class:`~broker_lite.coordinator.transactions.service.LocalMarkers`)."""
+
+    replication_timeout_ms: int | None  # how long markers wait for the ISR (None: not at all)
+
+    def append(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+               committed: bool, targets: Iterable[TopicPartition]
+               ) -> tuple[dict[TopicPartition, ErrorCode], dict[TopicPartition, int]]:
+        """Append a COMMIT or ABORT marker to each target led here: the error of each, and
+        the offset the high watermark must reach for each marker appended."""
+
+    def settle(self, producer_id: int, committed: bool,
+               errors: Mapping[TopicPartition, ErrorCode]) -> None:
+        """The appended markers are replicated where ``errors`` say NONE."""
 
 
 class ProducerIds(Protocol):

@@ -7,8 +7,10 @@ last stable offset moves on. On a ``__consumer_offsets`` partition it also decid
 the producer committed in the transaction (TxnOffsetCommit): a COMMIT makes them the group's
 committed offsets, an ABORT drops them.
 
-:func:`write_markers_locally` appends markers to partitions this broker leads (the
-WriteTxnMarkers handler serves other coordinators with it too). :class:`TxnMarkerWriter` is the
+:func:`write_markers_locally` appends markers to partitions this broker leads and waits for
+their ISRs; the WriteTxnMarkers handler serves other coordinators with its parts
+(:func:`append_markers`, then :func:`settle_offsets` once replicated), waiting in the purgatory
+instead of on a handler thread. :class:`TxnMarkerWriter` is the
 coordinator's side (Kafka's ``TransactionMarkerChannelManager``): one thread takes the
 transactions whose markers are due, finds each partition's leader, writes the local ones itself
 and sends the others to their leaders as one WriteTxnMarkers request (version 1) per broker,
@@ -74,7 +76,28 @@ def write_markers_locally(partitions, producer_id: int, producer_epoch: int,
     ``replication_timeout_s`` a marker counts once the partition's ISR has it, as Kafka writes
     markers with acks=all: a marker lost with its leader would leave the transaction open there
     for good. ``on_appended`` is told once the markers are appended, before that wait (it wakes
-    the followers' fetches that copy them)."""
+    the followers' fetches that copy them). This thread waits: the coordinator's own; a request
+    handler appends (:func:`append_markers`), waits in the purgatory, then settles
+    (:func:`settle_offsets`)."""
+    errors, ends = append_markers(partitions, producer_id, producer_epoch, coordinator_epoch,
+                                  committed, targets, timestamp_ms=timestamp_ms)
+    on_appended()
+    if replication_timeout_s is not None:
+        deadline = time.monotonic() + replication_timeout_s
+        for tp, end in ends.items():
+            replica = partitions.partition(tp)
+            if replica is not None:
+                errors[tp] = replica.wait_for_replication(
+                    end, max(deadline - time.monotonic(), 0))
+    settle_offsets(producer_id, committed, errors, on_offsets_completed)
+    return errors
+
+
+def append_markers(partitions, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                   committed: bool, targets: Iterable[TopicPartition], *, timestamp_ms: int
+                   ) -> tuple[dict[TopicPartition, ErrorCode], dict[TopicPartition, int]]:
+    """Append a marker to each of ``targets``: the error of each, and the offset after each
+    marker appended (what the high watermark must reach for the ISR to have it)."""
     marker = EndTransactionMarker(
         ControlRecordType.COMMIT if committed else ControlRecordType.ABORT, coordinator_epoch)
     errors: dict[TopicPartition, ErrorCode] = {}
@@ -84,19 +107,17 @@ def write_markers_locally(partitions, producer_id: int, producer_epoch: int,
                                          timestamp_ms)
         if end is not None:
             ends[tp] = end
-    on_appended()
-    if replication_timeout_s is not None:
-        deadline = time.monotonic() + replication_timeout_s
-        for tp, end in ends.items():
-            replica = partitions.partition(tp)
-            if replica is not None:
-                errors[tp] = replica.wait_for_replication(
-                    end, max(deadline - time.monotonic(), 0))
+    return errors, ends
+
+
+def settle_offsets(producer_id: int, committed: bool, errors: Mapping[TopicPartition, ErrorCode],
+                   on_offsets_completed: OffsetsCompletion | None) -> None:
+    """Tell ``on_offsets_completed`` the ``__consumer_offsets`` partitions whose marker is in
+    (``errors`` NONE): the transaction's offsets there are decided."""
     offsets_partitions = {tp.partition for tp, error in errors.items()
                           if tp.topic == OFFSETS_TOPIC and error == ErrorCode.NONE}
     if offsets_partitions and on_offsets_completed is not None:
         on_offsets_completed(producer_id, offsets_partitions, committed)
-    return errors
 
 
 def _append_marker(partitions, tp: TopicPartition, marker: EndTransactionMarker,

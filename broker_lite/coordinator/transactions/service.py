@@ -13,7 +13,7 @@ from ..internal_topic import leader_log_of
 from .config import TransactionConfig
 from .coordinator import TransactionCoordinator
 from .manager import TransactionStateManager
-from .markers import TxnMarkerWriter, write_markers_locally
+from .markers import TxnMarkerWriter, append_markers, settle_offsets, write_markers_locally
 from .timeouts import TransactionTimeouts
 from .topic import (
     TRANSACTION_STATE_TOPIC,
@@ -40,14 +40,35 @@ class LocalMarkers:
     def write(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
               committed: bool, targets: Iterable[TopicPartition]
               ) -> dict[TopicPartition, ErrorCode]:
-        groups = self.group_coordinator
-        errors = write_markers_locally(
+        """Append the markers and wait (up to ``replication_timeout_ms``) for their ISRs; the
+        error of each target."""
+        return write_markers_locally(
             self.partitions, producer_id, producer_epoch, coordinator_epoch, committed, targets,
-            timestamp_ms=self.clock_ms(),
-            on_offsets_completed=groups.on_transaction_completed if groups is not None else None,
+            timestamp_ms=self.clock_ms(), on_offsets_completed=self._offsets_completed,
             replication_timeout_s=None if self.replication_timeout_ms is None
             else self.replication_timeout_ms / 1000, on_appended=self.on_appended)
-        return errors
+
+    def append(self, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+               committed: bool, targets: Iterable[TopicPartition]
+               ) -> tuple[dict[TopicPartition, ErrorCode], dict[TopicPartition, int]]:
+        """Append the markers without waiting: the error of each target, and the offset the
+        high watermark must reach for each marker appended; :meth:`settle` once they are
+        replicated (or given up)."""
+        errors, ends = append_markers(self.partitions, producer_id, producer_epoch,
+                                      coordinator_epoch, committed, targets,
+                                      timestamp_ms=self.clock_ms())
+        self.on_appended()
+        return errors, ends
+
+    def settle(self, producer_id: int, committed: bool,
+               errors: Mapping[TopicPartition, ErrorCode]) -> None:
+        """The markers :meth:`append` wrote are replicated where ``errors`` say NONE."""
+        settle_offsets(producer_id, committed, errors, self._offsets_completed)
+
+    @property
+    def _offsets_completed(self):
+        groups = self.group_coordinator
+        return groups.on_transaction_completed if groups is not None else None
 
 
 class TransactionService:

@@ -21,19 +21,20 @@ wholly below it are deleted by the next retention pass (``log.retention.check.in
 in Kafka. The followers learn the new log start from their next fetch and report theirs in the
 one after; the answer waits, up to the request's ``timeout_ms``, until every live replica's log
 starts there (the partition's *low watermark*, Kafka's ``DelayedDeleteRecords``), so a leader
-lost right after cannot bring the records back; past it the partition is REQUEST_TIMED_OUT.
+lost right after cannot bring the records back; past it the partition is REQUEST_TIMED_OUT. It
+waits in the purgatory, holding no request handler.
 With a single replica the low watermark moves with the leader's log start, at once.
 """
 
 import logging
-import time
 
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.log import OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
 from broker_lite.security.acl import AclOperation, ResourceType
+from broker_lite.vocabulary import TopicPartition
 
-from ..dispatcher import RequestContext
+from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
 from ..errors import not_served_error
 from ..services import HandlerServices
 
@@ -43,7 +44,7 @@ HIGH_WATERMARK = -1  # DeleteRecordsRequest.HIGH_WATERMARK
 INVALID_LOW_WATERMARK = -1
 
 
-def handle(context: RequestContext, body: dict) -> dict:
+def handle(context: RequestContext, body: dict):
     services = context.services
     deletable = context.authorized_names(AclOperation.DELETE, ResourceType.TOPIC,
                                          (t["name"] for t in body["topics"]))
@@ -53,27 +54,45 @@ def handle(context: RequestContext, body: dict) -> dict:
                                             ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                                for p in topic["partitions"]]}
                for topic in body["topics"]]
-    if any(p["error_code"] == ErrorCode.NONE for t in results for p in t["partitions"]):
+    deleted = {TopicPartition(topic["name"], p["partition_index"]): p
+               for topic in results for p in topic["partitions"]
+               if p["error_code"] == ErrorCode.NONE}
+    if deleted:
         services.logs.checkpoint_log_start_offsets()
-    deadline = time.monotonic() + max(body.get("timeout_ms", 0), 0) / 1000
-    for topic in results:
-        for partition in topic["partitions"]:
-            if partition["error_code"] == ErrorCode.NONE:
-                _wait_for_replicas(services, topic["name"], partition, deadline)
-    return {"throttle_time_ms": 0, "topics": results}
+    delayed = DelayedDeleteRecords(context, body.get("timeout_ms", 0), results, deleted)
+    services.purgatory.delete_records.try_complete_else_watch(delayed, list(deleted))
+    return RESPONDS_LATER
 
 
-def _wait_for_replicas(services: HandlerServices, topic: str, result: dict,
-                       deadline: float) -> None:
-    replica = services.partitions.leader_partition(topic, result["partition_index"])
-    if replica is None:
-        result.update(error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
-                      low_watermark=INVALID_LOW_WATERMARK)
-        return
-    error = replica.wait_for_low_watermark(result["low_watermark"],
-                                           max(deadline - time.monotonic(), 0))
-    if error != ErrorCode.NONE:
-        result.update(error_code=error, low_watermark=INVALID_LOW_WATERMARK)
+class DelayedDeleteRecords(DelayedResponse):
+    """A DeleteRecords waiting until every live replica's log of each partition starts at the
+    new log start (Kafka's DelayedDeleteRecords): watched under those partitions, checked again
+    on each follower's fetch (which reports its log start), answered when all are there, or
+    after ``timeout_ms`` with REQUEST_TIMED_OUT for the others."""
+
+    def __init__(self, context: RequestContext, timeout_ms: int, results: list,
+                 deleted: dict[TopicPartition, dict]):
+        super().__init__(context, max(timeout_ms, 0))
+        self.results = results
+        self.pending = dict(deleted)  # partition -> its result, with the low watermark awaited
+
+    def try_complete(self) -> bool:
+        partitions = self.context.services.partitions
+        for tp, result in list(self.pending.items()):
+            replica = partitions.leader_partition(tp.topic, tp.partition)
+            if replica is None:
+                result.update(error_code=ErrorCode.NOT_LEADER_OR_FOLLOWER,
+                              low_watermark=INVALID_LOW_WATERMARK)
+            elif replica.low_watermark() < result["low_watermark"]:
+                continue
+            del self.pending[tp]
+        return not self.pending and self.force_complete()
+
+    def response(self) -> dict:
+        for result in self.pending.values():
+            result.update(error_code=ErrorCode.REQUEST_TIMED_OUT,
+                          low_watermark=INVALID_LOW_WATERMARK)
+        return {"throttle_time_ms": 0, "topics": self.results}
 
 
 def _result(index: int, error: ErrorCode, low_watermark: int = INVALID_LOW_WATERMARK) -> dict:

@@ -234,6 +234,8 @@ def _read_partition(services: HandlerServices, topic: str, request: dict, budget
             region.close()
         response["error_code"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
         return response, 0
+    if reader.from_follower:  # its log start may be the low watermark a DeleteRecords awaits
+        services.purgatory.delete_records.check_and_complete(partition.topic_partition)
     response.update(high_watermark=log.high_watermark, log_start_offset=log.log_start_offset,
                     last_stable_offset=log.last_stable_offset if last_stable is None
                     else last_stable)

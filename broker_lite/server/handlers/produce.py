@@ -62,10 +62,11 @@ from broker_lite.replication.errors import NotEnoughReplicasError, NotLeaderErro
 from broker_lite.security.acl import AclOperation, ResourceType
 from broker_lite.vocabulary import TopicPartition
 
-from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
+from ..dispatcher import RequestContext
 from ..errors import error_code_for, not_served_error
 from ..network import CloseConnection
 from ..services import HandlerServices
+from .delayed_replication import DelayedReplication
 
 logger = logging.getLogger(__name__)
 
@@ -127,38 +128,28 @@ def _first_batch_transactional(records) -> bool:
 
 def _wait_for_replicas(context: RequestContext, timeout_ms: int, results: list,
                        appended: dict[TopicPartition, int]):
-    produce = DelayedProduce(context, timeout_ms, results, appended)
-    context.services.purgatory.produce.try_complete_else_watch(produce, list(appended))
-    return RESPONDS_LATER
+    return DelayedProduce(context, timeout_ms, results, appended).wait()
 
 
-class DelayedProduce(DelayedResponse):
+class DelayedProduce(DelayedReplication):
     """A Produce with acks=all waiting until every partition's high watermark reaches the
-    offsets it appended (Kafka's DelayedProduce): watched under those partitions, answered when
-    all are committed, or after ``timeout_ms`` with REQUEST_TIMED_OUT for those that are not.
-    With one replica the high watermark moves with the append, so it completes at once."""
+    offsets it appended (Kafka's DelayedProduce): answered when all are committed, or after
+    ``timeout_ms`` with REQUEST_TIMED_OUT for those that are not. With one replica the high
+    watermark moves with the append, so it completes at once."""
 
     def __init__(self, context: RequestContext, timeout_ms: int, results: list,
                  required: dict[TopicPartition, int]):
-        super().__init__(context, max(timeout_ms, 0))
+        super().__init__(context, timeout_ms,
+                         {tp: (tp, offset) for tp, offset in required.items()})
         self.results = results
-        self.pending = dict(required)  # partition -> offset the high watermark must reach
         self._responses = {TopicPartition(t["name"], p["index"]): p
                            for t in results for p in t["partition_responses"]}
 
-    def try_complete(self) -> bool:
-        partitions = self.context.services.partitions
-        for partition, offset in list(self.pending.items()):
-            replica = partitions.partition(partition)
-            done, error = (True, ErrorCode.NOT_LEADER_OR_FOLLOWER) if replica is None \
-                else replica.check_enough_replicas_reach_offset(offset)
-            if error == ErrorCode.NOT_LEADER_OR_FOLLOWER:  # leadership moved while waiting
-                self._responses[partition].update(error_code=error, base_offset=-1)
-            elif error != ErrorCode.NONE:
-                self._responses[partition]["error_code"] = error
-            if done:
-                del self.pending[partition]
-        return not self.pending and self.force_complete()
+    def replicated(self, partition, done: bool, error: ErrorCode) -> None:
+        if error == ErrorCode.NOT_LEADER_OR_FOLLOWER:  # leadership moved while waiting
+            self._responses[partition].update(error_code=error, base_offset=-1)
+        elif error != ErrorCode.NONE:
+            self._responses[partition]["error_code"] = error
 
     def response(self) -> dict:
         for partition in self.pending:

@@ -25,6 +25,8 @@ the transactional ids the principal may Describe (TRANSACTIONAL_ID_AUTHORIZATION
 named), showing the partitions of topics it may Describe.
 """
 
+from dataclasses import dataclass
+
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.coordinator.offsets import OffsetAndMetadata
 from broker_lite.coordinator.txn_offset_commit import handle_txn_commit_offsets
@@ -35,6 +37,7 @@ from broker_lite.vocabulary import TopicPartition
 from ..dispatcher import RequestContext
 from ..errors import not_served_error
 from ..services import HandlerServices
+from .delayed_replication import DelayedReplication
 
 NO_LEADER_EPOCH = -1
 UNKNOWN_MEMBER_ID = ""
@@ -212,28 +215,74 @@ def _txn_offset_commit_refusal(context: RequestContext, body: dict) -> ErrorCode
 # -- WriteTxnMarkers ------------------------------------------------------------------------
 
 
-def write_txn_markers(context: RequestContext, body: dict) -> dict:
+def write_txn_markers(context: RequestContext, body: dict):
+    """Append each marker, then answer once the ISRs have them (Kafka writes markers with
+    acks=all, waiting up to ``request.timeout.ms``: REQUEST_TIMED_OUT for the others), waiting
+    in the purgatory rather than on a request handler."""
     services = context.services
     allowed = context.authorize(AclOperation.ALTER, CLUSTER, log_denied=False) or \
         context.authorize(CLUSTER_ACTION, CLUSTER)
-    results = []
+    written = []
     for marker in body["markers"]:
         targets = [TopicPartition(t["name"], p) for t in marker["topics"]
                    for p in t["partition_indexes"]]
-        errors = services.markers.write(marker["producer_id"], marker["producer_epoch"],
-                                        marker["coordinator_epoch"], marker["transaction_result"],
-                                        targets) if allowed \
-            else dict.fromkeys(targets, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        if allowed:
+            errors, ends = services.markers.append(
+                marker["producer_id"], marker["producer_epoch"], marker["coordinator_epoch"],
+                marker["transaction_result"], targets)
+        else:
+            errors, ends = dict.fromkeys(targets, ErrorCode.CLUSTER_AUTHORIZATION_FAILED), {}
         for tp, error in errors.items():
             if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
                 errors[tp] = not_served_error(services.cluster, tp.topic, tp.partition)
-        by_topic: dict[str, list[dict]] = {}
-        for tp, error in errors.items():
-            by_topic.setdefault(tp.topic, []).append(
-                {"partition_index": tp.partition, "error_code": error})
-        results.append({"producer_id": marker["producer_id"], "topics": [
-            {"name": name, "partitions": partitions} for name, partitions in by_topic.items()]})
-    return {"markers": results}
+        written.append(_WrittenMarker(marker["producer_id"], marker["transaction_result"],
+                                      errors, ends))
+    timeout_ms = services.markers.replication_timeout_ms
+    delayed = DelayedTxnMarkers(context, timeout_ms or 0, written)
+    if timeout_ms is None:  # markers not waited for
+        delayed.pending.clear()
+    return delayed.wait()
+
+
+@dataclass
+class _WrittenMarker:
+    producer_id: int
+    committed: bool
+    errors: dict[TopicPartition, ErrorCode]  # of each target
+    ends: dict[TopicPartition, int]  # the offset after each marker appended
+
+
+class DelayedTxnMarkers(DelayedReplication):
+    """A WriteTxnMarkers request waiting for the ISRs of the partitions its markers went to.
+    Once complete, the markers that made it settle their transactions' offsets (those in
+    ``__consumer_offsets``), and the answer gives each partition's error."""
+
+    def __init__(self, context: RequestContext, timeout_ms: int, markers: list[_WrittenMarker]):
+        super().__init__(context, timeout_ms, {
+            (index, tp): (tp, end)
+            for index, marker in enumerate(markers) for tp, end in marker.ends.items()})
+        self.markers = markers
+
+    def replicated(self, key, done: bool, error: ErrorCode) -> None:
+        if done:
+            index, tp = key
+            self.markers[index].errors[tp] = error
+
+    def response(self) -> dict:
+        for index, tp in self.pending:
+            self.markers[index].errors[tp] = ErrorCode.REQUEST_TIMED_OUT
+        results = []
+        for marker in self.markers:
+            self.context.services.markers.settle(marker.producer_id, marker.committed,
+                                                 marker.errors)
+            by_topic: dict[str, list[dict]] = {}
+            for tp, error in marker.errors.items():
+                by_topic.setdefault(tp.topic, []).append(
+                    {"partition_index": tp.partition, "error_code": error})
+            results.append({"producer_id": marker.producer_id, "topics": [
+                {"name": name, "partitions": partitions}
+                for name, partitions in by_topic.items()]})
+        return {"markers": results}
 
 
 # -- ListTransactions / DescribeTransactions ------------------------------------------------

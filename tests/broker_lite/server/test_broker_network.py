@@ -174,7 +174,7 @@ def test_the_metrics_listener_serves_request_and_network_figures(broker, capsys)
     produced = document["requests"]["Produce"]
     assert produced["requests"] == 3
     assert 0 < produced["TotalTimeMs"]["p50"] <= produced["TotalTimeMs"]["max"]
-    assert set(document["purgatory"]) == {"Fetch", "Produce", "Rebalance"}
+    assert set(document["purgatory"]) == {"Fetch", "Produce", "Rebalance", "DeleteRecords"}
     assert document["network"]["request_queue_size"] == 0
     assert document["process"]["threads"] > 0
 

@@ -3,6 +3,7 @@ consumers read only below the high watermark, a follower that stops fetching lea
 after replica.lag.time.max.ms (and acks=all waits for that, or for it), min.insync.replicas
 refuses acks=all writes, and a follower that comes back catches up and rejoins the ISR."""
 
+import threading
 import time
 import uuid
 
@@ -11,8 +12,9 @@ from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka import TopicPartition as KafkaPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.server.broker import Broker
-from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
+from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
 from kspark.testing.tiers import needs
 
@@ -288,3 +290,81 @@ def test_a_consumer_reads_from_the_follower_in_its_rack(racks):
     assert values == [b"r%d" % i for i in range(2000)]
     assert received_by[follower] > 20_000  # the records came from the follower
     assert received_by[follower] > 4 * received_by.get(leader, 0)
+
+
+def test_markers_waiting_for_the_isr_hold_no_request_handler(cluster):
+    """WriteTxnMarkers is answered once the ISR has the markers (Kafka writes them with
+    acks=all); while it waits, in the purgatory, more of them than there are request handlers
+    wait beside it and the broker still answers others at once."""
+    topic = create(cluster)
+    leader = stop_following(cluster, topic)
+
+    def write_marker(producer_id: int) -> dict:
+        return call(leader.port, ApiKey.WRITE_TXN_MARKERS, 1, {"markers": [{
+            "producer_id": producer_id, "producer_epoch": 0, "transaction_result": False,
+            "coordinator_epoch": 0, "topics": [{"name": topic, "partition_indexes": [0]}]}]},
+            timeout_s=60)
+
+    answers = answered_after_metadata(leader, topic, write_marker, lambda count: (
+        leader.logs.get(topic, 0).log_end_offset == count))
+    # answered once the ISR shrank to the leader, which has them all
+    assert [[p["error_code"] for m in answer["markers"] for t in m["topics"]
+             for p in t["partitions"]] for answer in answers] == [[ErrorCode.NONE]] * len(answers)
+    assert leader.partitions.state(topic, 0).isr == (leader.broker_id,)
+
+
+def test_deletions_waiting_for_the_followers_hold_no_request_handler(cluster):
+    """DeleteRecords is answered once every live replica's log starts at the new offset, or
+    after its timeout; it waits in the purgatory too."""
+    topic = create(cluster)
+    assert produce(cluster, topic, [b"v%d" % i for i in range(10)]) == [None] * 10
+    leader = stop_following(cluster, topic)
+
+    def delete_all(_: int) -> dict:
+        return call(leader.port, ApiKey.DELETE_RECORDS, 2, {"topics": [{
+            "name": topic, "partitions": [{"partition_index": 0, "offset": -1}]}],
+            "timeout_ms": 3000}, timeout_s=60)
+
+    answers = answered_after_metadata(leader, topic, delete_all, lambda count: (
+        leader.services.purgatory.delete_records.delayed == count))
+    assert leader.logs.get(topic, 0).log_start_offset == 10
+    # the followers never fetch their new log start: each times out
+    assert [[(p["error_code"], p["low_watermark"]) for t in answer["topics"]
+             for p in t["partitions"]] for answer in answers] == \
+        [[(ErrorCode.REQUEST_TIMED_OUT, -1)]] * len(answers)
+
+
+def stop_following(cluster, topic: str) -> Broker:
+    """Stop the followers' fetches of ``topic`` (alive, registered, not fetching); its leader."""
+    leader = by_id(cluster, cluster[0].partitions.state(topic, 0).leader)
+    for follower in cluster:
+        if follower is not leader:
+            follower.partitions.fetchers.shutdown()
+    return leader
+
+
+def answered_after_metadata(leader: Broker, topic: str, send, sent) -> list[dict]:
+    """Send more requests (``send(i)``, each on its own connection) than ``leader`` has request
+    handlers; once ``sent(count)`` says the broker took them on, a Metadata request is answered
+    before any of them. Their answers."""
+    count = leader.services.config["num.io.threads"] + 2
+    answers: dict[int, dict] = {}
+    answered_at: dict[int, float] = {}
+
+    def send_one(i: int) -> None:
+        answers[i] = send(i + 1000)
+        answered_at[i] = time.monotonic()
+
+    senders = [threading.Thread(target=send_one, args=(i,)) for i in range(count)]
+    for sender in senders:
+        sender.start()
+    wait_until(lambda: sent(count), message="every request taken on")
+    metadata = call(leader.port, ApiKey.METADATA, 12, {"topics": [{"name": topic}],
+                                                        "allow_auto_topic_creation": False})
+    metadata_at = time.monotonic()
+    assert metadata["topics"][0]["error_code"] == 0
+    for sender in senders:
+        sender.join(60)
+    assert len(answers) == count
+    assert metadata_at < min(answered_at.values())  # not queued behind the waiting requests
+    return [answers[i] for i in range(count)]
