@@ -149,8 +149,10 @@ def test_appends_wake_the_fetches_and_produces_of_their_partitions(timer):
 
 def test_stop_answers_every_wait(timer):
     purgatory = Purgatory(timer)
-    waits = [Waiting([0], 1) for _ in range(3)]
+    assert [kind.name for kind in purgatory.purgatories] == [
+        "Fetch", "Produce", "Rebalance", "DeleteRecords"]
+    waits = [Waiting([0], 1) for _ in purgatory.purgatories]
     for wait, kind in zip(waits, purgatory.purgatories, strict=True):
         kind.try_complete_else_watch(wait, ["k"])
     purgatory.stop()
-    assert purgatory.stopping and [w.completions for w in waits] == [1, 1, 1]
+    assert purgatory.stopping and [w.completions for w in waits] == [1, 1, 1, 1]
