@@ -20,7 +20,6 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from broker_lite import defaults
 from broker_lite.config import parse_properties
-from broker_lite.zk.server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKER_LITE = Path(sys.executable).with_name("broker-lite")
@@ -98,7 +97,7 @@ def start_rounds(rounds: int, tmp_path: Path) -> None:
     for number in range(rounds):
         data = tmp_path / f"round-{number}"
         command = StartCommand([str(BROKER_LITE), "start",
-                                "--override", f"listeners=PLAINTEXT://127.0.0.1:{free_port()}",
+                                "--override", "listeners=PLAINTEXT://127.0.0.1:0",
                                 "--override", f"log.dirs={data}"], tmp_path / "broker.log")
         try:
             bootstrap, _ = command.listening()
@@ -138,7 +137,7 @@ def start_serve_restart(command: list[str], tmp_path: Path, env: dict[str, str])
     it again: the topic is still there, in the state directory."""
     workdir = tmp_path / "empty"
     workdir.mkdir()
-    listener = f"listeners=PLAINTEXT://127.0.0.1:{free_port()}"
+    listener = "listeners=PLAINTEXT://127.0.0.1:0"
     data_dir = Path(env["XDG_STATE_HOME"]) / "broker-lite"
     for start in ("first", "second"):
         broker = StartCommand([*command, "start", "--override", listener],
