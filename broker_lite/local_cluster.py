@@ -47,7 +47,7 @@ from kazoo.client import KazooClient
 from broker_lite.zk.admin import get_partition_state
 from broker_lite.zk.client import connect
 from broker_lite.zk.layout import PartitionState
-from broker_lite.zk.server import EmbeddedZooKeeper, free_port
+from broker_lite.zk.server import EmbeddedZooKeeper, free_port, log_size, port_taken_since
 
 logger = logging.getLogger(__name__)
 
@@ -125,24 +125,18 @@ class BrokerProcess:
         # Until the broker has served once, nobody knows the port yet: pick another.
         attempts = 1 if self._served else PORT_ATTEMPTS
         for attempt in range(attempts):
-            log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+            log_offset = log_size(self.log_path)
             try:
                 self._start_once(timeout_s)
                 self._served = True
                 return self
             except BrokerStartError:
-                if attempt + 1 == attempts or not self._port_was_taken(log_offset):
+                if attempt + 1 == attempts or not port_taken_since(self.log_path, log_offset):
                     raise
                 logger.info("broker %d: port %d was taken before it bound it; trying another",
                             self.broker_id, self.port)
                 self._use_port(free_port())
         raise AssertionError("unreachable")  # the loop returns or raises
-
-    def _port_was_taken(self, log_offset: int) -> bool:
-        """Whether the broker's log, from ``log_offset`` on, says its port was in use."""
-        with open(self.log_path, "rb") as log:
-            log.seek(log_offset)
-            return b"Address already in use" in log.read()
 
     def _start_once(self, timeout_s: float) -> None:
         path = self.directory / "server.properties"

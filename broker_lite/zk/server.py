@@ -101,6 +101,20 @@ def free_port(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
+def log_size(path: Path) -> int:
+    """The size of a server's log so far (0 before it exists): where its next start's lines
+    begin, for :func:`port_taken_since`."""
+    return path.stat().st_size if path.exists() else 0
+
+
+def port_taken_since(path: Path, offset: int) -> bool:
+    """Whether a server's log, from ``offset`` on, says its port was in use: a port picked free
+    (:func:`free_port`) that another process bound before the server did."""
+    with open(path, "rb") as log:
+        log.seek(offset)
+        return b"Address already in use" in log.read()
+
+
 def _pdeathsig_preexec() -> Callable[[], None] | None:
     """A pre-exec hook asking Linux to SIGTERM the child when the starting thread dies."""
     if not sys.platform.startswith("linux") \
@@ -326,15 +340,12 @@ class EmbeddedZooKeeper:
             for attempt in range(attempts):
                 if self.port is None or attempt > 0:
                     self.port = free_port(self.host or "127.0.0.1")
-                log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+                log_offset = log_size(self.log_path)
                 try:
                     self._start_once(command)
                     return self
                 except ZooKeeperStartError:
-                    with open(self.log_path, "rb") as log:
-                        log.seek(log_offset)
-                        port_taken = b"Address already in use" in log.read()
-                    if attempt + 1 == attempts or not port_taken:
+                    if attempt + 1 == attempts or not port_taken_since(self.log_path, log_offset):
                         raise
             raise AssertionError("unreachable")  # the loop returns or raises
         except BaseException:
