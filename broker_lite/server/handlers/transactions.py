@@ -237,11 +237,7 @@ def write_txn_markers(context: RequestContext, body: dict):
                 errors[tp] = not_served_error(services.cluster, tp.topic, tp.partition)
         written.append(_WrittenMarker(marker["producer_id"], marker["transaction_result"],
                                       errors, ends))
-    timeout_ms = services.markers.replication_timeout_ms
-    delayed = DelayedTxnMarkers(context, timeout_ms or 0, written)
-    if timeout_ms is None:  # markers not waited for
-        delayed.pending.clear()
-    return delayed.wait()
+    return DelayedTxnMarkers(context, services.markers.replication_timeout_ms, written).wait()
 
 
 @dataclass
@@ -257,8 +253,10 @@ class DelayedTxnMarkers(DelayedReplication):
     Once complete, the markers that made it settle their transactions' offsets (those in
     ``__consumer_offsets``), and the answer gives each partition's error."""
 
-    def __init__(self, context: RequestContext, timeout_ms: int, markers: list[_WrittenMarker]):
-        super().__init__(context, timeout_ms, {
+    def __init__(self, context: RequestContext, timeout_ms: int | None,
+                 markers: list[_WrittenMarker]):
+        """``timeout_ms`` None: the markers do not wait for the ISR."""
+        super().__init__(context, timeout_ms or 0, {} if timeout_ms is None else {
             (index, tp): (tp, end)
             for index, marker in enumerate(markers) for tp, end in marker.ends.items()})
         self.markers = markers
