@@ -2,17 +2,18 @@
 offset index and the time index.
 
 Kafka memory-maps its index files and preallocates them to ``segment.index.bytes``, trimming them
-on close; here entries are appended to the file as they come, each with one unbuffered write, so a
-file always holds exactly its entries (the state Kafka leaves on disk after a clean shutdown) and
-another process reading it (``broker-lite dump-log``) sees whole entries, as with Kafka's mapped
-files. Entries are also kept in
-memory (two lists) for binary search. Index files are a cache of what the segment holds: after a
-crash or when they fail the sanity check they are rebuilt from the segment.
+on close; here entries are appended to the file as they come, with one unbuffered write (those of
+one append's batches together), so a file always holds exactly its entries (the state Kafka
+leaves on disk after a clean shutdown) and another process reading it (``broker-lite dump-log``)
+sees whole entries, as with Kafka's mapped files. Entries are also kept in memory (two lists) for
+binary search. Index files are a cache of what the segment holds: after a crash or when they
+fail the sanity check they are rebuilt from the segment.
 """
 
 import bisect
 import os
 import struct
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,7 @@ class SortedIndex:
                 self.damaged = True
                 self._rewrite()
         self._file = self._open_for_append()
+        self._unwritten: list[bytes] | None = None  # entries held by writes_together()
 
     def _open_for_append(self):
         return open(self.path, "ab", buffering=0)
@@ -67,7 +69,22 @@ class SortedIndex:
             raise CorruptIndexError(f"{self.path} is full ({self.max_entries} entries)")
         self.keys.append(key)
         self.values.append(value)
-        self._file.write(self.ENTRY.pack(key, value))
+        if self._unwritten is None:
+            self._file.write(self.ENTRY.pack(key, value))
+        else:
+            self._unwritten.append(self.ENTRY.pack(key, value))
+
+    @contextmanager
+    def writes_together(self):
+        """The entries appended meanwhile (those of one append's batches) are written at the
+        end, in one write."""
+        self._unwritten = []
+        try:
+            yield
+        finally:
+            entries, self._unwritten = self._unwritten, None
+            if entries:
+                self._file.write(b"".join(entries))
 
     def floor(self, key: int) -> int:
         """Position in the entries of the largest key <= ``key``; -1 when there is none."""

@@ -36,16 +36,16 @@ import bisect
 import logging
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from broker_lite.config import LogConfig
-from broker_lite.records import RecordBatch
+from broker_lite.records import RecordBatch, RecordsError
 from broker_lite.vocabulary import now_ms
 
-from .errors import KafkaStorageError, OffsetOutOfRangeError
+from .errors import KafkaStorageError, LogError, OffsetOutOfRangeError
 from .files import DELETED_SUFFIX, SWAP_SUFFIX
 from .leader_epochs import LeaderEpochCache
 from .loader import load_producer_state, load_segments, rebuild_producer_state
@@ -187,17 +187,9 @@ class Log:
         result then carries the original offsets and no batch (``batches == []``)."""
         with self._lock:
             now = self.clock()
-            validated = validate_and_assign_offsets(
-                records, self.log_end_offset,
-                max_message_bytes=self.config.max_message_bytes,
-                partition_leader_epoch=partition_leader_epoch,
-                log_append_time_ms=now if self.config.message_timestamp_type == "LogAppendTime"
-                else None,
-                record_rules=self._record_rules(now),
-                record_version=self.config.record_version,
-            )
-            producer_batches = [ProducerBatch.of(batch, first_offset, max_timestamp)
-                                for batch, first_offset, max_timestamp in validated.producers]
+            validated = self._validated(records, self.log_end_offset, partition_leader_epoch,
+                                        now)
+            producer_batches = _producer_batches(validated)
             producer_update, txn_events = None, []
             if producer_batches:
                 checked = self.producer_state.prepare(producer_batches, origin)
@@ -216,6 +208,75 @@ class Log:
         if keeper is not None:
             keeper.on_leader_append(self)
         return validated
+
+    def append_all(self, record_sets: Sequence, *, partition_leader_epoch: int = 0,
+                   origin: AppendOrigin = AppendOrigin.CLIENT) -> list:
+        """Append the records of several requests sent together (a producer's pipelined Produce
+        requests), in order: the outcome of each is what :meth:`append` gives it, called on
+        each in turn (the :class:`ValidatedRecords`, or the error it raises, and then those
+        records are not written), but the records taken are written in one vectored write.
+        A failed write raises, for all of them, as :meth:`append` does."""
+        with self._lock:
+            now = self.clock()
+            outcomes: list = []
+            taken: list[ValidatedRecords] = []
+            next_offset = self.log_end_offset
+            for records in record_sets:
+                try:
+                    validated = self._validated(records, next_offset, partition_leader_epoch,
+                                                now)
+                except (RecordsError, LogError) as exc:
+                    outcomes.append(exc)
+                    continue
+                outcomes.append(validated)
+                taken.append(validated)
+                next_offset = validated.last_offset + 1
+            if not taken:
+                return outcomes
+            producer_batches = [b for validated in taken for b in _producer_batches(validated)]
+            producer_update, txn_events = None, []
+            if producer_batches:
+                try:
+                    checked = self.producer_state.prepare(producer_batches, origin)
+                except (RecordsError, LogError):
+                    checked = None
+                if checked is None or isinstance(checked, DuplicateBatch):
+                    # A retry or a broken sequence among them: each request on its own, as
+                    # append() takes it (the checks run again, from the state before any).
+                    return [self._outcome(records, partition_leader_epoch, origin)
+                            for records in record_sets]
+                producer_update = checked
+                txn_events = self.transactions.prepare(producer_batches)
+            joined = ValidatedRecords.joined(taken)
+            self._write(joined, [(partition_leader_epoch, joined.first_offset)],
+                        producer_update, txn_events, now)
+            keeper = self.high_watermark_keeper
+            if keeper is None:
+                self.high_watermark = self.log_end_offset
+        if keeper is not None:
+            keeper.on_leader_append(self)
+        return outcomes
+
+    def _outcome(self, records, partition_leader_epoch: int, origin: AppendOrigin):
+        try:
+            return self.append(records, partition_leader_epoch=partition_leader_epoch,
+                               origin=origin)
+        except (RecordsError, LogError) as exc:
+            return exc
+
+    def _validated(self, records, next_offset: int, partition_leader_epoch: int,
+                   now: int) -> ValidatedRecords:
+        """(under the lock) ``records`` checked, and given offsets from ``next_offset``."""
+        config = self.config
+        return validate_and_assign_offsets(
+            records, next_offset,
+            max_message_bytes=config.max_message_bytes,
+            partition_leader_epoch=partition_leader_epoch,
+            log_append_time_ms=now if config.message_timestamp_type == "LogAppendTime"
+            else None,
+            record_rules=self._record_rules(now),
+            record_version=config.record_version,
+        )
 
     def append_as_follower(self, records) -> ValidatedRecords | None:
         """Append batches fetched from the partition's leader as they are: offsets, leader
@@ -596,6 +657,11 @@ class Log:
     def __repr__(self) -> str:
         return (f"Log({self.directory.name}, start={self.log_start_offset}, "
                 f"end={self.log_end_offset}, segments={len(self._bases)})")
+
+
+def _producer_batches(validated: ValidatedRecords) -> list[ProducerBatch]:
+    return [ProducerBatch.of(batch, first_offset, max_timestamp)
+            for batch, first_offset, max_timestamp in validated.producers]
 
 
 def _duplicate(duplicate: DuplicateBatch) -> ValidatedRecords:

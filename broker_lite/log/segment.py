@@ -156,9 +156,16 @@ class LogSegment:
             rest = b"".join(bytes(c) for c in chunks)
             while written < expected:
                 written += os.pwrite(self._fd, rest[written:], position + written)
-        for batch in batches:
+        if len(batches) == 1:
+            batch = batches[0]
             self._index_batch(position, batch.last_offset, batch.max_timestamp, batch.size)
             position += batch.size
+        else:
+            with self.offset_index.writes_together(), self.time_index.writes_together():
+                for batch in batches:
+                    self._index_batch(position, batch.last_offset, batch.max_timestamp,
+                                      batch.size)
+                    position += batch.size
         self.size = position
 
     def _index_batch(self, position: int, last_offset: int, max_timestamp: int, size: int) -> None:

@@ -83,6 +83,23 @@ class ValidatedRecords:
     # (batch, first offset, max timestamp) of the v2 batches carrying a producer id, as assigned
     producers: list = field(default_factory=list)
 
+    @classmethod
+    def joined(cls, parts: Sequence["ValidatedRecords"]) -> "ValidatedRecords":
+        """The records of ``parts``, consecutive appends, as one append."""
+        if len(parts) == 1:
+            return parts[0]
+        joined = cls()
+        for part in parts:
+            joined.chunks.extend(part.chunks)
+            joined.batches.extend(part.batches)
+            joined.record_count += part.record_count
+            joined.producers.extend(part.producers)
+            if part.max_timestamp > joined.max_timestamp:
+                joined.max_timestamp = part.max_timestamp
+                joined.offset_of_max_timestamp = part.offset_of_max_timestamp
+        joined.first_offset, joined.last_offset = parts[0].first_offset, parts[-1].last_offset
+        return joined
+
     @property
     def size(self) -> int:
         return sum(b.size for b in self.batches)

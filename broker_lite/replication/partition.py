@@ -249,18 +249,30 @@ class Partition:
         :class:`NotEnoughReplicasError` (acks=all and too small an ISR), or what the log
         raises."""
         with self._lock:
-            if not self.is_leader:
-                raise NotLeaderError(f"broker {self.local_id} does not lead "
-                                     f"{self.topic_partition.topic}-"
-                                     f"{self.topic_partition.partition}")
-            min_isr = self.min_insync_replicas
-            if required_acks == -1 and len(self.isr) < min_isr:
-                raise NotEnoughReplicasError(
-                    f"The size of the current ISR {list(self.isr)} is insufficient to satisfy "
-                    f"the min.isr requirement of {min_isr} for partition "
-                    f"{self.topic_partition.topic}-{self.topic_partition.partition}")
+            self._check_leader_append(required_acks)
             return self.log.append(records, partition_leader_epoch=self.leader_epoch,
                                    origin=origin)
+
+    def append_all_as_leader(self, record_sets, *, required_acks: int = 1) -> list:
+        """:meth:`append_as_leader` for the records of several requests sent together, in
+        order, in one write: the outcome of each (see :meth:`Log.append_all`). Raises as
+        :meth:`append_as_leader` does, for all of them."""
+        with self._lock:
+            self._check_leader_append(required_acks)
+            return self.log.append_all(record_sets, partition_leader_epoch=self.leader_epoch)
+
+    def _check_leader_append(self, required_acks: int) -> None:
+        """(under the lock) Raise unless this replica may append a producer's records now."""
+        if not self.is_leader:
+            raise NotLeaderError(f"broker {self.local_id} does not lead "
+                                 f"{self.topic_partition.topic}-"
+                                 f"{self.topic_partition.partition}")
+        min_isr = self.min_insync_replicas
+        if required_acks == -1 and len(self.isr) < min_isr:
+            raise NotEnoughReplicasError(
+                f"The size of the current ISR {list(self.isr)} is insufficient to satisfy "
+                f"the min.isr requirement of {min_isr} for partition "
+                f"{self.topic_partition.topic}-{self.topic_partition.partition}")
 
     def on_leader_append(self, log: Log) -> None:
         """The log took an append (a producer's, a coordinator's, a marker): with the ISR

@@ -63,11 +63,18 @@ __all__ = ["RESPONDS_LATER", "ApiHandler", "DelayedResponse", "Dispatcher", "Req
 @dataclass(frozen=True)
 class ApiHandler:
     """The versions of an API this broker serves, and the function serving them:
-    ``handle(context, body) -> response body | None | RESPONDS_LATER``."""
+    ``handle(context, body) -> response body | None | RESPONDS_LATER``.
+
+    An API whose requests are worth answering several at a time (Produce) also gives
+    ``handle_run(contexts, bodies) -> response bodies``, for requests one connection sent
+    together, in order, and answered now, each as ``handle`` would in turn; ``joins_run(body)``
+    says which requests may be (see :class:`Dispatcher`)."""
 
     min_version: int
     max_version: int
     handle: Callable[["RequestContext", dict], object]
+    handle_run: Callable[[list["RequestContext"], list[dict]], list[dict]] | None = None
+    joins_run: Callable[[dict], bool] | None = None
 
 
 class Responder(Protocol):
@@ -188,7 +195,16 @@ class _NetworkResponder:
 
 class Dispatcher:
     """The request handlers' handler: ``dispatcher(request)`` returns the response chunks,
-    None or :data:`RESPONDS_LATER` (see :mod:`.network.request_handler`)."""
+    None or :data:`RESPONDS_LATER` (see :mod:`.network.request_handler`).
+
+    A request of an API with ``handle_run`` takes along the requests its connection sent after
+    it that are read already (:meth:`Request.following`: a producer pipelining Produce
+    requests), :data:`MAX_RUN` at most, as long as they are of the same API, decode, and
+    ``joins_run``; they are answered together, their responses one after the other in the
+    chunks returned. What stops the run (another API, a request that does not decode) is left
+    to come next, on its own."""
+
+    MAX_RUN = 16
 
     def __init__(self, handlers: dict[ApiKey, ApiHandler], services: HandlerServices):
         self.handlers = handlers
@@ -196,9 +212,11 @@ class Dispatcher:
 
     def __call__(self, request: Request):
         peer = request.peer
+        client_host = f"/{peer[0]}" if peer else ""
         return self._handle(request.payload, lambda header: RequestContext(
-            header, self.services, f"/{peer[0]}" if peer else "",
-            _NetworkResponder(request, header), request.listener, request.principal))
+            header, self.services, client_host,
+            _NetworkResponder(request, header), request.listener, request.principal),
+            request)
 
     def api_versions(self, payload) -> tuple[list, bool]:
         """The answer to an ApiVersions request read before the client authenticated (a SASL
@@ -218,7 +236,8 @@ class Dispatcher:
         return encode_response(header.api_key, header.api_version, header.correlation_id,
                                response), True
 
-    def _handle(self, payload, context_of: Callable[[RequestHeader], RequestContext]):
+    def _handle(self, payload, context_of: Callable[[RequestHeader], RequestContext],
+                request: Request | None = None):
         try:
             header, body_offset = parse_request_header(payload)
         except UnsupportedVersionError as exc:
@@ -240,11 +259,49 @@ class Dispatcher:
         except ProtocolError as exc:
             raise CloseConnection(f"malformed {ApiKey(header.api_key).name} request: {exc}") \
                 from None
+        if handler.handle_run is not None and request is not None and handler.joins_run(body):
+            run = self._run(request, handler, header, body)
+            if len(run) > 1:
+                return self._handle_run(request, handler, run, context_of)
         response = handler.handle(context_of(header), body)
         if response is None or response is RESPONDS_LATER:
             return response
         return encode_response(header.api_key, header.api_version, header.correlation_id,
                                response)
+
+    def _run(self, request: Request, handler: ApiHandler, header: RequestHeader,
+             body: dict) -> list[tuple[RequestHeader, dict]]:
+        """``request`` and the requests following it that join its run, each decoded."""
+        run = [(header, body)]
+        for payload in request.following(self.MAX_RUN - 1):
+            try:
+                following, body_offset = parse_request_header(payload)
+                if following.api_key != header.api_key or \
+                        not handler.min_version <= following.api_version <= handler.max_version:
+                    break
+                body = read_request_body(following, Reader(payload, body_offset))
+            except ProtocolError:  # answered on its own, as any request that does not decode
+                break
+            if not handler.joins_run(body):
+                break
+            run.append((following, body))
+        return run
+
+    def _handle_run(self, request: Request, handler: ApiHandler,
+                    run: list[tuple[RequestHeader, dict]],
+                    context_of: Callable[[RequestHeader], RequestContext]) -> list:
+        request.take_following(len(run) - 1)
+        first = context_of(run[0][0])
+        contexts = [first] + [  # answered with the first: no way to answer them later
+            RequestContext(header, first.services, first.client_host, None, first.listener,
+                           first.principal)
+            for header, _ in run[1:]]
+        responses = handler.handle_run(contexts, [body for _, body in run])
+        chunks = []
+        for (header, _), response in zip(run, responses):
+            chunks.extend(encode_response(header.api_key, header.api_version,
+                                          header.correlation_id, response))
+        return chunks
 
     def _unsupported_api_versions(self, correlation_id: int):
         body = {"error_code": ErrorCode.UNSUPPORTED_VERSION,

@@ -14,6 +14,13 @@ not fail the others.
 Kafka's internal topics are written by the coordinators only: a Produce to them is answered
 INVALID_TOPIC_EXCEPTION.
 
+Requests with acks=1 that a producer pipelined on one connection, and that were read together,
+are answered together (:func:`handle_run`, see :class:`~..dispatcher.Dispatcher`): each gets
+the answer it gets on its own, in turn, but the records of all of them for a partition are
+appended in one write (:meth:`~broker_lite.log.Log.append_all`), which is where a Python broker
+spends its time under a producer's load: one append per request would be one lock, one roll
+check, one system call and one high-watermark move each.
+
 A batch refused for some of its records (KIP-467: a record without a key on a compacted topic,
 a timestamp out of the topic's bounds; see :mod:`broker_lite.log.record_checks`) is answered
 INVALID_RECORD or INVALID_TIMESTAMP with ``record_errors`` naming each bad record by its index in
@@ -78,21 +85,14 @@ FIRST_ZSTD_VERSION = 7  # KIP-110
 def handle(context: RequestContext, body: dict):
     services = context.services
     acks = body["acks"]
+    transactional_id = body.get("transactional_id")
     appended: dict[TopicPartition, int] = {}  # partition -> the offset after its records
     refusal = _refusal(context, body)
-    if acks not in VALID_ACKS or refusal is not None:
-        error = refusal or ErrorCode.INVALID_REQUIRED_ACKS
-        results = [_topic(t, lambda p: _error(p, error)) for t in body["topic_data"]]
-    else:
-        writable = context.authorized_names(AclOperation.WRITE, ResourceType.TOPIC,
-                                            (t["name"] for t in body["topic_data"]))
-        results = [_topic(t, lambda p, name=t["name"]: _append(services, name, p,
-                                                               body.get("transactional_id"),
-                                                               context.version, appended, acks)
-                          if name in writable
-                          else _error(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
-                   for t in body["topic_data"]]
-        services.purgatory.notify_appended(appended)
+    if refusal is None and acks not in VALID_ACKS:
+        refusal = ErrorCode.INVALID_REQUIRED_ACKS
+    results = _responses(context, body, refusal, lambda name, p: _append(
+        services, name, p, transactional_id, context.version, appended, acks))
+    services.purgatory.notify_appended(appended)
     if acks == 0:
         failed = {f"{t['name']}-{p['index']}": ErrorCode(p["error_code"]).name
                   for t in results for p in t["partition_responses"] if p["error_code"]}
@@ -102,6 +102,62 @@ def handle(context: RequestContext, body: dict):
     if acks == -1 and appended:
         return _wait_for_replicas(context, body["timeout_ms"], results, appended)
     return {"responses": results, "throttle_time_ms": 0}
+
+
+def joins_run(body: dict) -> bool:
+    """Whether a Produce request may be answered with others its connection sent together
+    (:func:`handle_run`): those answered as soon as they are written, acks=1."""
+    return body["acks"] == 1
+
+
+def handle_run(contexts: list[RequestContext], bodies: list[dict]) -> list[dict]:
+    """Produce requests (acks=1) a producer sent one after the other on its connection, read
+    together: each answered as :func:`handle` answers it, in turn, but the records of all of
+    them for a partition are appended at once, in one write (:meth:`Log.append_all`)."""
+    services = contexts[0].services
+    # per replica, in request order: (topic, partition data, its response, filled once written)
+    pending: dict[object, list[tuple[str, dict, dict]]] = {}
+
+    def take(context: RequestContext, transactional_id: str | None, name: str,
+             partition: dict) -> dict:
+        target = _append_target(services, name, partition, transactional_id, context.version)
+        if isinstance(target, dict):
+            return target
+        response: dict = {}
+        pending.setdefault(target, []).append((name, partition, response))
+        return response
+
+    results = []
+    for context, body in zip(contexts, bodies):  # each append is taken in the same turn
+        transactional_id = body.get("transactional_id")
+        responses = _responses(context, body, _refusal(context, body),
+                               lambda name, p: take(context, transactional_id, name, p))
+        results.append({"responses": responses, "throttle_time_ms": 0})
+    appended: dict[TopicPartition, int] = {}
+    for replica, appends in pending.items():
+        try:
+            outcomes = replica.append_all_as_leader([p["records"] for _, p, _ in appends])
+        except Exception as exc:
+            outcomes = [exc] * len(appends)
+        for (name, partition, response), outcome in zip(appends, outcomes):
+            response.update(_failed(name, partition, outcome, replica.log)
+                            if isinstance(outcome, Exception)
+                            else _written(name, partition, outcome, replica.log, appended))
+    services.purgatory.notify_appended(appended)
+    return results
+
+
+def _responses(context: RequestContext, body: dict, refusal: ErrorCode | None,
+               append) -> list[dict]:
+    """Each topic's partition responses: ``append(topic, partition)`` for those the principal
+    may write, unless the whole request is refused."""
+    if refusal is not None:
+        return [_topic(t, lambda p: _error(p, refusal)) for t in body["topic_data"]]
+    writable = context.authorized_names(AclOperation.WRITE, ResourceType.TOPIC,
+                                        (t["name"] for t in body["topic_data"]))
+    return [_topic(t, lambda p, name=t["name"]: append(name, p) if name in writable
+                   else _error(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            for t in body["topic_data"]]
 
 
 def _refusal(context: RequestContext, body: dict) -> ErrorCode | None:
@@ -182,6 +238,19 @@ def _record_errors(partition: dict, exc: RecordValidationError, log_start_offset
 def _append(services: HandlerServices, topic: str, partition: dict,
             transactional_id: str | None, version: int,
             appended: dict[TopicPartition, int] | None = None, acks: int = 1) -> dict:
+    target = _append_target(services, topic, partition, transactional_id, version)
+    if isinstance(target, dict):
+        return target
+    try:
+        written = target.append_as_leader(partition["records"], required_acks=acks)
+    except Exception as exc:
+        return _failed(topic, partition, exc, target.log)
+    return _written(topic, partition, written, target.log, appended)
+
+
+def _append_target(services: HandlerServices, topic: str, partition: dict,
+                   transactional_id: str | None, version: int):
+    """The replica to append ``partition``'s records to, or the response refusing them."""
     index = partition["index"]
     if topic in INTERNAL_TOPICS:  # only the coordinators write there
         return _error(partition, ErrorCode.INVALID_TOPIC_EXCEPTION,
@@ -189,7 +258,6 @@ def _append(services: HandlerServices, topic: str, partition: dict,
     replica = services.partitions.leader_partition(topic, index)
     if replica is None:
         return _error(partition, not_served_error(services.cluster, topic, index))
-    log = replica.log
     records = partition["records"]
     if records is None or len(records) == 0:
         return _error(partition, ErrorCode.CORRUPT_MESSAGE, "no records")
@@ -200,19 +268,27 @@ def _append(services: HandlerServices, topic: str, partition: dict,
         error = services.transactions.verify_produce(transactional_id, topic, index, records)
         if error != ErrorCode.NONE:
             return _error(partition, error)
-    try:
-        written = replica.append_as_leader(records, required_acks=acks)
-    except NotEnoughReplicasError as exc:
+    return replica
+
+
+def _failed(topic: str, partition: dict, exc: Exception, log) -> dict:
+    """The response to records the append refused, or failed to write."""
+    if isinstance(exc, NotEnoughReplicasError):
         return _error(partition, ErrorCode.NOT_ENOUGH_REPLICAS, str(exc))
-    except NotLeaderError:
+    if isinstance(exc, NotLeaderError):
         return _error(partition, ErrorCode.NOT_LEADER_OR_FOLLOWER)
-    except RecordValidationError as exc:
+    if isinstance(exc, RecordValidationError):
         return _record_errors(partition, exc, log.log_start_offset)
-    except (RecordsError, LogError) as exc:
+    if isinstance(exc, (RecordsError, LogError)):
         return _error(partition, error_code_for(exc), str(exc))
-    except Exception as exc:  # answered as UNKNOWN_SERVER_ERROR; the others keep being served
-        logger.exception("append to %s-%d failed", topic, index)
-        return _error(partition, ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))
+    # answered as UNKNOWN_SERVER_ERROR; the others keep being served
+    logger.error("append to %s-%d failed", topic, partition["index"], exc_info=exc)
+    return _error(partition, ErrorCode.UNKNOWN_SERVER_ERROR, str(exc))
+
+
+def _written(topic: str, partition: dict, written, log,
+             appended: dict[TopicPartition, int] | None) -> dict:
+    index = partition["index"]
     if appended is not None:
         appended[TopicPartition(topic, index)] = written.last_offset + 1
     log_append_time = written.max_timestamp \

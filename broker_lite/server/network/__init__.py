@@ -44,6 +44,13 @@ writes it with the following ones, 17 responses in one gathering write at most: 
 many requests in flight gets a system call, and a wake-up, per run of responses rather than per
 response, and its requests are read up to 256 KiB at a time (:mod:`.receive`).
 
+For the same reason a handler may also take the connection's requests read after the one in
+hand, at once, and answer them all in one response (``Request.following`` and
+``take_following``): the dispatcher does so for a producer's Produce requests with acks=1, whose
+records for a partition then go to the log in one write
+(:func:`~broker_lite.server.handlers.produce.handle_run`). The requests keep their order, each
+gets its own answer, and each counts in the request metrics.
+
 Anything else goes the way drawn above: a response the socket does not take whole (the processor
 writes the rest), a connection with no whole request to read (the processor gets it back, and
 waits for its next one), a request queue where others wait (the next request takes its turn

@@ -229,6 +229,36 @@ class Processor:
         request.dequeued = request.received
         return request
 
+    def following(self, request: Request, limit: int) -> list:
+        """(the handler thread handling ``request``) The payloads of the connection's requests
+        read after it already, whole frames in its buffer, ``limit`` at most, left in place;
+        none unless the handler may take them now, as :meth:`_next_request` rules."""
+        channel = request.connection
+        if channel is None or not channel.transport.handler_io or self._stopping \
+                or self._blocked or self._requests.request_queue_size:
+            return []
+        with channel.lock:
+            if channel.closed or channel.in_flight is not request \
+                    or channel.authenticator.session_expired(time.monotonic()):
+                return []
+            try:
+                return channel.receive.peek_frames(limit)
+            except InvalidFrameSize:
+                return []  # this processor meets it again, and closes the connection
+
+    def take_following(self, request: Request, count: int) -> None:
+        """(the handler thread handling ``request``) Take the first ``count`` payloads of
+        :meth:`following`, answered in ``request``'s response."""
+        channel = request.connection
+        taken = []
+        with channel.lock:
+            receive = channel.receive
+            for _ in range(count):
+                payload = receive.peek_frame()
+                receive.skip_frame(payload)
+                taken.append(payload)
+        request.folded = tuple(taken)
+
     def wakeup(self) -> None:
         """Make the selector return, when the thread is waiting in it."""
         if self._sleeping and not self._woken:

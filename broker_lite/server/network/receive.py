@@ -141,6 +141,22 @@ class FrameReceive:
             self._split_large_frame()
         return None
 
+    def peek_frames(self, limit: int) -> list:
+        """Up to ``limit`` whole payloads, as :meth:`peek_frame` gives the first, left in place
+        (:meth:`skip_frame` drops them one by one, in order); none while a large frame is
+        being filled. Raises :class:`InvalidFrameSize`."""
+        frames: list = []
+        if self._body is not None:
+            return frames
+        data, start, end = self._data, self._start, self._end
+        while len(frames) < limit and end - start >= 4:
+            frame_end = start + 4 + self._check(_SIZE.unpack_from(data, start)[0])
+            if frame_end > end:
+                break
+            frames.append(memoryview(data)[start + 4:frame_end])
+            start = frame_end
+        return frames
+
     def _split_large_frame(self) -> None:
         """A frame larger than one read: give it a buffer of its own, to fill in place."""
         data, start, end = self._data, self._start, self._end

@@ -54,7 +54,7 @@ class Request:
 
     __slots__ = ("processor", "connection_id", "payload", "peer", "listener", "principal",
                  "received", "dequeued", "handled", "answered", "sending", "sent",
-                 "action", "chunks", "reason", "connection", "_channel")
+                 "action", "chunks", "reason", "connection", "folded", "_channel")
 
     def __init__(self, processor: int, connection_id: str, payload, peer: tuple,
                  listener: str, principal: str, channel: "RequestChannel", connection=None):
@@ -70,6 +70,7 @@ class Request:
         self.action = -1  # not answered yet
         self.chunks = None
         self.reason = ""
+        self.folded = ()  # the payloads of requests answered with this one (take_following)
         self._channel = channel
 
     @property
@@ -77,6 +78,18 @@ class Request:
         """The API key in the request header (-1 when the request is too short for one)."""
         payload = self.payload
         return int.from_bytes(payload[:2], "big", signed=True) if len(payload) >= 2 else -1
+
+    def following(self, limit: int) -> list:
+        """The payloads of the connection's next requests, ``limit`` at most, when they are
+        read already and the handler of this one may answer them with it (see
+        :mod:`.processor`); left where they are until :meth:`take_following`."""
+        return self._channel.following(self, limit)
+
+    def take_following(self, count: int) -> None:
+        """Take the first ``count`` of :meth:`following`: this request's response is theirs
+        too, each one's in order after this one's."""
+        if count:
+            self._channel.take_following(self, count)
 
     def send_response(self, chunks) -> None:
         """Send the response (a list of bytes-like chunks and file regions)."""
@@ -194,6 +207,15 @@ class RequestChannel:
             self.send_response(request)
             return None
         return processor.finish(request)
+
+    def following(self, request: Request, limit: int) -> list:
+        processor = self._processors.get(request.processor)
+        if processor is None or request.connection is None:
+            return []
+        return processor.following(request, limit)
+
+    def take_following(self, request: Request, count: int) -> None:
+        self._processors[request.processor].take_following(request, count)
 
     def wake_handlers(self, count: int) -> None:
         """Make ``count`` waiting handlers return from :meth:`receive_request` with None."""

@@ -15,11 +15,13 @@ stage                     time between
 Percentiles (p50, p99, p999) and the maximum are computed from the latest
 :data:`SAMPLES` requests of each API when asked (:meth:`RequestMetrics.snapshot`), so recording
 costs an append. A request answered without a response (acks=0) or by closing its connection
-counts when it is answered, with no send stages.
+counts when it is answered, with no send stages. Requests answered together with another (a
+producer's pipelined Produce requests, see :mod:`.processor`) each count, with its times.
 
 >>> metrics = RequestMetrics()
 >>> class Done:  # the times a request records as it travels (nanoseconds)
 ...     payload = b"\\0\\3"  # Metadata
+...     folded = ()  # no request answered with it
 ...     received, dequeued, handled, answered, sending, sent = 0, 1e6, 3e6, 3e6, 3.5e6, 4e6
 >>> metrics.record(Done())
 >>> snapshot = metrics.snapshot()["Metadata"]
@@ -64,18 +66,22 @@ class RequestMetrics:
     def record(self, request) -> None:
         """Record a request whose response was sent (or that was answered without one): its
         stage times, turned into durations when asked (:meth:`snapshot`)."""
-        payload = request.payload
-        api_key = _API_KEY.unpack_from(payload)[0] if len(payload) >= 2 else -1
         answered = request.answered
         sending = request.sending or answered
         times = (request.received, request.dequeued, request.handled, answered, sending,
                  request.sent or sending)
         with self._lock:
-            api = self._apis.get(api_key)
-            if api is None:
-                api = self._apis[api_key] = _ApiMetrics()
-            api.requests += 1
-            api.samples.append(times)
+            self._add(request.payload, times)
+            for payload in request.folded:  # answered with it: the same times
+                self._add(payload, times)
+
+    def _add(self, payload, times: tuple[int, ...]) -> None:
+        api_key = _API_KEY.unpack_from(payload)[0] if len(payload) >= 2 else -1
+        api = self._apis.get(api_key)
+        if api is None:
+            api = self._apis[api_key] = _ApiMetrics()
+        api.requests += 1
+        api.samples.append(times)
 
     @property
     def total_requests(self) -> int:
