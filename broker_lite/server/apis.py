@@ -38,7 +38,7 @@ from .handlers import (
 def handlers() -> dict[ApiKey, ApiHandler]:
     return {
         ApiKey.PRODUCE: ApiHandler(0, 11, produce.handle, produce.handle_run,
-                                   produce.joins_run),
+                                   produce.run_key),
         ApiKey.FETCH: ApiHandler(0, 17, fetch.handle),
         ApiKey.LIST_OFFSETS: ApiHandler(0, 8, list_offsets.handle),
         ApiKey.METADATA: ApiHandler(0, 12, metadata.handle),

@@ -26,8 +26,9 @@ answered in version 0 with UNSUPPORTED_VERSION and the list of supported version
 can find a version both sides speak.
 """
 
+import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -66,15 +67,16 @@ class ApiHandler:
     ``handle(context, body) -> response body | None | RESPONDS_LATER``.
 
     An API whose requests are worth answering several at a time (Produce) also gives
-    ``handle_run(contexts, bodies) -> response bodies``, for requests one connection sent
-    together, in order, and answered now, each as ``handle`` would in turn; ``joins_run(body)``
-    says which requests may be (see :class:`Dispatcher`)."""
+    ``handle_run(contexts, bodies) -> response bodies | RESPONDS_LATER``, for requests one
+    connection sent together, each answered as ``handle`` would in turn (later: the first
+    context's ``respond`` takes the list of bodies); ``run_key(body)`` says which requests may
+    be answered together: those with the same key, not None (see :class:`Dispatcher`)."""
 
     min_version: int
     max_version: int
     handle: Callable[["RequestContext", dict], object]
-    handle_run: Callable[[list["RequestContext"], list[dict]], list[dict]] | None = None
-    joins_run: Callable[[dict], bool] | None = None
+    handle_run: Callable[[list["RequestContext"], list[dict]], object] | None = None
+    run_key: Callable[[dict], Hashable] | None = None
 
 
 class Responder(Protocol):
@@ -193,16 +195,45 @@ class _NetworkResponder:
         self.request.close_connection(reason)
 
 
+class _RunResponder(_NetworkResponder):
+    """Answers the requests of a run (:meth:`Dispatcher._handle_run`) later: the list of their
+    bodies, each encoded with its request's header, in one response."""
+
+    __slots__ = ("headers",)
+
+    def __init__(self, request: Request, headers: list[RequestHeader]):
+        super().__init__(request, headers[0])
+        self.headers = headers
+
+    def respond(self, bodies: list[dict]) -> None:
+        try:
+            chunks = _encode_run(self.headers, bodies)
+        except Exception:
+            logger.exception("encoding the %s responses failed",
+                             ApiKey(self.header.api_key).name)
+            self.request.close_connection("unexpected error")
+            return
+        self.request.send_response(chunks)
+
+
+def _encode_run(headers: list[RequestHeader], bodies: list[dict]) -> list:
+    chunks = []
+    for header, body in zip(headers, bodies):
+        chunks.extend(encode_response(header.api_key, header.api_version,
+                                      header.correlation_id, body))
+    return chunks
+
+
 class Dispatcher:
     """The request handlers' handler: ``dispatcher(request)`` returns the response chunks,
     None or :data:`RESPONDS_LATER` (see :mod:`.network.request_handler`).
 
     A request of an API with ``handle_run`` takes along the requests its connection sent after
     it that are read already (:meth:`Request.following`: a producer pipelining Produce
-    requests), :data:`MAX_RUN` at most, as long as they are of the same API, decode, and
-    ``joins_run``; they are answered together, their responses one after the other in the
-    chunks returned. What stops the run (another API, a request that does not decode) is left
-    to come next, on its own."""
+    requests), :data:`MAX_RUN` at most, as long as they are of the same API, decode, and have
+    its ``run_key``; they are answered together, now or later, their responses one after the
+    other in one response. What stops the run (another API, another key, a request that does
+    not decode) is left to come next, on its own."""
 
     MAX_RUN = 16
 
@@ -259,8 +290,9 @@ class Dispatcher:
         except ProtocolError as exc:
             raise CloseConnection(f"malformed {ApiKey(header.api_key).name} request: {exc}") \
                 from None
-        if handler.handle_run is not None and request is not None and handler.joins_run(body):
-            run = self._run(request, handler, header, body)
+        if handler.handle_run is not None and request is not None:
+            key = handler.run_key(body)
+            run = self._run(request, handler, header, body, key) if key is not None else ()
             if len(run) > 1:
                 return self._handle_run(request, handler, run, context_of)
         response = handler.handle(context_of(header), body)
@@ -269,8 +301,8 @@ class Dispatcher:
         return encode_response(header.api_key, header.api_version, header.correlation_id,
                                response)
 
-    def _run(self, request: Request, handler: ApiHandler, header: RequestHeader,
-             body: dict) -> list[tuple[RequestHeader, dict]]:
+    def _run(self, request: Request, handler: ApiHandler, header: RequestHeader, body: dict,
+             key: Hashable) -> list[tuple[RequestHeader, dict]]:
         """``request`` and the requests following it that join its run, each decoded."""
         run = [(header, body)]
         for payload in request.following(self.MAX_RUN - 1):
@@ -282,7 +314,7 @@ class Dispatcher:
                 body = read_request_body(following, Reader(payload, body_offset))
             except ProtocolError:  # answered on its own, as any request that does not decode
                 break
-            if not handler.joins_run(body):
+            if handler.run_key(body) != key:
                 break
             run.append((following, body))
         return run
@@ -291,17 +323,17 @@ class Dispatcher:
                     run: list[tuple[RequestHeader, dict]],
                     context_of: Callable[[RequestHeader], RequestContext]) -> list:
         request.take_following(len(run) - 1)
-        first = context_of(run[0][0])
-        contexts = [first] + [  # answered with the first: no way to answer them later
+        headers = [header for header, _ in run]
+        first = dataclasses.replace(context_of(headers[0]),
+                                    responder=_RunResponder(request, headers))
+        contexts = [first] + [  # answered with the first
             RequestContext(header, first.services, first.client_host, None, first.listener,
                            first.principal)
-            for header, _ in run[1:]]
+            for header in headers[1:]]
         responses = handler.handle_run(contexts, [body for _, body in run])
-        chunks = []
-        for (header, _), response in zip(run, responses):
-            chunks.extend(encode_response(header.api_key, header.api_version,
-                                          header.correlation_id, response))
-        return chunks
+        if responses is RESPONDS_LATER:
+            return responses
+        return _encode_run(headers, responses)
 
     def _unsupported_api_versions(self, correlation_id: int):
         body = {"error_code": ErrorCode.UNSUPPORTED_VERSION,

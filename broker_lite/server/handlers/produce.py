@@ -14,12 +14,14 @@ not fail the others.
 Kafka's internal topics are written by the coordinators only: a Produce to them is answered
 INVALID_TOPIC_EXCEPTION.
 
-Requests with acks=1 that a producer pipelined on one connection, and that were read together,
-are answered together (:func:`handle_run`, see :class:`~..dispatcher.Dispatcher`): each gets
-the answer it gets on its own, in turn, but the records of all of them for a partition are
-appended in one write (:meth:`~broker_lite.log.Log.append_all`), which is where a Python broker
-spends its time under a producer's load: one append per request would be one lock, one roll
-check, one system call and one high-watermark move each.
+Requests that a producer pipelined on one connection, and that were read together, are answered
+together when they all have acks=1, or all acks=all (:func:`handle_run`, see
+:class:`~..dispatcher.Dispatcher`): each gets the answer it gets on its own, in turn, but the
+records of all of them for a partition are appended in one write
+(:meth:`~broker_lite.log.Log.append_all`), which is where a Python broker spends its time under
+a producer's load: one append per request would be one lock, one roll check, one system call
+and one high-watermark move each. With acks=all they wait in the purgatory as one operation, each
+request for its own offsets.
 
 A batch refused for some of its records (KIP-467: a record without a key on a compacted topic,
 a timestamp out of the topic's bounds; see :mod:`broker_lite.log.record_checks`) is answered
@@ -99,51 +101,62 @@ def handle(context: RequestContext, body: dict):
         if failed:  # as Kafka does: the client notices the drop and refreshes its metadata
             raise CloseConnection(f"acks=0 produce failed: {failed}")
         return None
+    response = {"responses": results, "throttle_time_ms": 0}
     if acks == -1 and appended:
-        return _wait_for_replicas(context, body["timeout_ms"], results, appended)
-    return {"responses": results, "throttle_time_ms": 0}
+        return DelayedProduce(context, body["timeout_ms"], [response], [appended]).wait()
+    return response
 
 
-def joins_run(body: dict) -> bool:
-    """Whether a Produce request may be answered with others its connection sent together
-    (:func:`handle_run`): those answered as soon as they are written, acks=1."""
-    return body["acks"] == 1
+def run_key(body: dict) -> int | None:
+    """Which Produce requests a connection sent together may be answered together
+    (:func:`handle_run`): those with the same acks, 1 or all; acks=0 has no answer to give with
+    the others."""
+    acks = body["acks"]
+    return acks if acks in (1, -1) else None
 
 
-def handle_run(contexts: list[RequestContext], bodies: list[dict]) -> list[dict]:
-    """Produce requests (acks=1) a producer sent one after the other on its connection, read
-    together: each answered as :func:`handle` answers it, in turn, but the records of all of
-    them for a partition are appended at once, in one write (:meth:`Log.append_all`)."""
+def handle_run(contexts: list[RequestContext], bodies: list[dict]):
+    """Produce requests a producer sent one after the other on its connection, read together,
+    all with acks=1 or all with acks=all: each answered as :func:`handle` answers it, in turn,
+    but the records of all of them for a partition are appended at once, in one write
+    (:meth:`Log.append_all`). With acks=all they wait together for the replicas, each request
+    for its own offsets, up to the first request's timeout."""
     services = contexts[0].services
-    # per replica, in request order: (topic, partition data, its response, filled once written)
-    pending: dict[object, list[tuple[str, dict, dict]]] = {}
+    acks = bodies[0]["acks"]
+    # per replica, in request order: (request, topic, partition data, its response to fill)
+    pending: dict[object, list[tuple[int, str, dict, dict]]] = {}
 
-    def take(context: RequestContext, transactional_id: str | None, name: str,
-             partition: dict) -> dict:
-        target = _append_target(services, name, partition, transactional_id, context.version)
+    def take(request: int, name: str, partition: dict) -> dict:
+        context = contexts[request]
+        target = _append_target(services, name, partition, bodies[request].get("transactional_id"),
+                                context.version)
         if isinstance(target, dict):
             return target
         response: dict = {}
-        pending.setdefault(target, []).append((name, partition, response))
+        pending.setdefault(target, []).append((request, name, partition, response))
         return response
 
     results = []
-    for context, body in zip(contexts, bodies):  # each append is taken in the same turn
-        transactional_id = body.get("transactional_id")
+    for request, (context, body) in enumerate(zip(contexts, bodies)):
         responses = _responses(context, body, _refusal(context, body),
-                               lambda name, p: take(context, transactional_id, name, p))
+                               lambda name, p: take(request, name, p))
         results.append({"responses": responses, "throttle_time_ms": 0})
-    appended: dict[TopicPartition, int] = {}
+    appended: list[dict[TopicPartition, int]] = [{} for _ in bodies]  # each request's
     for replica, appends in pending.items():
         try:
-            outcomes = replica.append_all_as_leader([p["records"] for _, p, _ in appends])
+            outcomes = replica.append_all_as_leader([p["records"] for _, _, p, _ in appends],
+                                                    required_acks=acks)
         except Exception as exc:
             outcomes = [exc] * len(appends)
-        for (name, partition, response), outcome in zip(appends, outcomes):
+        for (request, name, partition, response), outcome in zip(appends, outcomes):
             response.update(_failed(name, partition, outcome, replica.log)
                             if isinstance(outcome, Exception)
-                            else _written(name, partition, outcome, replica.log, appended))
-    services.purgatory.notify_appended(appended)
+                            else _written(name, partition, outcome, replica.log,
+                                          appended[request]))
+    services.purgatory.notify_appended({tp: offset for each in appended
+                                        for tp, offset in each.items()})
+    if acks == -1 and any(appended):
+        return DelayedProduceRun(contexts[0], bodies[0]["timeout_ms"], results, appended).wait()
     return results
 
 
@@ -182,35 +195,45 @@ def _first_batch_transactional(records) -> bool:
 # -- acks=all ----------------------------------------------------------------------------------
 
 
-def _wait_for_replicas(context: RequestContext, timeout_ms: int, results: list,
-                       appended: dict[TopicPartition, int]):
-    return DelayedProduce(context, timeout_ms, results, appended).wait()
-
-
 class DelayedProduce(DelayedReplication):
     """A Produce with acks=all waiting until every partition's high watermark reaches the
     offsets it appended (Kafka's DelayedProduce): answered when all are committed, or after
     ``timeout_ms`` with REQUEST_TIMED_OUT for those that are not. With one replica the high
-    watermark moves with the append, so it completes at once."""
+    watermark moves with the append, so it completes at once.
 
-    def __init__(self, context: RequestContext, timeout_ms: int, results: list,
-                 required: dict[TopicPartition, int]):
+    ``bodies`` are the response bodies of the requests answered (one, or a run's), and
+    ``required`` their appended partitions, request by request."""
+
+    def __init__(self, context: RequestContext, timeout_ms: int, bodies: list[dict],
+                 required: list[dict[TopicPartition, int]]):
         super().__init__(context, timeout_ms,
-                         {tp: (tp, offset) for tp, offset in required.items()})
-        self.results = results
-        self._responses = {TopicPartition(t["name"], p["index"]): p
-                           for t in results for p in t["partition_responses"]}
+                         {(request, tp): (tp, offset)
+                          for request, appended in enumerate(required)
+                          for tp, offset in appended.items()})
+        self.bodies = bodies
+        self._responses = {(request, TopicPartition(t["name"], p["index"])): p
+                           for request, body in enumerate(bodies)
+                           for t in body["responses"] for p in t["partition_responses"]}
 
-    def replicated(self, partition, done: bool, error: ErrorCode) -> None:
+    def replicated(self, key, done: bool, error: ErrorCode) -> None:
         if error == ErrorCode.NOT_LEADER_OR_FOLLOWER:  # leadership moved while waiting
-            self._responses[partition].update(error_code=error, base_offset=-1)
+            self._responses[key].update(error_code=error, base_offset=-1)
         elif error != ErrorCode.NONE:
-            self._responses[partition]["error_code"] = error
+            self._responses[key]["error_code"] = error
 
-    def response(self) -> dict:
-        for partition in self.pending:
-            self._responses[partition]["error_code"] = ErrorCode.REQUEST_TIMED_OUT
-        return {"responses": self.results, "throttle_time_ms": 0}
+    def response(self):
+        for key in self.pending:
+            self._responses[key]["error_code"] = ErrorCode.REQUEST_TIMED_OUT
+        return self.bodies[0]
+
+
+class DelayedProduceRun(DelayedProduce):
+    """The requests of a run (:func:`handle_run`) waiting together: answered with the list of
+    their bodies."""
+
+    def response(self):
+        super().response()
+        return self.bodies
 
 
 def _topic(topic: dict, produce_one) -> dict:

@@ -46,8 +46,8 @@ response, and its requests are read up to 256 KiB at a time (:mod:`.receive`).
 
 For the same reason a handler may also take the connection's requests read after the one in
 hand, at once, and answer them all in one response (``Request.following`` and
-``take_following``): the dispatcher does so for a producer's Produce requests with acks=1, whose
-records for a partition then go to the log in one write
+``take_following``): the dispatcher does so for a producer's Produce requests (acks=1 or all),
+whose records for a partition then go to the log in one write
 (:func:`~broker_lite.server.handlers.produce.handle_run`). The requests keep their order, each
 gets its own answer, and each counts in the request metrics.
 

@@ -84,11 +84,13 @@ def values_in_log(broker) -> list[bytes]:
     return [record.value for record in iter_records(region.read())] if region else []
 
 
+@pytest.mark.parametrize("acks", [1, -1])
 def test_requests_read_together_are_written_at_once_and_answered_each_in_order(
-        broker, segment_writes):
+        broker, segment_writes, acks):
     values = [b"v%d" % i for i in range(10)]
-    frames = [produce(100 + i, corrupt(v) if i == 4 else batch(v)) for i, v in enumerate(values)]
-    frames[6] = produce(106, batch(values[6]), topic="no-such-topic")
+    frames = [produce(100 + i, corrupt(v) if i == 4 else batch(v), acks=acks)
+              for i, v in enumerate(values)]
+    frames[6] = produce(106, batch(values[6]), topic="no-such-topic", acks=acks)
     responses = exchange(broker, frames, [ApiKey.PRODUCE] * len(frames))
     assert [correlation_id for correlation_id, _ in responses] == list(range(100, 110))
     assert [outcome(body) for _, body in responses] == [
@@ -109,6 +111,17 @@ def test_a_request_of_another_api_ends_the_run_and_is_answered_in_its_place(brok
     assert responses[2][1]["topics"][0]["name"] == TOPIC
     assert [outcome(responses[i][1]) for i in (0, 1, 3, 4)] == [(0, 0), (0, 1), (0, 2), (0, 3)]
     assert values_in_log(broker) == [b"a", b"b", b"c", b"d"]
+
+
+def test_requests_with_other_acks_are_answered_in_their_own_runs(broker, segment_writes):
+    frames = [produce(1, batch(b"a")), produce(2, batch(b"b")),
+              produce(3, batch(b"c"), acks=-1), produce(4, batch(b"d"), acks=-1),
+              produce(5, batch(b"e"))]
+    responses = exchange(broker, frames, [ApiKey.PRODUCE] * 5)
+    assert [(correlation_id, outcome(body)) for correlation_id, body in responses] == [
+        (1, (0, 0)), (2, (0, 1)), (3, (0, 2)), (4, (0, 3)), (5, (0, 4))]
+    assert segment_writes == [2, 2, 1]
+    assert values_in_log(broker) == [b"a", b"b", b"c", b"d", b"e"]
 
 
 def test_a_request_with_acks_0_is_not_answered_and_keeps_its_place(broker):

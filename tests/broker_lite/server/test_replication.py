@@ -3,6 +3,8 @@ consumers read only below the high watermark, a follower that stops fetching lea
 after replica.lag.time.max.ms (and acks=all waits for that, or for it), min.insync.replicas
 refuses acks=all writes, and a follower that comes back catches up and rejoins the ISR."""
 
+import socket
+import struct
 import threading
 import time
 import uuid
@@ -12,9 +14,16 @@ from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka import TopicPartition as KafkaPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_response
+from broker_lite.records import build_batch
 from broker_lite.server.broker import Broker
-from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers
+from broker_lite.server.testing import (
+    bootstrap,
+    call,
+    recv_exactly,
+    start_brokers,
+    stop_brokers,
+)
 from broker_lite.zk.testing import wait_until
 from kspark.testing.tiers import needs
 
@@ -368,3 +377,42 @@ def answered_after_metadata(leader: Broker, topic: str, send, sent) -> list[dict
     assert len(answers) == count
     assert metadata_at < min(answered_at.values())  # not queued behind the waiting requests
     return [answers[i] for i in range(count)]
+
+
+def test_pipelined_acks_all_requests_wait_together_each_for_its_own_offsets(cluster):
+    """A producer's pipelined acks=all requests, answered together: none before the ISR has
+    its records, then each with its own offsets, in order; or, the followers still behind
+    after the first request's timeout, each REQUEST_TIMED_OUT (its records stay in the
+    leader's log, as one request's do)."""
+    topic = create(cluster)
+    leader = stop_following(cluster, topic)
+
+    def pipelined(values: list[bytes], timeout_ms: int) -> list[tuple[int, dict]]:
+        frames = [encode_request(ApiKey.PRODUCE, 9, 100 + i, "pipelining", {
+            "transactional_id": None, "acks": -1, "timeout_ms": timeout_ms,
+            "topic_data": [{"name": topic, "partition_data": [
+                {"index": 0, "records": build_batch([(None, v)], timestamp=1)}]}]})
+            for i, v in enumerate(values)]
+        with socket.create_connection(("127.0.0.1", leader.port), timeout=60) as sock:
+            sock.sendall(b"".join(frames))
+            answers = []
+            for _ in frames:
+                (size,) = struct.unpack(">i", recv_exactly(sock, 4))
+                answers.append(parse_response(ApiKey.PRODUCE, 9, recv_exactly(sock, size)))
+        return answers
+
+    def outcomes(answers) -> list[tuple[int, int, int]]:
+        return [(correlation_id, partition["error_code"], partition["base_offset"])
+                for correlation_id, body in answers
+                for partition in body["responses"][0]["partition_responses"]]
+
+    started = time.monotonic()
+    timed_out = pipelined([b"a", b"b", b"c"], timeout_ms=1000)
+    assert 0.9 <= time.monotonic() - started < LAG_MS / 1000
+    assert outcomes(timed_out) == [(100 + i, ErrorCode.REQUEST_TIMED_OUT, i) for i in range(3)]
+
+    started = time.monotonic()  # now the ISR shrinks to the leader, after replica.lag.time.max.ms
+    answered = pipelined([b"d", b"e", b"f"], timeout_ms=LAG_MS * 6)
+    assert time.monotonic() - started >= LAG_MS / 1000 * 0.5
+    assert outcomes(answered) == [(100 + i, ErrorCode.NONE, 3 + i) for i in range(3)]
+    assert leader.partitions.state(topic, 0).isr == (leader.broker_id,)
