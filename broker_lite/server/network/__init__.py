@@ -44,8 +44,8 @@ writes it with the following ones, 17 responses in one gathering write at most: 
 many requests in flight gets a system call, and a wake-up, per run of responses rather than per
 response, and its requests are read up to 256 KiB at a time (:mod:`.receive`).
 
-For the same reason a handler may also take the connection's requests read after the one in
-hand, at once, and answer them all in one response (``Request.following`` and
+For the same reason a handler may also take the plaintext connection's requests read after the
+one in hand, at once, and answer them all in one response (``Request.following`` and
 ``take_following``): the dispatcher does so for a producer's Produce requests (acks=1 or all),
 whose records for a partition then go to the log in one write
 (:func:`~broker_lite.server.handlers.produce.handle_run`). The requests keep their order, each

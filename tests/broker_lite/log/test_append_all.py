@@ -16,9 +16,11 @@ def plain(i: int, count: int = 2) -> bytes:
                        timestamp=NOW + i)
 
 
-def idempotent(seq: int, count: int = 2, producer_id: int = 7, epoch: int = 0) -> bytes:
+def idempotent(seq: int, count: int = 2, producer_id: int = 7, epoch: int = 0,
+               transactional: bool = False) -> bytes:
     return build_batch([(None, b"p%d" % (seq + j)) for j in range(count)], timestamp=NOW,
-                       producer_id=producer_id, producer_epoch=epoch, base_sequence=seq)
+                       producer_id=producer_id, producer_epoch=epoch, base_sequence=seq,
+                       is_transactional=transactional)
 
 
 def corrupt(i: int) -> bytes:
@@ -44,6 +46,9 @@ RUNS = {
     "a retry of a batch in the run": [idempotent(4), idempotent(4), idempotent(6)],
     "a sequence gap": [idempotent(4), idempotent(9), idempotent(6)],
     "a fenced epoch": [idempotent(4, epoch=1), idempotent(0, epoch=0)],
+    "transactions": [idempotent(0, producer_id=9, transactional=True), plain(1),
+                     idempotent(2, producer_id=9, transactional=True),
+                     idempotent(0, producer_id=10, transactional=True)],
 }
 
 
@@ -81,6 +86,8 @@ def test_each_request_gets_what_appending_it_in_turn_gives(tmp_path, name):
     assert (together.log_end_offset, together.high_watermark) == \
         (in_turn.log_end_offset, in_turn.high_watermark)
     assert together.active_producers() == in_turn.active_producers()
+    assert together.ongoing_transactions == in_turn.ongoing_transactions
+    assert together.first_unstable_offset == in_turn.first_unstable_offset
 
 
 def test_the_records_taken_are_written_at_once(tmp_path, monkeypatch):
