@@ -200,11 +200,8 @@ class Log:
                     return _duplicate(checked)
                 producer_update = checked
                 txn_events = self.transactions.prepare(producer_batches)
-            self._write(validated, [(partition_leader_epoch, validated.first_offset)],
-                        producer_update, txn_events, now)
-            keeper = self.high_watermark_keeper
-            if keeper is None:
-                self.high_watermark = self.log_end_offset
+            keeper = self._write_as_leader(validated, partition_leader_epoch, producer_update,
+                                           txn_events, now)
         if keeper is not None:
             keeper.on_leader_append(self)
         return validated
@@ -247,15 +244,23 @@ class Log:
                             for records in record_sets]
                 producer_update = checked
                 txn_events = self.transactions.prepare(producer_batches)
-            joined = ValidatedRecords.joined(taken)
-            self._write(joined, [(partition_leader_epoch, joined.first_offset)],
-                        producer_update, txn_events, now)
-            keeper = self.high_watermark_keeper
-            if keeper is None:
-                self.high_watermark = self.log_end_offset
+            keeper = self._write_as_leader(ValidatedRecords.joined(taken),
+                                           partition_leader_epoch, producer_update, txn_events,
+                                           now)
         if keeper is not None:
             keeper.on_leader_append(self)
         return outcomes
+
+    def _write_as_leader(self, validated: ValidatedRecords, partition_leader_epoch: int,
+                         producer_update, txn_events: list, now: int):
+        """(under the lock) Write a leader's checked append; the high watermark keeper to tell
+        of it once the lock is released (None: the high watermark moved with it)."""
+        self._write(validated, [(partition_leader_epoch, validated.first_offset)],
+                    producer_update, txn_events, now)
+        keeper = self.high_watermark_keeper
+        if keeper is None:
+            self.high_watermark = self.log_end_offset
+        return keeper
 
     def _outcome(self, records, partition_leader_epoch: int, origin: AppendOrigin):
         try:
