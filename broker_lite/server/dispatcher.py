@@ -26,7 +26,6 @@ answered in version 0 with UNSUPPORTED_VERSION and the list of supported version
 can find a version both sides speak.
 """
 
-import dataclasses
 import logging
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -244,10 +243,10 @@ class Dispatcher:
     def __call__(self, request: Request):
         peer = request.peer
         client_host = f"/{peer[0]}" if peer else ""
-        return self._handle(request.payload, lambda header: RequestContext(
+        return self._handle(request.payload, lambda header, responder=None: RequestContext(
             header, self.services, client_host,
-            _NetworkResponder(request, header), request.listener, request.principal),
-            request)
+            responder or _NetworkResponder(request, header), request.listener,
+            request.principal), request)
 
     def api_versions(self, payload) -> tuple[list, bool]:
         """The answer to an ApiVersions request read before the client authenticated (a SASL
@@ -267,7 +266,7 @@ class Dispatcher:
         return encode_response(header.api_key, header.api_version, header.correlation_id,
                                response), True
 
-    def _handle(self, payload, context_of: Callable[[RequestHeader], RequestContext],
+    def _handle(self, payload, context_of: Callable[..., RequestContext],
                 request: Request | None = None):
         try:
             header, body_offset = parse_request_header(payload)
@@ -321,11 +320,10 @@ class Dispatcher:
 
     def _handle_run(self, request: Request, handler: ApiHandler,
                     run: list[tuple[RequestHeader, dict]],
-                    context_of: Callable[[RequestHeader], RequestContext]) -> list:
+                    context_of: Callable[..., RequestContext]) -> list:
         request.take_following(len(run) - 1)
         headers = [header for header, _ in run]
-        first = dataclasses.replace(context_of(headers[0]),
-                                    responder=_RunResponder(request, headers))
+        first = context_of(headers[0], _RunResponder(request, headers))
         contexts = [first] + [  # answered with the first
             RequestContext(header, first.services, first.client_host, None, first.listener,
                            first.principal)

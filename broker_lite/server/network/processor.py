@@ -209,8 +209,8 @@ class Processor:
         """(a handler thread, holding the channel) The connection's next request, when it is
         read already or in the socket, no other request waits for a handler, and it needs
         nothing of this processor (a re-authentication, an expired session); else None."""
-        if self._stopping or self._blocked or self._requests.request_queue_size:
-            return None  # the others first: this connection takes its turn in the queue
+        if self._others_first():
+            return None
         receive = channel.receive
         try:
             payload = receive.peek_frame()
@@ -229,13 +229,17 @@ class Processor:
         request.dequeued = request.received
         return request
 
+    def _others_first(self) -> bool:
+        """Whether a handler must leave a connection's next requests to take their turn in the
+        request queue: others wait there, or this processor stopped reading, or stops."""
+        return self._stopping or self._blocked or bool(self._requests.request_queue_size)
+
     def following(self, request: Request, limit: int) -> list:
         """(the handler thread handling ``request``) The payloads of the connection's requests
         read after it already, whole frames in its buffer, ``limit`` at most, left in place;
         none unless the handler may take them now, as :meth:`_next_request` rules."""
         channel = request.connection
-        if channel is None or not channel.transport.handler_io or self._stopping \
-                or self._blocked or self._requests.request_queue_size:
+        if channel is None or not channel.transport.handler_io or self._others_first():
             return []
         with channel.lock:
             if channel.closed or channel.in_flight is not request \
