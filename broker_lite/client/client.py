@@ -30,7 +30,7 @@ Every call has a deadline of ``request.timeout.ms`` from its start (``fetch`` ad
   COORDINATOR_NOT_AVAILABLE for a group), which is also its ``last_error``.
 
 >>> client = KafkaClient({"bootstrap.servers": "127.0.0.1:9", "request.timeout.ms": "200",
-...                       "retry.backoff.ms": "20"})
+...                       "retry.backoff.ms": "20", "reconnect.backoff.ms": "0"})
 >>> client.topics()  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...

@@ -11,6 +11,7 @@ from broker_lite.log.segment import LogSegment
 from broker_lite.protocol import ApiKey, encode_request, parse_response
 from broker_lite.records import build_batch, iter_records
 from broker_lite.server.testing import call, recv_exactly, start_brokers, stop_brokers
+from broker_lite.zk.testing import wait_until
 
 pytestmark = [pytest.mark.broker, pytest.mark.zookeeper]
 
@@ -98,6 +99,9 @@ def test_requests_read_together_are_written_at_once_and_answered_each_in_order(
     assert values_in_log(broker) == [v for i, v in enumerate(values) if i not in (4, 6)]
     assert sum(segment_writes) == 8
     assert len(segment_writes) < 8  # some were written together
+    # recorded once the response is written, which the client may read first
+    wait_until(lambda: broker.server.metrics.snapshot().get("Produce", {}).get("requests")
+               == len(frames), timeout=10, message="each Produce request counted")
     produce_metrics = broker.server.metrics.snapshot()["Produce"]
     assert produce_metrics["requests"] == len(frames)
 
