@@ -32,7 +32,7 @@ from .errors import (
     error_for,
 )
 from .metadata import BrokerInfo
-from .retry import Deadline, timed_out
+from .retry import Deadline, timed_out, worth_reporting
 from .types import FetchedPartition, isolation_level_code
 
 LAST_FETCH_BY_NAME = 12  # Fetch 13+ names topics by id only
@@ -125,7 +125,7 @@ class Fetcher:
             error = outcome.error
             if error is not None and error.retriable:
                 cluster.on_retriable(error)
-                last[tp] = error
+                last[tp] = worth_reporting(error, last.get(tp), deadline)
             else:
                 results[tp] = outcome
                 del pending[tp]

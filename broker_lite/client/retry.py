@@ -109,13 +109,22 @@ def retry(what: str, deadline: Deadline, backoff: Backoff, attempt: Callable[[],
         except KafkaClientError as exc:
             if not exc.retriable:
                 raise
-            # An attempt that only ran out of the time left says less than the error before it.
-            if last is None or not (isinstance(exc, KafkaTimeoutError) and deadline.expired()):
-                last = exc
+            last = worth_reporting(exc, last, deadline)
         if on_retriable is not None:
             on_retriable(last)
         if not backoff.wait(deadline):
             raise timed_out(what, deadline, last) from last
+
+
+def worth_reporting(error: KafkaClientError, previous: KafkaClientError | None,
+                    deadline: Deadline) -> KafkaClientError:
+    """The error to report if the operation times out: ``error``, unless it only says that an
+    attempt ran out of the time left (a timeout at the deadline) and an earlier attempt said
+    more (``previous``): a last 1 ms Metadata attempt must not hide the NOT_LEADER_OR_FOLLOWER
+    every attempt before it met."""
+    if previous is not None and isinstance(error, KafkaTimeoutError) and deadline.expired():
+        return previous
+    return error
 
 
 def timed_out(what: str, deadline: Deadline, last: KafkaClientError | None) -> KafkaTimeoutError:

@@ -2,6 +2,7 @@
 per partition, leader epochs, topic ids), partition errors returned rather than raised, and
 leader errors followed."""
 
+import time
 import uuid
 
 import pytest
@@ -140,3 +141,25 @@ def test_a_persistent_leader_error_ends_as_a_timeout_in_the_partition(scripted):
     assert isinstance(fetched.error, KafkaTimeoutError)
     assert "fetch of events-0 did not complete" in str(fetched.error)
     assert "NOT_LEADER_OR_FOLLOWER" in str(fetched.error)
+
+
+def test_a_metadata_refresh_cut_short_by_the_deadline_does_not_hide_the_leader_error(scripted):
+    # The refresh after the first NOT_LEADER_OR_FOLLOWER hangs past the deadline: what the
+    # partition reports is the error that sent it there, not the refresh that ran out of time.
+    answer_metadata = scripted.handlers[ApiKey.METADATA]
+    answered = []
+
+    def metadata_then_hang(header, body):
+        answered.append(True)
+        if len(answered) > 1:
+            time.sleep(1.0)
+        return answer_metadata(header, body)
+
+    scripted.handlers[ApiKey.METADATA] = metadata_then_hang
+    scripted.handlers[ApiKey.FETCH] = ScriptedLog([3]).fetch_handler(
+        error=ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    with client_for(scripted, **{"request.timeout.ms": "300"}) as client:
+        fetched = client.fetch({TP: 0}, max_wait_ms=0)[TP]
+    assert isinstance(fetched.error, KafkaTimeoutError)
+    assert len(answered) == 2
+    assert "NOT_LEADER_OR_FOLLOWER" in str(fetched.error), fetched.error
