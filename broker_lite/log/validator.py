@@ -191,6 +191,10 @@ def _checked(reader: BatchReader, max_message_bytes: int,
              record_rules: RecordRules | None) -> Iterator:
     """The batches of an append, each checked against the rules of every format."""
     magic = None
+    # Most topics have no record-level rule: their batches are checked record by record only
+    # when marked LogAppendTime (which a producer may not set), as check_records decides.
+    any_rule = record_rules is not None and \
+        (record_rules.compacted or record_rules.checks_create_times)
     for batch in reader:
         if magic is None:
             magic = batch.magic
@@ -207,7 +211,7 @@ def _checked(reader: BatchReader, max_message_bytes: int,
             _check_v2_counts(batch)
         elif batch.compression is not CompressionType.NONE:
             batch.ensure_valid(deep=True)  # the inner messages' CRCs, as Kafka checks them
-        if record_rules is not None:
+        if record_rules is not None and (any_rule or batch.attributes & TIMESTAMP_TYPE_FLAG):
             check_records(batch, record_rules)
         yield batch
 

@@ -89,6 +89,20 @@ def response_header_version(api_key: int, api_version: int) -> int:
     return 1 if api_version in _api(api_key).response.flexible_versions else 0
 
 
+# (api key, version) -> (api, flexible, valid), for the versions the specs define: what reading a
+# header needs to know of its API, looked up once per request rather than worked out each time.
+_HEADER_SHAPES: dict[tuple[int, int], tuple[Api, bool, bool]] = {}
+
+
+def _header_shape(api_key: int, api_version: int, correlation_id: int) -> tuple[Api, bool, bool]:
+    api = _api(api_key, correlation_id, api_version)
+    shape = (api, api_version in api.request.flexible_versions,
+             api_version in api.request.valid_versions)
+    if shape[2]:  # only valid versions are kept: a client cannot grow the table
+        _HEADER_SHAPES[api_key, api_version] = shape
+    return shape
+
+
 def _read_header(reader: Reader) -> tuple[RequestHeader, Api]:
     if reader.remaining() < _HEAD.size:
         raise InvalidRequestError(
@@ -97,8 +111,10 @@ def _read_header(reader: Reader) -> tuple[RequestHeader, Api]:
         )
     start = reader.pos
     api_key, api_version, correlation_id = _HEAD.unpack_from(reader.buf, start)
-    api = _api(api_key, correlation_id, api_version)
-    flexible = api_version in api.request.flexible_versions
+    shape = _HEADER_SHAPES.get((api_key, api_version))
+    if shape is None:
+        shape = _header_shape(api_key, api_version, correlation_id)
+    api, flexible, valid = shape
     reader.pos = start + _HEAD.size
     client_id = reader.nullable_string()
     if flexible:  # header v2: mostly an empty tagged-fields section, read at once
@@ -108,7 +124,7 @@ def _read_header(reader: Reader) -> tuple[RequestHeader, Api]:
             reader.pos = start
             client_id = decode(REQUEST_HEADER, 2, reader)["client_id"]
     header = RequestHeader(api.key, api_version, correlation_id, client_id)
-    if api_version not in api.request.valid_versions:
+    if not valid:
         raise UnsupportedVersionError(api.key, api_version, header=header,
                                       what=f"{api.name}Request")
     return header, api

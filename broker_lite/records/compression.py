@@ -124,17 +124,18 @@ class CompressionType(enum.IntEnum):
     def from_attributes(cls, attributes: int) -> CompressionType:
         """The codec named by the low three bits of a batch's or message's ``attributes``."""
         codec_id = attributes & COMPRESSION_CODEC_MASK
-        try:
-            return cls(codec_id)
-        except ValueError:
+        member = _BY_ID.get(codec_id)  # a dict lookup: every batch read asks this
+        if member is None:
             raise UnsupportedCompressionError(
                 f"unknown compression codec id {codec_id} in attributes "
                 f"0x{attributes & 0xFFFF:04x}; known ids: "
                 + ", ".join(f"{m.value} ({m.kafka_name})" for m in cls)
-            ) from None
+            )
+        return member
 
 
 _BY_NAME = {member.kafka_name: member for member in CompressionType}
+_BY_ID = {member.value: member for member in CompressionType}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -118,3 +118,15 @@ def test_the_log_refuses_the_whole_append_and_writes_nothing(tmp_path):
     assert "topic partition compacted-0." in caught.value.record_errors[0].message
     assert log.log_end_offset == 1
     log.close()
+
+
+def test_the_log_checks_a_batch_marked_log_append_time_on_a_topic_without_other_rules(tmp_path):
+    # No key or timestamp rule applies to this topic, so only the batch's own marking sends
+    # its records to the record checks; they must still run.
+    marked = build_batch([(b"k", b"v")], timestamp=NOW,
+                         timestamp_type=TimestampType.LOG_APPEND_TIME)
+    log = Log(tmp_path / "stamped-0", replace(LogConfig(), message_timestamp_type="LogAppendTime"))
+    with pytest.raises(InvalidTimestampsError):
+        log.append(marked)
+    assert log.log_end_offset == 0
+    log.close()

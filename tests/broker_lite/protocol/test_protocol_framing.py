@@ -149,6 +149,23 @@ def test_unsupported_version_is_raised_after_the_header_is_read():
         parse_request_header(i16(3) + i16(-1) + i32(1) + string("x"))
 
 
+def test_headers_of_versions_no_spec_defines_are_read_alike_every_time():
+    # The header's shape is looked up per (API, version) and kept only for versions the specs
+    # define: a client sending every possible version gets the same error each time and does
+    # not grow what the broker keeps.
+    from broker_lite.protocol import framing
+
+    for version in (7, 8, 300, 32767, -5):
+        for _ in range(2):
+            with pytest.raises(UnsupportedVersionError) as info:
+                parse_request_header(i16(18) + i16(version) + i32(5) + string("c") + b"\0")
+            assert info.value.version == version
+    assert not [key for key in framing._HEADER_SHAPES if key[1] > 4 and key[0] == 18]
+    header, _ = parse_request_header(i16(18) + i16(3) + i32(6) + string("c") + b"\0")
+    assert header == RequestHeader(ApiKey.API_VERSIONS, 3, 6, "c")
+    assert (18, 3) in framing._HEADER_SHAPES
+
+
 def test_unknown_api_carries_the_correlation_id():
     with pytest.raises(UnknownApiError) as info:
         parse_request(i16(ApiKey.LEADER_AND_ISR) + i16(0) + i32(5) + string("x"))
