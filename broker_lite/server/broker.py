@@ -141,7 +141,8 @@ class Broker:
             lag_time_max_ms=config["replica.lag.time.max.ms"])
         self.purgatory = purgatory = Purgatory()
         self.cluster = cluster = MetadataCache(
-            client, lambda watching: ClusterMetadata(watching, listeners[0].name))
+            client, lambda watching: ClusterMetadata(watching, listeners[0].name),
+            on_change=purgatory.notify_metadata_changed)
         self.isr_writer = ZkIsrWriter(client).start()
         partitions.start_replication(
             isr_writer=self.isr_writer,

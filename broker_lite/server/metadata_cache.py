@@ -61,18 +61,23 @@ class MetadataCache:
     """A :class:`~.services.ClusterView` keeping the answers of the view ``make_view`` builds
     on a watching client (see the module docstring)."""
 
-    def __init__(self, client: KazooClient, make_view: Callable[[KazooClient], object]):
+    def __init__(self, client: KazooClient, make_view: Callable[[KazooClient], object],
+                 on_change: Callable[[], None] | None = None):
         self._lock = threading.Lock()
         self._answers: dict[tuple, object] = {}
         self._generation = 0
+        self._on_change = on_change
         self._view = make_view(_WatchingClient(client, self.invalidate))
         client.add_listener(self._on_session_state)
 
     def invalidate(self, *_event) -> None:
-        """Drop every answer: what it was read from changed."""
+        """Drop every answer: what it was read from changed. ``on_change`` is told (on the
+        thread of the watch; it must not block)."""
         with self._lock:
             self._generation += 1
             self._answers.clear()
+        if self._on_change is not None:
+            self._on_change()
 
     def _on_session_state(self, _state) -> bool:
         self.invalidate()  # watches may have been lost with the session

@@ -31,7 +31,7 @@ produce    TopicPartition          the high watermark reaching the appended offs
                                    WriteTxnMarkers
 groups     group id                the group coordinator's callback (JoinGroup, SyncGroup)
 delete_    TopicPartition          the followers' fetches bringing their log start up to the
-records                            leader's (DeleteRecords)
+records                            leader's, or a broker leaving the cluster (DeleteRecords)
 =========  ======================  =======================================================
 
 >>> from broker_lite.coordinator.timer import ManualTimer
@@ -222,6 +222,9 @@ class Purgatory:
     whenever a leader's high watermark moves (a follower's fetch brought it up): the fetches
     watching those partitions re-check (called without partitions, when the appender does not
     say which, every waiting fetch does), and so do the acks=all produces.
+    ``notify_metadata_changed()`` is called whenever the cluster's metadata changes: the
+    deletions re-check, so one held back only by a replica whose broker left is answered then
+    rather than at its timeout.
     """
 
     def __init__(self, timer=None):
@@ -251,6 +254,13 @@ class Purgatory:
         for partition in partitions:
             self.fetch.check_and_complete(partition)
             self.produce.check_and_complete(partition)
+
+    def notify_metadata_changed(self) -> None:
+        """The cluster's metadata changed (a broker may have come or gone): the deletions
+        re-check, since a low watermark counts the live replicas only; on the timer's thread,
+        as the caller is a ZooKeeper watch."""
+        if not self._stopping:
+            self.timer.schedule(0, self.delete_records.check_all)
 
     def stop(self) -> None:
         """Complete every delayed operation now, and any handed over from now on."""

@@ -67,7 +67,8 @@ def handle(context: RequestContext, body: dict):
 class DelayedDeleteRecords(DelayedResponse):
     """A DeleteRecords waiting until every live replica's log of each partition starts at the
     new log start (Kafka's DelayedDeleteRecords): watched under those partitions, checked again
-    on each follower's fetch (which reports its log start), answered when all are there, or
+    on each follower's fetch (which reports its log start) and whenever the cluster's metadata
+    changes (a broker gone is not a live replica any more), answered when all are there, or
     after ``timeout_ms`` with REQUEST_TIMED_OUT for the others."""
 
     def __init__(self, context: RequestContext, timeout_ms: int, results: list,

@@ -46,8 +46,10 @@ def create(brokers, config: dict | None = None, assignment=((1, 2, 3),)) -> str:
     admin.create_topics([NewTopic(topic, num_partitions=len(assignment),
                                   replica_assignment=[list(a) for a in assignment],
                                   config=config or {})])[topic].result(30)
+    replicas = assignment[0]
     wait_until(lambda: all(b.partitions.state(topic, 0) is not None and
-                           len(b.partitions.state(topic, 0).isr) == 3 for b in brokers),
+                           len(b.partitions.state(topic, 0).isr) == len(replicas)
+                           for b in brokers if b.broker_id in replicas),
                message="every replica in the ISR")
     return topic
 
@@ -341,6 +343,35 @@ def test_deletions_waiting_for_the_followers_hold_no_request_handler(cluster):
     assert [[(p["error_code"], p["low_watermark"]) for t in answer["topics"]
              for p in t["partitions"]] for answer in answers] == \
         [[(ErrorCode.REQUEST_TIMED_OUT, -1)]] * len(answers)
+
+
+def test_a_deletion_held_back_by_a_follower_that_dies_is_answered_when_it_is_gone(cluster):
+    """The only replica whose log start holds a DeleteRecords back stops fetching, then its
+    broker goes: nothing fetches any more, but the broker's leaving changes the cluster's
+    metadata, and the deletion is checked again then: it is answered with the leader's log
+    start (the low watermark counts live replicas only), long before its timeout."""
+    leader_id, follower_id = 1, 2
+    topic = create(cluster, assignment=((leader_id, follower_id),))
+    leader, follower = by_id(cluster, leader_id), by_id(cluster, follower_id)
+    assert produce(cluster, topic, [b"v%d" % i for i in range(10)]) == [None] * 10
+    follower.partitions.fetchers.shutdown()
+
+    answer: dict = {}
+    deleting = threading.Thread(target=lambda: answer.update(call(
+        leader.port, ApiKey.DELETE_RECORDS, 2, {"topics": [{
+            "name": topic, "partitions": [{"partition_index": 0, "offset": 5}]}],
+            "timeout_ms": 60000}, timeout_s=90)))
+    started = time.monotonic()
+    deleting.start()
+    wait_until(lambda: leader.services.purgatory.delete_records.delayed == 1,
+               message="the deletion waits for the follower")
+    stop_brokers([follower])  # gone: not a live replica any more, and it will not fetch
+    deleting.join(60)
+    waited = time.monotonic() - started
+    assert not deleting.is_alive()
+    assert [(p["error_code"], p["low_watermark"]) for t in answer["topics"]
+            for p in t["partitions"]] == [(ErrorCode.NONE, 5)]
+    assert waited < 30, waited  # not the 60 s timeout
 
 
 def stop_following(cluster, topic: str) -> Broker:
