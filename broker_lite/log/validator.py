@@ -51,7 +51,12 @@ from broker_lite.records import (
 from broker_lite.records.conversion import build_entries
 from broker_lite.records.record_batch import (
     ATTRIBUTES_OFFSET,
+    BATCH_LENGTH_OFFSET,
     CRC_OFFSET,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC,
+    MAGIC_OFFSET,
     TIMESTAMP_TYPE_FLAG,
 )
 from broker_lite.vocabulary import NO_TIMESTAMP
@@ -62,6 +67,7 @@ from .segment import BatchSummary, batch_max_timestamp
 
 _V2_HEAD = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
 _OFFSET = struct.Struct(">q")
+_BATCH_LENGTH = struct.Struct(">i")
 _V2_MAX_TIMESTAMP_OFFSET = 35
 _V1_ATTRIBUTES_OFFSET = 17
 _V1_TIMESTAMP_OFFSET = 18
@@ -131,6 +137,15 @@ def validate_and_assign_offsets(
     ``next_offset``. ``log_append_time_ms`` set means the topic uses LogAppendTime;
     ``record_rules`` are the record-level rules of the topic (:mod:`.record_checks`)."""
     view = memoryview(records).cast("B") if not isinstance(records, memoryview) else records
+    if record_version == 2 and _one_whole_batch(view):
+        # What a Produce from version 3 holds: checked and given its offsets without walking
+        # the buffer (the walk would find the same batch, and raise the same errors).
+        batch = RecordBatch(view)
+        batch.ensure_valid()
+        _check(batch, MAGIC, max_message_bytes, record_rules)
+        result = ValidatedRecords()
+        _assign_v2(batch, next_offset, partition_leader_epoch, log_append_time_ms, result)
+        return result
     reader = BatchReader(view, validate=True)
     batches = _checked(reader, max_message_bytes, record_rules)
     first = next(batches, None)
@@ -189,31 +204,41 @@ def analyze_replicated(records, log_end_offset: int) -> tuple[ValidatedRecords, 
 
 def _checked(reader: BatchReader, max_message_bytes: int,
              record_rules: RecordRules | None) -> Iterator:
-    """The batches of an append, each checked against the rules of every format."""
+    """The batches of an append, each checked (:func:`_check`)."""
     magic = None
-    # Most topics have no record-level rule: their batches are checked record by record only
-    # when marked LogAppendTime (which a producer may not set), as check_records decides.
-    any_rule = record_rules is not None and \
-        (record_rules.compacted or record_rules.checks_create_times)
     for batch in reader:
         if magic is None:
             magic = batch.magic
-        elif batch.magic != magic:
-            raise InvalidRecordError(
-                f"batch at position {batch.position} has magic {batch.magic}, not the magic "
-                f"{magic} of the first batch")
-        if batch.size_in_bytes > max_message_bytes:
-            raise RecordTooLargeError(
-                f"batch of {batch.size_in_bytes} bytes at position {batch.position} exceeds "
-                f"max.message.bytes {max_message_bytes}"
-            )
-        if batch.magic == 2:
-            _check_v2_counts(batch)
-        elif batch.compression is not CompressionType.NONE:
-            batch.ensure_valid(deep=True)  # the inner messages' CRCs, as Kafka checks them
-        if record_rules is not None and (any_rule or batch.attributes & TIMESTAMP_TYPE_FLAG):
-            check_records(batch, record_rules)
+        _check(batch, magic, max_message_bytes, record_rules)
         yield batch
+
+
+def _one_whole_batch(view: memoryview) -> bool:
+    """Whether ``view`` is exactly one v2 batch, by its header's length."""
+    return len(view) >= HEADER_SIZE and view[MAGIC_OFFSET] == MAGIC and \
+        _BATCH_LENGTH.unpack_from(view, BATCH_LENGTH_OFFSET)[0] + LOG_OVERHEAD == len(view)
+
+
+def _check(batch, magic: int, max_message_bytes: int, record_rules: RecordRules | None) -> None:
+    """A batch of an append checked against the rules of every format; ``magic`` is the first
+    batch's. Most topics have no record-level rule: their batches are checked record by record
+    only when marked LogAppendTime (which a producer may not set), as check_records decides."""
+    if batch.magic != magic:
+        raise InvalidRecordError(
+            f"batch at position {batch.position} has magic {batch.magic}, not the magic "
+            f"{magic} of the first batch")
+    if batch.size_in_bytes > max_message_bytes:
+        raise RecordTooLargeError(
+            f"batch of {batch.size_in_bytes} bytes at position {batch.position} exceeds "
+            f"max.message.bytes {max_message_bytes}"
+        )
+    if batch.magic == 2:
+        _check_v2_counts(batch)
+    elif batch.compression is not CompressionType.NONE:
+        batch.ensure_valid(deep=True)  # the inner messages' CRCs, as Kafka checks them
+    if record_rules is not None and (record_rules.compacted or record_rules.checks_create_times
+                                     or batch.attributes & TIMESTAMP_TYPE_FLAG):
+        check_records(batch, record_rules)
 
 
 def _check_v2_counts(batch: RecordBatch) -> None:

@@ -207,3 +207,30 @@ def test_compacted_logs_refuse_legacy_records_without_a_key(open_log):
     log = open_log(cleanup_policy=("compact",))
     with pytest.raises(InvalidRecordError, match="key"):
         log.append(build_message_set([(None, b"v")], magic=0))
+
+
+def test_one_whole_batch_and_the_bytes_around_it():
+    # A lone batch (what Produce v3+ carries) is checked without walking the buffer; what the
+    # walk finds around it must still count: a torn tail, a second batch, a damaged batch.
+    batch = build_batch([(b"k", b"v%d" % i) for i in range(3)], timestamp=NOW)
+    second = build_batch([(b"k", b"w")], timestamp=NOW)
+
+    def validate(records):
+        return validate_and_assign_offsets(records, 7, max_message_bytes=1 << 20)
+
+    alone = validate(batch)
+    assert (alone.first_offset, alone.last_offset, alone.record_count) == (7, 9, 3)
+    written = b"".join(bytes(c) for c in alone.chunks)
+    assert written[:8] == (7).to_bytes(8, "big") and written[16:] == batch[16:]
+    together = validate(batch + second)
+    assert (together.first_offset, together.last_offset, len(together.batches)) == (7, 10, 2)
+    with pytest.raises(CorruptRecordError, match="partial batch"):
+        validate(batch + second[:20])
+    with pytest.raises(CorruptRecordError, match="partial batch"):
+        validate(batch[:-1])
+    damaged = bytearray(batch)
+    damaged[-1] ^= 0xFF
+    with pytest.raises(CorruptRecordError, match="CRC"):
+        validate(bytes(damaged))
+    with pytest.raises(RecordTooLargeError):
+        validate_and_assign_offsets(batch, 0, max_message_bytes=len(batch) - 1)
