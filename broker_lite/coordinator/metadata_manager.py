@@ -123,7 +123,10 @@ class MetadataManager:
         self._partition_count = PartitionCount(self.topic, config.num_partitions,
                                                partition_count)
         self._partition_lock = threading.RLock()
-        self._loading: set[int] = set()
+        # partition -> its loads asked for and not yet done: a partition is loading from the
+        # moment this broker is elected, not only once the loader thread reaches it (a request
+        # for its keys meanwhile answers COORDINATOR_LOAD_IN_PROGRESS, not NOT_COORDINATOR)
+        self._loading: dict[int, int] = {}
         self._owned: dict[int, int] = {}  # partition -> coordinator epoch
         self._loads = PartitionLoads(self.loader_thread, self._partition_lock)
 
@@ -203,6 +206,8 @@ class MetadataManager:
         ``on_loaded`` is told of what was loaded (what of, and when: see the subclass)."""
         self.resolve_partition_count()
         logger.info("loading %s-%d (leader epoch %d)", self.topic, partition, epoch)
+        with self._partition_lock:
+            self._loading[partition] = self._loading.get(partition, 0) + 1
         self._loads.schedule(lambda: self._load(partition, epoch, on_loaded))
 
     def schedule_unload(self, partition: int, epoch: int | None,
@@ -222,14 +227,15 @@ class MetadataManager:
     def _load(self, partition: int, epoch: int, on_loaded: Callable) -> None:
         if not self._loads.accept_epoch(partition, epoch):
             logger.info("not loading %s-%d for stale epoch %d", self.topic, partition, epoch)
+            with self._partition_lock:
+                self._load_done(partition)
             return
         with self._partition_lock:
             owned_epoch = self._owned.get(partition)
-            if partition in self._loading or owned_epoch == epoch or \
-                    (owned_epoch is not None and not self.reload_on_new_epoch):
+            if owned_epoch == epoch or (owned_epoch is not None and not self.reload_on_new_epoch):
+                self._load_done(partition)
                 return
             self._owned.pop(partition, None)
-            self._loading.add(partition)
         started = time.monotonic()
         replayed = None
         try:
@@ -246,12 +252,19 @@ class MetadataManager:
             logger.exception("loading %s-%d failed", self.topic, partition)
         state = replayed.state if replayed is not None else None
         with self._partition_lock:
-            self._loading.discard(partition)
+            self._load_done(partition)
             if self._loads.newest_epoch(partition) != epoch or self.shutting_down:
                 return  # resigned (or re-elected) while loading
             self._owned[partition] = epoch
             self._install(partition, state)
         self._on_owned(partition, epoch, state, on_loaded)
+
+    def _load_done(self, partition: int) -> None:
+        """One of the loads asked for ``partition`` has run; the caller holds the partition
+        lock."""
+        left = self._loading.pop(partition, 0) - 1
+        if left > 0:
+            self._loading[partition] = left
 
     def _unload(self, partition: int, epoch: int | None, on_unloaded: Callable) -> None:
         if not self._loads.accept_epoch(partition, epoch):
@@ -259,7 +272,6 @@ class MetadataManager:
             return
         with self._partition_lock:
             self._owned.pop(partition, None)
-            self._loading.discard(partition)
             dropped = self._drop(partition, on_unloaded)
         logger.info("unloaded %s-%d: %d %s", self.topic, partition, dropped, self.keys_name)
 

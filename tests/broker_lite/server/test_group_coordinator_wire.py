@@ -53,11 +53,18 @@ def find_coordinator(port: int, key: str, version: int = 3, key_type: int = 0) -
     return call(port, ApiKey.FIND_COORDINATOR, version, {"key": key, "key_type": key_type})
 
 
-def wait_for_coordinator(port: int, group: str) -> dict:
+def wait_for_coordinator(port: int, group: str, *, loaded: bool = True) -> dict:
+    """The coordinator of ``group`` as ``port`` names it; once it has loaded the group's
+    partition too, unless ``loaded`` is False (until then its answers to the group's requests
+    are COORDINATOR_LOAD_IN_PROGRESS, which clients retry)."""
     def found():
         answer = find_coordinator(port, group)
         return answer if answer["error_code"] == 0 else None
-    return wait_until(found, 30, f"a coordinator for {group}")
+    coordinator = wait_until(found, 30, f"a coordinator for {group}")
+    if loaded:
+        wait_until(lambda: fetch(coordinator["port"], group)[0] !=
+                   ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, 30, f"{group}'s partition to load")
+    return coordinator
 
 
 def wait_for_every_partition(port: int, partitions: int = PARTITIONS) -> None:
@@ -482,7 +489,8 @@ def test_offsets_survive_a_restart_and_load_in_progress_is_answered_meanwhile(
     try:
         assert loading.wait(30)
         port = broker.port
-        assert wait_for_coordinator(port, "durable")["node_id"] == broker.broker_id
+        assert wait_for_coordinator(port, "durable", loaded=False)["node_id"] == \
+            broker.broker_id
         assert fetch(port, "durable")[0] == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
         assert fetch(port, "durable", [("events", 0)], 1)[1] == \
             {("events", 0): (-1, "", ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)}
