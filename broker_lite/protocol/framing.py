@@ -165,6 +165,27 @@ def read_request_body(header: RequestHeader, reader: Reader) -> dict:
     return decode(_api(header.api_key).request, header.api_version, reader)
 
 
+def alike_requests(payload, header: RequestHeader, body_offset: int):
+    """For a request a client may pipeline alike ones after (Produce: see
+    :func:`.produce_path.alike_reader`), ``read(following) -> (header, body)`` of a following
+    request, or None when it is not alike (then it is read as any request is); None when
+    ``payload`` is not such a request."""
+    if header.api_key != ApiKey.PRODUCE:
+        return None
+    read = produce_path.alike_reader(payload, body_offset, header.api_version)
+    if read is None:
+        return None
+    api_key, api_version, client_id = header.api_key, header.api_version, header.client_id
+
+    def read_alike(following) -> tuple[RequestHeader, dict] | None:
+        alike = read(following)
+        if alike is None:
+            return None
+        correlation_id, body = alike
+        return RequestHeader(api_key, api_version, correlation_id, client_id), body
+    return read_alike
+
+
 def encode_response(api_key: int, api_version: int, correlation_id: int, body: dict) -> list:
     """Encode a response frame: a list of chunks to send in order.
 

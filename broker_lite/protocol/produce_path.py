@@ -21,6 +21,11 @@ lengths, and a tagged-fields section closing each struct)::
                                             ThrottleTimeMs          int32   (v1+)
                                             NodeEndpoints           tagged (v10+: none here)
 
+Two shortcuts more, for what a producer sends most: the requests it pipelines to one partition
+after a first one are read by comparing their bytes with the first's (:func:`alike_reader`), and
+a response of one partition is written in one ``struct`` call whose layout is kept per version
+and topic (:func:`_one_partition_response`).
+
 Everything else goes to the generic codec, which reads or writes it the same way or raises its
 error: a tagged field in a request, a null or invalid name, a length past the end of the frame,
 a response with record errors, an error message or a field the shape lacks, a value that does
@@ -67,6 +72,14 @@ def read_request(reader, version: int) -> dict | None:
 
 
 def _request(buf, p: int, end: int, flexible: bool) -> tuple[dict, int]:
+    body, p, _ = _request_and_records_at(buf, p, end, flexible)
+    return body, p
+
+
+def _request_and_records_at(buf, p: int, end: int, flexible: bool) -> tuple[dict, int, int]:
+    """The body, the position after it, and that of the last partition's records (their
+    length prefix); -1 without partitions."""
+    records_at = -1
     n, p = _length(buf, p, end, flexible, False)
     if n == -1:
         transactional_id = None
@@ -91,7 +104,8 @@ def _request(buf, p: int, end: int, flexible: bool) -> tuple[dict, int]:
             if p + 4 > end:
                 raise _Irregular
             (index,) = _I32.unpack_from(buf, p)
-            n, p = _length(buf, p + 4, end, flexible, True)
+            records_at = p + 4
+            n, p = _length(buf, records_at, end, flexible, True)
             if n == -1:
                 records = None
             elif n < 0 or p + n > end:
@@ -107,7 +121,57 @@ def _request(buf, p: int, end: int, flexible: bool) -> tuple[dict, int]:
     if flexible:
         p = _no_tagged_fields(buf, p, end)
     return {"transactional_id": transactional_id, "acks": acks, "timeout_ms": timeout_ms,
-            "topic_data": topics}, p
+            "topic_data": topics}, p, records_at
+
+
+def alike_reader(payload, body_offset: int, version: int):
+    """A reader of the Produce requests a producer pipelines after ``payload`` (header and
+    body, the body at ``body_offset``): ``read(following) -> (correlation id, body)``, or None
+    when the following request is not alike. None when ``payload`` is not of the shape
+    taken here, or has more than one partition.
+
+    A producer's requests to one partition are the same bytes but for the correlation id and
+    the records (with their length): API key and version, client id, transactional id, acks,
+    timeout, topic and partition. A following request whose bytes other than those are the
+    first's has the first's fields, so it is read by comparing them and slicing its records,
+    not field by field; its body is a dict of its own, as :func:`read_request` gives it. One
+    that is not (different bytes, or bytes after its body) is read on its own.
+    """
+    if not FIRST_VERSION <= version <= LAST_VERSION:
+        return None
+    flexible = version >= FIRST_FLEXIBLE
+    buf = memoryview(payload)
+    try:
+        first, end, records_at = _request_and_records_at(buf, body_offset, len(buf), flexible)
+    except (_Irregular, UnicodeDecodeError):
+        return None
+    topics = first["topic_data"]
+    if len(topics) != 1 or len(topics[0]["partition_data"]) != 1 or \
+            topics[0]["partition_data"][0]["records"] is None:
+        return None
+    (topic,) = topics
+    (partition,) = topic["partition_data"]
+    tail = bytes(buf[end - (3 if flexible else 0):end])  # the tagged sections closing it
+    head, same = bytes(buf[:4]), bytes(buf[8:records_at])
+    transactional_id, acks, timeout_ms = first["transactional_id"], first["acks"], \
+        first["timeout_ms"]
+    name, index = topic["name"], partition["index"]
+
+    def read(following) -> tuple[int, dict] | None:
+        size = len(following)
+        if size <= records_at or following[:4] != head or following[8:records_at] != same:
+            return None
+        try:
+            n, p = _length(following, records_at, size, flexible, True)
+        except _Irregular:
+            return None
+        if n < 0 or p + n + len(tail) != size or following[p + n:] != tail:
+            return None
+        return _I32.unpack_from(following, 4)[0], {
+            "transactional_id": transactional_id, "acks": acks, "timeout_ms": timeout_ms,
+            "topic_data": [{"name": name, "partition_data": [
+                {"index": index, "records": following[p:p + n]}]}]}
+    return read
 
 
 def _length(buf, p: int, end: int, flexible: bool, wide: bool) -> tuple[int, int]:
@@ -155,6 +219,12 @@ def write_response(version: int, correlation_id: int, body: dict) -> list | None
             or not body.keys() <= _RESPONSE_KEYS:
         return None
     try:
+        topics = body.get("responses", ())
+        if len(topics) == 1:
+            frame = _one_partition_response(version, correlation_id, topics[0],
+                                            body.get("throttle_time_ms", 0))
+            if frame is not None:
+                return [frame]
         frame = _response(version, correlation_id, body)
     except (_Irregular, struct.error, TypeError, AttributeError, UnicodeEncodeError):
         return None
@@ -198,6 +268,64 @@ def _response(version: int, correlation_id: int, body: dict) -> bytearray:
     if flexible:
         out += b"\0"
     return out
+
+
+def _one_partition_response(version: int, correlation_id: int, topic: dict,
+                            throttle_time_ms: int) -> bytes | None:
+    """The frame (size included) of the response of one partition (what a producer's every
+    request gets), in one ``struct`` call: the bytes around its fields depend on the version
+    and the topic's name only (:func:`_one_partition_shape`). None for another shape."""
+    partitions = topic.get("partition_responses", ())
+    if len(partitions) != 1 or not topic.keys() <= _TOPIC_KEYS:
+        return None
+    (response,) = partitions
+    if not response.keys() <= _PARTITION_KEYS or response.get("record_errors") \
+            or response.get("error_message") is not None:
+        return None
+    name = topic.get("name", "")
+    shape = _ONE_PARTITION_SHAPES.get((version, name)) or _one_partition_shape(version, name)
+    if shape is None:
+        return None
+    frame, before, after, end = shape
+    fields = (response.get("index", 0), response.get("error_code", 0),
+              response.get("base_offset", 0), response.get("log_append_time_ms", -1))
+    if version >= 5:
+        fields += (response.get("log_start_offset", -1),)
+    return frame.pack(frame.size - 4, correlation_id, before, *fields, after, throttle_time_ms,
+                      end)
+
+
+_ONE_PARTITION_SHAPES: dict[tuple[int, str], tuple] = {}
+_MAX_SHAPES = 1024  # topics written to at once by the clients of a broker, kept
+
+
+def _one_partition_shape(version: int, name) -> tuple | None:
+    """(the frame's struct, the bytes before the partition's fields, those after them and
+    those after the throttle time) of a one-partition response of ``version`` for topic
+    ``name``; the struct's fields: size, correlation id, the bytes before, the partition's
+    fields, the bytes after, throttle time, the bytes at the end."""
+    if not isinstance(name, str):
+        return None
+    flexible = version >= FIRST_FLEXIBLE
+    before = bytearray(b"\0" if flexible else b"")  # response header v1: no tagged fields
+    try:
+        _array_length(before, 1, flexible)
+        _string(before, name, flexible)
+        _array_length(before, 1, flexible)
+    except _Irregular:
+        return None
+    after = b""
+    if version >= 8:  # no record errors, no error message
+        after += b"\x01\x00" if flexible else b"\0\0\0\0\xff\xff"
+    if flexible:
+        after += b"\0\0"  # the partition's and the topic's tagged fields
+    end = b"\0" if flexible else b""
+    fields = "ihqqq" if version >= 5 else "ihqq"
+    shape = (struct.Struct(f">ii{len(before)}s{fields}{len(after)}si{len(end)}s"),
+             bytes(before), after, end)
+    if len(_ONE_PARTITION_SHAPES) < _MAX_SHAPES:
+        _ONE_PARTITION_SHAPES[version, name] = shape
+    return shape
 
 
 def _array_length(out: bytearray, n: int, flexible: bool) -> None:

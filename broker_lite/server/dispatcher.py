@@ -40,6 +40,7 @@ from broker_lite.protocol import (
     RequestHeader,
     UnknownApiError,
     UnsupportedVersionError,
+    alike_requests,
     api_for,
     decode,
     encode_response,
@@ -291,7 +292,8 @@ class Dispatcher:
                 from None
         if handler.handle_run is not None and request is not None:
             key = handler.run_key(body)
-            run = self._run(request, handler, header, body, key) if key is not None else ()
+            run = self._run(request, handler, header, body_offset, body, key) \
+                if key is not None else ()
             if len(run) > 1:
                 return self._handle_run(request, handler, run, context_of)
         response = handler.handle(context_of(header), body)
@@ -300,11 +302,19 @@ class Dispatcher:
         return encode_response(header.api_key, header.api_version, header.correlation_id,
                                response)
 
-    def _run(self, request: Request, handler: ApiHandler, header: RequestHeader, body: dict,
-             key: Hashable) -> list[tuple[RequestHeader, dict]]:
-        """``request`` and the requests following it that join its run, each decoded."""
+    def _run(self, request: Request, handler: ApiHandler, header: RequestHeader,
+             body_offset: int, body: dict, key: Hashable) -> list[tuple[RequestHeader, dict]]:
+        """``request`` and the requests following it that join its run, each decoded (those
+        alike the first by comparing them with it: :func:`~broker_lite.protocol.alike_requests`;
+        they join it)."""
         run = [(header, body)]
-        for payload in request.following(self.MAX_RUN - 1):
+        payloads = request.following(self.MAX_RUN - 1)
+        read_alike = alike_requests(request.payload, header, body_offset) if payloads else None
+        for payload in payloads:
+            alike = read_alike(payload) if read_alike is not None else None
+            if alike is not None:
+                run.append(alike)
+                continue
             try:
                 following, body_offset = parse_request_header(payload)
                 if following.api_key != header.api_key or \

@@ -13,6 +13,7 @@ from broker_lite.protocol import (
     ApiKey,
     InvalidRequestError,
     Reader,
+    alike_requests,
     api_for,
     decode,
     encode_request,
@@ -119,6 +120,78 @@ def test_versions_outside_the_range_go_to_the_codec():
     assert read_request(Reader(frame, offset), 2) is None
     assert read_request_body(header, Reader(frame, offset)) == decode(
         API.request, 2, Reader(frame, offset))
+
+
+# -- pipelined requests alike ------------------------------------------------------------------
+
+
+def one_partition(records, *, acks=1, topic="events", index=0, transactional_id=None) -> dict:
+    return {"transactional_id": transactional_id, "acks": acks, "timeout_ms": 30_000,
+            "topic_data": [{"name": topic, "partition_data": [
+                {"index": index, "records": records}]}]}
+
+
+def read_generically(frame):
+    header, offset = parse_request_header(frame)
+    return header, normalize(decode(API.request, header.api_version, Reader(frame, offset)))
+
+
+def read_alike_after(first, following):
+    header, offset = parse_request_header(first)
+    read = alike_requests(first, header, offset)
+    assert read is not None
+    alike = read(following)
+    return None if alike is None else (alike[0], normalize(alike[1]))
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(VERSIONS), st.binary(max_size=300), st.binary(max_size=300),
+       st.sampled_from([None, "txn"]), st.sampled_from([-1, 0, 1]), st.integers(0, 1 << 20))
+def test_a_request_alike_the_first_is_read_as_the_codec_reads_it(
+        version, first_records, records, transactional_id, acks, correlation_id):
+    first = frame_of(version, one_partition(first_records, acks=acks,
+                                            transactional_id=transactional_id))
+    following = memoryview(encode_request(
+        ApiKey.PRODUCE, version, correlation_id, "producer",
+        one_partition(records, acks=acks, transactional_id=transactional_id)))[4:]
+    assert read_alike_after(first, following) == read_generically(following)
+
+
+@pytest.mark.parametrize("version", [3, 8, 9, 11])
+@pytest.mark.parametrize("different", [
+    dict(acks=-1), dict(topic="other"), dict(index=1), dict(transactional_id="txn"),
+])
+def test_a_request_unlike_the_first_is_left_to_be_read_on_its_own(version, different):
+    first = frame_of(version, one_partition(b"a" * 70))
+    assert read_alike_after(first, frame_of(version, one_partition(b"b" * 70, **different))) \
+        is None
+
+
+@pytest.mark.parametrize("version", [3, 9])
+def test_another_client_version_more_bytes_or_fewer_are_read_on_their_own(version):
+    first = frame_of(version, one_partition(b"a" * 70))
+    following = bytes(frame_of(version, one_partition(b"b" * 70)))
+    assert read_alike_after(first, following) is not None
+    assert read_alike_after(first, following + b"!") is None  # bytes after the body
+    assert read_alike_after(first, following[:-1]) is None
+    assert read_alike_after(first, following[:20]) is None
+    for client_id in ("Producer", "producer-2"):  # the header differs
+        assert read_alike_after(first, memoryview(encode_request(
+            ApiKey.PRODUCE, version, 7, client_id, one_partition(b"b" * 70)))[4:]) is None
+    other_version = 10 if version == 9 else 4
+    assert read_alike_after(first, frame_of(other_version, one_partition(b"b" * 70))) is None
+
+
+def test_only_a_first_request_of_one_partition_has_requests_alike():
+    many = frame_of(9, {"transactional_id": None, "acks": 1, "timeout_ms": 1, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": b"x"},
+                                         {"index": 1, "records": b"y"}]}]})
+    for frame in (many, frame_of(9, one_partition(None)), frame_of(2, one_partition(b"x"))):
+        header, offset = parse_request_header(frame)
+        assert alike_requests(frame, header, offset) is None
+    metadata = memoryview(encode_request(ApiKey.METADATA, 9, 1, "c", {"topics": None}))[4:]
+    header, offset = parse_request_header(metadata)
+    assert alike_requests(metadata, header, offset) is None
 
 
 # -- responses ----------------------------------------------------------------------------------
