@@ -125,12 +125,14 @@ def handle_run(contexts: list[RequestContext], bodies: list[dict]):
     acks = bodies[0]["acks"]
     # per replica, in request order: (request, topic, partition data, its response to fill)
     pending: dict[object, list[tuple[int, str, dict, dict]]] = {}
+    replicas: dict = {}  # (topic, partition) -> the replica led here, looked up once a run
 
     results = []
     for request, (context, body) in enumerate(zip(contexts, bodies)):
         def take(name: str, partition: dict, request=request, version=context.version,
                  transactional_id=body.get("transactional_id")) -> dict:
-            target = _append_target(services, name, partition, transactional_id, version)
+            target = _append_target(services, name, partition, transactional_id, version,
+                                    replicas)
             if isinstance(target, dict):
                 return target
             response: dict = {}
@@ -183,11 +185,13 @@ def _refusal(context: RequestContext, body: dict) -> ErrorCode | None:
     write for their transactional id (Kafka's ``hasTransactionalRecords`` looks at the first
     batch of each partition)."""
     transactional_id = body.get("transactional_id")
-    if any(_first_batch_transactional(p["records"])
-           for t in body["topic_data"] for p in t["partition_data"]) and \
-            (transactional_id is None or not context.authorize(
-                AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)):
-        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    for topic in body["topic_data"]:  # (plain loops, as in _responses)
+        for partition in topic["partition_data"]:
+            if _first_batch_transactional(partition["records"]):
+                if transactional_id is None or not context.authorize(
+                        AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+                    return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                return None
     return None
 
 
@@ -272,13 +276,20 @@ def _append(services: HandlerServices, topic: str, partition: dict,
 
 
 def _append_target(services: HandlerServices, topic: str, partition: dict,
-                   transactional_id: str | None, version: int):
-    """The replica to append ``partition``'s records to, or the response refusing them."""
+                   transactional_id: str | None, version: int, replicas: dict | None = None):
+    """The replica to append ``partition``'s records to, or the response refusing them
+    (``replicas``: those looked up already, by topic and partition, the replica appending
+    checks its leadership again)."""
     index = partition["index"]
     if topic in INTERNAL_TOPICS:  # only the coordinators write there
         return _error(partition, ErrorCode.INVALID_TOPIC_EXCEPTION,
                       f"Cannot append to internal topic {topic}")
-    replica = services.partitions.leader_partition(topic, index)
+    if replicas is None:
+        replica = services.partitions.leader_partition(topic, index)
+    else:
+        replica = replicas.get((topic, index))
+        if replica is None:
+            replica = replicas[topic, index] = services.partitions.leader_partition(topic, index)
     if replica is None:
         return _error(partition, not_served_error(services.cluster, topic, index))
     records = partition["records"]
