@@ -3,14 +3,17 @@ them (up to v2 by default, down to v0/v1 for a log whose message.format.version 
 format), and the checks every append gets: CRCs (inner messages too), sizes, one magic, one
 compressed set per append. A refused append writes nothing."""
 
+import struct
 from dataclasses import replace
 
+import crc32c
 import pytest
 
 from broker_lite.config import LogConfig
-from broker_lite.log import InvalidRecordError, Log
+from broker_lite.log import InvalidRecordError, Log, validator
 from broker_lite.log.errors import UnsupportedForMessageFormatError
-from broker_lite.log.validator import validate_and_assign_offsets
+from broker_lite.log.record_checks import RecordRules
+from broker_lite.log.validator import _sound_lone_batch, validate_and_assign_offsets
 from broker_lite.records import (
     BatchReader,
     CompressionType,
@@ -23,6 +26,12 @@ from broker_lite.records import (
     iter_records,
 )
 from broker_lite.records.message_set import encode_message
+from broker_lite.records.record_batch import (
+    ATTRIBUTES_OFFSET,
+    CRC_OFFSET,
+    HEADER,
+    TIMESTAMP_TYPE_FLAG,
+)
 
 NOW = 1_700_000_000_000
 GZIP, NONE, SNAPPY = CompressionType.GZIP, CompressionType.NONE, CompressionType.SNAPPY
@@ -234,3 +243,70 @@ def test_one_whole_batch_and_the_bytes_around_it():
         validate(bytes(damaged))
     with pytest.raises(RecordTooLargeError):
         validate_and_assign_offsets(batch, 0, max_message_bytes=len(batch) - 1)
+
+
+# -- a sound lone batch, read at once ------------------------------------------------------------
+
+
+def rewritten(batch: bytes, **fields) -> bytes:
+    """``batch`` with header fields replaced, its CRC made right again."""
+    names = ("base_offset", "batch_length", "partition_leader_epoch", "magic", "crc",
+             "attributes", "last_offset_delta", "base_timestamp", "max_timestamp",
+             "producer_id", "producer_epoch", "base_sequence", "record_count")
+    values = dict(zip(names, HEADER.unpack_from(batch)))
+    values.update(fields)
+    data = bytearray(batch)
+    HEADER.pack_into(data, 0, *values.values())
+    struct.pack_into(">I", data, CRC_OFFSET, crc32c.crc32c(bytes(data[ATTRIBUTES_OFFSET:])))
+    return bytes(data)
+
+
+def outcome(records, **options):
+    """What validating ``records`` at offset 40 gives: the result's every field, or the error."""
+    options = {"max_message_bytes": 1 << 20, "partition_leader_epoch": 3, **options}
+    try:
+        result = validate_and_assign_offsets(records, 40, **options)
+    except Exception as exc:  # noqa: BLE001 (compared, whatever it is)
+        return type(exc), str(exc)
+    return (b"".join(bytes(c) for c in result.chunks), result.batches, result.first_offset,
+            result.last_offset, result.max_timestamp, result.offset_of_max_timestamp,
+            result.record_count,
+            [(bytes(batch.raw()), offset, ts) for batch, offset, ts in result.producers])
+
+
+PLAIN = build_batch([(b"k%d" % i, b"v" * i) for i in range(5)], timestamp=NOW)
+COMPACTED = RecordRules("t-0", compacted=True)
+BOUNDED = RecordRules("t-0", timestamp_before_max_ms=1000, now_ms=NOW)
+
+
+@pytest.mark.parametrize("records, options, read_at_once", [
+    (PLAIN, {}, True),
+    (build_batch([(None, b"v")], timestamp=-1), {}, True),  # no timestamp
+    (build_batch([(b"k", b"v")] * 3, timestamp=NOW, producer_id=9, producer_epoch=1,
+                 base_sequence=4), {}, True),
+    (build_batch([(b"k", b"v")] * 3, timestamp=NOW, producer_id=9, producer_epoch=1,
+                 base_sequence=0, is_transactional=True), {}, True),
+    (build_batch([(b"k", b"v" * 300)] * 4, timestamp=NOW, compression=GZIP), {}, True),
+    (PLAIN, {"record_rules": RecordRules("t-0", now_ms=NOW)}, True),  # rules without checks
+    (PLAIN, {"record_rules": COMPACTED}, False),
+    (build_batch([(None, b"v")], timestamp=NOW), {"record_rules": COMPACTED}, False),
+    (PLAIN, {"record_rules": BOUNDED}, False),
+    (rewritten(PLAIN, attributes=TIMESTAMP_TYPE_FLAG),
+     {"record_rules": RecordRules("t-0", now_ms=NOW)}, False),
+    (PLAIN, {"log_append_time_ms": NOW + 5}, False),
+    (PLAIN, {"max_message_bytes": len(PLAIN) - 1}, False),
+    (PLAIN[:-1] + bytes([PLAIN[-1] ^ 1]), {}, False),  # damaged
+    (rewritten(PLAIN, last_offset_delta=3), {}, False),
+    (rewritten(PLAIN, record_count=0, last_offset_delta=-1), {}, False),
+    (rewritten(PLAIN, record_count=-2, last_offset_delta=-3), {}, False),
+    (rewritten(PLAIN, attributes=6), {}, False),  # an unknown codec
+])
+def test_a_sound_lone_batch_is_read_at_once_and_given_what_the_long_way_gives(
+        monkeypatch, records, options, read_at_once):
+    read = []
+    monkeypatch.setattr(validator, "_sound_lone_batch",
+                        lambda *args: read.append(_sound_lone_batch(*args)) or read[-1])
+    at_once = outcome(records, **options)
+    assert (read != [] and read[-1] is not None) == read_at_once
+    monkeypatch.setattr(validator, "_sound_lone_batch", lambda *args: None)
+    assert at_once == outcome(records, **options)
