@@ -105,8 +105,14 @@ def test_a_moved_leader_answers_not_leader_and_the_client_follows(
         replicas = client.admin.describe_topics([topic])[topic].partitions[0].replicas
         new = next(r for r in replicas if r != old)
         move_leader(zookeeper_client, topic, 0, new)
-        wait_until(lambda: three_brokers[new - 1].services.partitions.is_leader(topic, 0),
-                   message="the new leader took over")
+
+        def moved() -> bool:  # on both replicas, and in every broker's metadata
+            partitions = {b.broker_id: b.services.partitions for b in three_brokers}
+            return partitions[new].is_leader(topic, 0) and \
+                not partitions[old].is_leader(topic, 0) and \
+                all(getattr(b.services.cluster.partition_state(topic, 0), "leader", None) == new
+                    for b in three_brokers)
+        wait_until(moved, message="the new leader took over, and every broker knows")
         produce(bootstrap(three_brokers), topic, {0: 7})  # written to the new leader only
         sent.clear()
         if operation == "list_offsets":
