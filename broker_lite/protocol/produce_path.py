@@ -235,7 +235,8 @@ def write_response(version: int, correlation_id: int, body: dict) -> list | None
 def _response(version: int, correlation_id: int, body: dict) -> bytearray:
     flexible = version >= FIRST_FLEXIBLE
     with_log_start = version >= 5
-    with_errors = version >= 8
+    partition = _PARTITION if with_log_start else _PARTITION_BEFORE_V5
+    partition_tail = _partition_tail(version)
     out = bytearray(b"\0\0\0\0")  # the size, patched by the caller
     out += _I32.pack(correlation_id)
     if flexible:
@@ -249,19 +250,8 @@ def _response(version: int, correlation_id: int, body: dict) -> bytearray:
         partitions = topic.get("partition_responses", ())
         _array_length(out, len(partitions), flexible)
         for response in partitions:
-            if not response.keys() <= _PARTITION_KEYS or response.get("record_errors") \
-                    or response.get("error_message") is not None:
-                raise _Irregular
-            head = (response.get("index", 0), response.get("error_code", 0),
-                    response.get("base_offset", 0), response.get("log_append_time_ms", -1))
-            if with_log_start:
-                out += _PARTITION.pack(*head, response.get("log_start_offset", -1))
-            else:
-                out += _PARTITION_BEFORE_V5.pack(*head)
-            if with_errors:  # no record errors, no error message
-                out += b"\x01\x00" if flexible else b"\0\0\0\0\xff\xff"
-            if flexible:
-                out += b"\0"
+            out += partition.pack(*_partition_fields(response, with_log_start))
+            out += partition_tail
         if flexible:
             out += b"\0"
     out += _I32.pack(body.get("throttle_time_ms", 0))
@@ -270,28 +260,48 @@ def _response(version: int, correlation_id: int, body: dict) -> bytearray:
     return out
 
 
+def _partition_fields(response: dict, with_log_start: bool) -> tuple:
+    """A partition response's fixed fields (index, error code, base offset, log append time,
+    and log start offset from v5); raises :class:`_Irregular` for one with record errors, an
+    error message or a field the shape lacks."""
+    if not response.keys() <= _PARTITION_KEYS or response.get("record_errors") \
+            or response.get("error_message") is not None:
+        raise _Irregular
+    fields = (response.get("index", 0), response.get("error_code", 0),
+              response.get("base_offset", 0), response.get("log_append_time_ms", -1))
+    return fields + (response.get("log_start_offset", -1),) if with_log_start else fields
+
+
+def _partition_tail(version: int) -> bytes:
+    """What follows a partition response's fixed fields: no record errors and no error
+    message (v8+), and its tagged fields (flexible versions)."""
+    flexible = version >= FIRST_FLEXIBLE
+    tail = b""
+    if version >= 8:
+        tail += b"\x01\x00" if flexible else b"\0\0\0\0\xff\xff"
+    if flexible:
+        tail += b"\0"
+    return tail
+
+
 def _one_partition_response(version: int, correlation_id: int, topic: dict,
                             throttle_time_ms: int) -> bytes | None:
     """The frame (size included) of the response of one partition (what a producer's every
     request gets), in one ``struct`` call: the bytes around its fields depend on the version
-    and the topic's name only (:func:`_one_partition_shape`). None for another shape."""
+    and the topic's name only (:func:`_one_partition_shape`). None for another shape; raises
+    :class:`_Irregular` as :func:`_response` does."""
     partitions = topic.get("partition_responses", ())
-    if len(partitions) != 1 or not topic.keys() <= _TOPIC_KEYS:
+    if len(partitions) != 1:
         return None
-    (response,) = partitions
-    if not response.keys() <= _PARTITION_KEYS or response.get("record_errors") \
-            or response.get("error_message") is not None:
-        return None
+    if not topic.keys() <= _TOPIC_KEYS:
+        raise _Irregular
     name = topic.get("name", "")
     shape = _ONE_PARTITION_SHAPES.get((version, name)) or _one_partition_shape(version, name)
     if shape is None:
         return None
     frame, before, after, end = shape
-    fields = (response.get("index", 0), response.get("error_code", 0),
-              response.get("base_offset", 0), response.get("log_append_time_ms", -1))
-    if version >= 5:
-        fields += (response.get("log_start_offset", -1),)
-    return frame.pack(frame.size - 4, correlation_id, before, *fields, after, throttle_time_ms,
+    return frame.pack(frame.size - 4, correlation_id, before,
+                      *_partition_fields(partitions[0], version >= 5), after, throttle_time_ms,
                       end)
 
 
@@ -314,11 +324,7 @@ def _one_partition_shape(version: int, name) -> tuple | None:
         _array_length(before, 1, flexible)
     except _Irregular:
         return None
-    after = b""
-    if version >= 8:  # no record errors, no error message
-        after += b"\x01\x00" if flexible else b"\0\0\0\0\xff\xff"
-    if flexible:
-        after += b"\0\0"  # the partition's and the topic's tagged fields
+    after = _partition_tail(version) + (b"\0" if flexible else b"")  # the topic's tags
     end = b"\0" if flexible else b""
     fields = "ihqqq" if version >= 5 else "ihqq"
     shape = (struct.Struct(f">ii{len(before)}s{fields}{len(after)}si{len(end)}s"),
