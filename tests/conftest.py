@@ -15,8 +15,9 @@ import pytest
 
 from kspark.testing.tiers import needs
 
-# One real ZooKeeper per test session, and the fixtures built on it, for every test package.
-pytest_plugins = ["broker_lite.zk.testing"]
+# One real ZooKeeper per test session, and the fixtures built on it, for every test package; and
+# hung tests reported with every thread's stack (tests/hang_report.py).
+pytest_plugins = ["broker_lite.zk.testing", "hang_report"]
 
 
 def pytest_addoption(parser):
