@@ -48,7 +48,8 @@ class StartCommand:
                 pytest.fail(f"no line from broker-lite in {timeout_s} s:\n{self.log_tail()}")
             chunk = os.read(fd, 4096)
             if not chunk:
-                pytest.fail(f"broker-lite exited ({self.process.wait()}):\n{self.log_tail()}")
+                status = self.process.wait(30)
+                pytest.fail(f"broker-lite exited ({status}):\n{self.log_tail()}")
             self._pending += chunk
         line, _, self._pending = self._pending.partition(b"\n")
         return line.decode()
@@ -69,7 +70,7 @@ class StartCommand:
                 return self.process.wait(60)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-        return self.process.wait()
+        return self.process.wait(30)
 
 
 def create_and_produce(bootstrap: str, topic: str) -> None:
@@ -117,7 +118,7 @@ def cpu_burners():
     yield
     for burner in burners:
         burner.kill()
-        burner.wait()
+        burner.wait(30)
 
 
 @pytest.mark.broker
@@ -168,7 +169,7 @@ def test_an_installed_wheel_runs_with_its_packaged_defaults(tmp_path):
         ".hypothesis", "spark-warehouse", "metastore_db"))
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir",
-                    str(wheels), str(source)], check=True, timeout=600)
+                    str(wheels), str(source)], check=True, timeout=240)
     (wheel,) = wheels.glob("kpy-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         packaged = archive.read("broker_lite/defaults/server.properties").decode()
@@ -176,7 +177,7 @@ def test_an_installed_wheel_runs_with_its_packaged_defaults(tmp_path):
 
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
-                    str(site), str(wheel)], check=True, timeout=600)
+                    str(site), str(wheel)], check=True, timeout=120)
     # -S: no site-packages processing, so this checkout's editable install is out of sight; the
     # test environment's packages come in through PYTHONPATH, after the installed wheel.
     dependencies = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}

@@ -3,6 +3,7 @@ confluent-kafka: version negotiation, topic administration, offsets by time, fet
 range reads of compressed data, and recovery from cut connections and a restarted broker."""
 
 import threading
+import time
 import uuid
 
 import pyarrow as pa
@@ -229,6 +230,7 @@ def test_a_stopped_broker_gives_a_retriable_error_and_the_restarted_one_is_used(
             wait_until(lambda: brokers[0].server.connection_count >= 1, message="connected")
             stop_brokers(brokers)
             poller.join(timeout=30)
+            assert not poller.is_alive(), "the Fetch still waiting 30 s after the broker stopped"
             error = long_poll[0].error
             assert isinstance(error, KafkaTimeoutError) and error.retriable
             assert isinstance(error.last_error, KafkaConnectionError)
@@ -263,9 +265,11 @@ def test_one_client_shared_by_threads(client, broker):
         except Exception as exc:  # noqa: BLE001 (reported below)
             failures.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(6)]
+    threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(6)]
     for t in threads:
         t.start()
+    deadline = time.monotonic() + 120
     for t in threads:
-        t.join()
+        t.join(max(0.0, deadline - time.monotonic()))
+    assert not any(t.is_alive() for t in threads), "worker threads still running after 120 s"
     assert failures == []

@@ -3,6 +3,7 @@ leader (one request per leader), and the client follows leaders that move (an el
 to ZooKeeper, a broker that stops), topics created and partitions added after it started."""
 
 import threading
+import time
 import uuid
 from collections import Counter
 
@@ -178,9 +179,11 @@ def test_threads_share_one_client_across_leaders(client, three_brokers):
         except Exception as exc:  # noqa: BLE001 (reported below)
             failures.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(6)]
+    threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(6)]
     for t in threads:
         t.start()
+    deadline = time.monotonic() + 120
     for t in threads:
-        t.join()
+        t.join(max(0.0, deadline - time.monotonic()))
+    assert not any(t.is_alive() for t in threads), "worker threads still running after 120 s"
     assert failures == []

@@ -178,11 +178,13 @@ def test_one_connection_serves_many_threads_in_order():
             except Exception as exc:  # noqa: BLE001 (reported below)
                 failures.append(exc)
 
-        threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
+        threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(8)]
         for t in threads:
             t.start()
+        deadline = time.monotonic() + 120
         for t in threads:
-            t.join()
+            t.join(max(0.0, deadline - time.monotonic()))
+        assert not any(t.is_alive() for t in threads), "worker threads still running after 120 s"
         assert failures == []
         assert len(answers) == 160 and all(k == v for k, v in answers.items())
         assert broker.connections == 1
@@ -204,7 +206,7 @@ def test_closing_unblocks_a_request_in_progress():
         wait_until(lambda: broker.requests_for(ApiKey.METADATA), message="request sent")
         conn.close()
         thread.join(timeout=5)
-        assert not thread.is_alive()
+        assert not thread.is_alive(), "the request still blocked 5 s after the close"
         assert isinstance(outcome[0], ClientClosedError)
         with pytest.raises(ClientClosedError):
             metadata_body(conn)

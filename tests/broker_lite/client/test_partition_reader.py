@@ -379,7 +379,7 @@ def test_a_caller_that_stops_early_leaves_the_connection_ready(scripted):
         assert closing.is_alive()  # waiting for the answer to the Fetch in flight
         release.set()
         closing.join(10)
-        assert not closing.is_alive()
+        assert not closing.is_alive(), "the close still waiting 10 s after the answer"
         assert client.partitions(TOPIC) == [0, 1]  # the connection is in step
         assert pairs(client.read_range(TP, 50, 60)) == log.records[50:60]
     assert scripted.connections == 1

@@ -220,8 +220,9 @@ def test_idempotent_delivery_while_the_broker_drops_connections(broker, client, 
         producer_id = producer.producer_id
     finally:
         stop.set()
-        thread.join()
+        thread.join(30)
         producer.close()
+    assert not thread.is_alive(), "the connection dropper still running 30 s after its stop"
     assert sum(drops) > 10  # connections were cut under the producer
     check_exactly_once_in_order(bootstrap(broker), topic, partitions, calls * per_call)
     assert producer_id >= 0

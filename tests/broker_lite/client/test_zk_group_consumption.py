@@ -71,6 +71,7 @@ def test_every_record_is_consumed_once_while_a_member_leaves(start_consumer, kaf
     for member in members:  # a last round: nothing more may come
         member.stop.set()
         member.join(30)
+        assert not member.is_alive(), "a member still polling 30 s after its stop"
         assert member.error is None, member.error
 
     seen = [(r.partition, r.offset) for r in consumed]

@@ -136,8 +136,9 @@ class OwnershipObserver:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join()
+        self._thread.join(60)
         self.reader.close()
+        assert not self._thread.is_alive(), "the ownership observer still sampling after 60 s"
 
     def _run(self) -> None:
         while not self._stop.is_set():

@@ -30,6 +30,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -55,6 +56,9 @@ pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SI
 REPO = Path(__file__).resolve().parents[3]
 TOPIC = "crash"
 READ_BYTES = 1 << 20
+# A child runs its recovery, then appends for 10 s at most (60 s when the parent kills it, which
+# it does within 0.3 s of the log being open); past this, it is stuck and is killed.
+CHILD_LIMIT_S = 120
 
 CODECS = (CompressionType.NONE, CompressionType.GZIP, CompressionType.LZ4, CompressionType.ZSTD)
 TIMESTAMP_BASE = 1_700_000_000_000
@@ -236,6 +240,10 @@ class CrashRun:
                  "60" if kill_point == "none" else "10"],
                 cwd=REPO, stdout=subprocess.PIPE, stderr=stderr,
             )
+            stuck = threading.Event()
+            watchdog = threading.Timer(CHILD_LIMIT_S, lambda: (stuck.set(), child.kill()))
+            watchdog.daemon = True
+            watchdog.start()
             try:
                 output = b""
                 if kill_point == "none":
@@ -245,9 +253,13 @@ class CrashRun:
                     child.send_signal(signal.SIGKILL)
                 output += child.stdout.read()
             finally:
+                watchdog.cancel()
                 child.kill()
-                child.wait()
+                child.wait(30)
                 child.stdout.close()
+        assert not stuck.is_set(), (
+            f"the child (kill point {kill_point} {kill_at}) still ran after {CHILD_LIMIT_S} s; "
+            f"{output[-200:]!r}:\n{stderr_path.read_text()}")
         assert child.returncode == -signal.SIGKILL, (
             f"the child ended by itself ({child.returncode}), not killed at {kill_point} "
             f"{kill_at}; {output[-200:]!r}:\n{stderr_path.read_text()}")

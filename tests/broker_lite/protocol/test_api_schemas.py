@@ -44,6 +44,6 @@ before = built()
 API_SCHEMAS[ApiKey.METADATA]
 print(json.dumps([before, built(), len(API_SCHEMAS), built()]))"""
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
+                         check=True, timeout=120).stdout
     before, after_metadata, count, after_len = json.loads(out)
     assert (before, after_metadata, count, after_len) == ([], ["metadata"], 45, ["metadata"])

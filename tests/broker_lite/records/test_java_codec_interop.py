@@ -70,7 +70,7 @@ def java_codecs(tmp_path_factory):
     work = tmp_path_factory.mktemp("java-codecs")
     (work / "JavaCodecs.java").write_text(JAVA_SOURCE)
     subprocess.run([javac, "-cp", os.pathsep.join(classpath), "-d", str(work),
-                    str(work / "JavaCodecs.java")], check=True)
+                    str(work / "JavaCodecs.java")], check=True, timeout=300)
     full_classpath = os.pathsep.join(classpath + [str(work)])
 
     def run(operation: str, data: bytes) -> bytes:

@@ -78,6 +78,7 @@ def fetch_raw(address, topic: str, partition: int = 0) -> bytes:
             assert offset == result.high_watermark
             return raw
         raw += chunk[:sum(b.size_in_bytes for b in batches)]
+        assert batches[-1].next_offset > offset, f"a Fetch at {offset} read nothing new"
         offset = batches[-1].next_offset
 
 

@@ -37,7 +37,7 @@ def heavy_modules_after(statement: str) -> list[str]:
     code = (f"import json, sys\n{statement}\n"
             f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))")
     return json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
-                                     text=True, check=True).stdout)
+                                     text=True, check=True, timeout=120).stdout)
 
 
 def test_the_ddl_and_the_protocol_load_no_decoder_no_codec_and_no_arrow():

@@ -100,11 +100,13 @@ def test_acks_all_completes_once_the_isr_has_the_records(leader, clock):
 def test_a_waiting_coordinator_write_wakes_when_the_isr_catches_up(leader, clock):
     append(leader, 2)
     outcome = []
-    waiter = threading.Thread(target=lambda: outcome.append(leader.wait_for_replication(2, 10)))
+    waiter = threading.Thread(target=lambda: outcome.append(leader.wait_for_replication(2, 10)),
+                              daemon=True)
     waiter.start()
     fetch(leader, 2, 2, clock)
     fetch(leader, 3, 2, clock)
-    waiter.join(10)
+    waiter.join(30)
+    assert not waiter.is_alive(), "wait_for_replication(2, 10) still waiting after 30 s"
     assert outcome == [ErrorCode.NONE]
     assert leader.wait_for_replication(3, 0.05) == ErrorCode.REQUEST_TIMED_OUT
 

@@ -234,7 +234,7 @@ def test_kafka_python_administers_produces_and_consumes_in_a_group(secured, ca, 
         got.append(message.value)
         if len(got) == 6:
             break
-    consumer.commit()
+    consumer.commit(timeout_ms=30000)
     consumer.close()
     assert sorted(got) == [b"kp-%d" % i for i in range(6)]
     with KafkaClient(kpy_settings(secured, protocol, mechanism, ca)) as client:
@@ -460,10 +460,9 @@ def sasl_call(sock, api_key, version, body):
 def test_bad_input_closes_only_that_connection(secured, ca, caplog):
     caplog.set_level(logging.DEBUG, logger="broker_lite")
     tls_port, sasl_port = secured.bound_port("SASL_SSL"), secured.bound_port("SASL_PLAINTEXT")
-    with socket.create_connection(("127.0.0.1", tls_port)) as raw:  # not a TLS handshake
+    with socket.create_connection(("127.0.0.1", tls_port), timeout=10) as raw:  # not TLS
         raw.sendall(b"\x16\x03\x01" + os.urandom(509))  # a TLS record header, then noise
         raw.shutdown(socket.SHUT_WR)
-        raw.settimeout(10)
         with contextlib.suppress(ConnectionResetError):
             while raw.recv(1024):  # a TLS alert at most, then closed
                 pass

@@ -51,6 +51,7 @@ def handshake(client_settings, server_settings, host="127.0.0.1"):
                 client_context(client_settings).wrap_socket(raw, server_hostname=host) as tls:
             tls.sendall(b"x")
             thread.join(10)
+            assert not thread.is_alive(), "the server's side still in its handshake after 10 s"
     finally:
         listener.close()
     return seen
@@ -205,6 +206,7 @@ def certificate_requests(server_settings, client_settings) -> list[bytes]:
                     client_ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
                 tls.sendall(b"x")
                 thread.join(10)
+                assert not thread.is_alive(), "the server's side still in its handshake after 10 s"
         finally:
             listener.close()
     return requests

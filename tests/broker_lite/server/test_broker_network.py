@@ -107,12 +107,13 @@ def test_a_long_poll_answers_as_soon_as_data_arrives(broker):
                                    fetch_body("lively", 30_000), timeout_s=60)
         answers["took"] = time.monotonic() - started
 
-    poller = threading.Thread(target=poll)
+    poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     time.sleep(0.5)
     assert "response" not in answers  # waiting
     produce(broker.port, "lively")
     poller.join(30)
+    assert not poller.is_alive(), "the long poll still waiting 30 s after the produce"
     assert records_of(answers["response"]) > 0
     assert answers["took"] < 10  # at once, not after its 30 s
 
@@ -144,8 +145,10 @@ def test_waiting_requests_hold_no_request_handler(broker):
     call(broker.port, ApiKey.METADATA, 1, {"topics": None})
     assert time.monotonic() - started < 5
     assert broker.purgatory.fetch.delayed == 5 and broker.purgatory.groups.delayed == 1
+    deadline = time.monotonic() + 30
     for thread in waiting:
-        thread.join(30)
+        thread.join(max(0.0, deadline - time.monotonic()))
+    assert not any(t.is_alive() for t in waiting), "requests still waiting after 30 s (of 10 s)"
 
 
 def test_produce_with_acks_all_is_answered_with_its_offsets(broker):

@@ -46,3 +46,4 @@ def test_stop_ends_long_polls_without_errors(zookeeper_connect, tmp_path, caplog
         polling.clear()
         poller.join(10)
         consumer.close()
+    assert not poller.is_alive(), "the consumer still polling 10 s after its stop"

@@ -58,7 +58,7 @@ def one_broker(zookeeper_connect, tmp_path):
 
 def create_topic(servers: str, topic: str = "events") -> None:
     admin = AdminClient({"bootstrap.servers": servers})
-    admin.create_topics([NewTopic(topic, PARTITIONS, 1)], operation_timeout=30)[topic].result()
+    admin.create_topics([NewTopic(topic, PARTITIONS, 1)], operation_timeout=30)[topic].result(60)
 
 
 def produce(servers: str, count: int, topic: str = "events") -> set[tuple[int, bytes]]:
@@ -244,7 +244,7 @@ def consume_and_commit(client: str, servers: str, group: str, count: int,
             for records in batch.values():
                 got.update((r.partition, r.value) for r in records)
         if got:
-            consumer.commit()
+            consumer.commit(timeout_ms=30000)
     finally:
         consumer.close()
     return got
@@ -265,29 +265,29 @@ def test_confluent_admin_lists_describes_and_deletes_groups(cluster):
             consumer.commit(offsets=[ConfluentTopicPartition("events", p, 1)
                                      for _, p in sorted(assigned(consumer))],
                             asynchronous=False)
-        listed = admin.list_consumer_groups(request_timeout=10).result()
+        listed = admin.list_consumer_groups(request_timeout=10).result(30)
         listing = {g.group_id: g for g in listed.valid}
         assert group in listing and listing[group].state.name == "STABLE"
-        description = admin.describe_consumer_groups([group], request_timeout=10)[group].result()
+        description = admin.describe_consumer_groups([group], request_timeout=10)[group].result(30)
         assert description.state.name == "STABLE" and description.partition_assignor == "range"
         assert sorted(m.client_id for m in description.members) == ["member-0", "member-1"]
         assert {(tp.topic, tp.partition) for m in description.members
                 for tp in m.assignment.topic_partitions} == ALL
         offsets = admin.list_consumer_group_offsets(
-            [ConsumerGroupTopicPartitions(group)], request_timeout=10)[group].result()
+            [ConsumerGroupTopicPartitions(group)], request_timeout=10)[group].result(30)
         assert {(tp.topic, tp.partition, tp.offset) for tp in offsets.topic_partitions} == \
             {(t, p, 1) for t, p in ALL}
         with pytest.raises(KafkaException, match="NON_EMPTY_GROUP|not empty"):
-            admin.delete_consumer_groups([group], request_timeout=10)[group].result()
+            admin.delete_consumer_groups([group], request_timeout=10)[group].result(30)
         for consumer in consumers:
             consumer.close()
         consumers = []
-        admin.delete_consumer_groups([group], request_timeout=10)[group].result()
-        remaining = admin.list_consumer_groups(request_timeout=10).result().valid
+        admin.delete_consumer_groups([group], request_timeout=10)[group].result(30)
+        remaining = admin.list_consumer_groups(request_timeout=10).result(30).valid
         assert group not in {g.group_id for g in remaining}
         gone = admin.list_consumer_group_offsets(
             [ConsumerGroupTopicPartitions(group, [ConfluentTopicPartition("events", 0)])],
-            request_timeout=10)[group].result()
+            request_timeout=10)[group].result(30)
         assert [tp.offset for tp in gone.topic_partitions] == [-1001]  # OFFSET_INVALID
     finally:
         for consumer in consumers:
@@ -354,7 +354,7 @@ class KafkaPythonMember:
                 self.process.wait(30)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-                self.process.wait()
+                self.process.wait(30)
         self._reader.join(10)
 
 
@@ -390,7 +390,7 @@ def test_kafka_python_admin_lists_describes_and_deletes_groups(cluster):
         wait_until(lambda: consumer.poll(timeout_ms=1000) is not None and
                    kp_assigned(consumer) == ALL, 60, "the member gets every partition")
         consumer.commit({KafkaTopicPartition("events", p): _offset_and_metadata(2)
-                         for p in range(PARTITIONS)})
+                         for p in range(PARTITIONS)}, timeout_ms=30000)
         listed = admin.list_groups()
         assert {"group_id": group, "protocol_type": "consumer", "group_state": "Stable",
                 "group_type": "classic"} in listed

@@ -101,7 +101,8 @@ class SequenceProducer:
 
     def finish(self) -> None:
         self._stop.set()
-        self._thread.join()
+        self._thread.join(30)
+        assert not self._thread.is_alive(), "the producing thread still running 30 s after its stop"
         assert self.producer.flush(300) == 0
 
     def __exit__(self, *exc_info) -> None:

@@ -125,7 +125,7 @@ def test_hostile_clients_do_not_disturb_a_good_one(broker):
             p.poll(0.01)
         p.flush(20)
 
-    thread = threading.Thread(target=good_client)
+    thread = threading.Thread(target=good_client, daemon=True)
     thread.start()
     rng = random.Random(1234)
     rss_before = rss_kib()
@@ -147,7 +147,8 @@ def test_hostile_clients_do_not_disturb_a_good_one(broker):
                 assert code == expect, (description, code)
     finally:
         stop.set()
-        thread.join()
+        thread.join(60)
+    assert not thread.is_alive(), "the good client still producing 60 s after its stop"
     assert len(seen) == 8  # every kind of attack was tried
     assert good_errors == [] and good_sent[0] >= 200 and attacks_done >= 600
 

@@ -167,6 +167,7 @@ def produce_through_failures(servers: str, topic, partitions, total, cutter) -> 
 
     thread = threading.Thread(target=cutter, args=(delivered, stop), daemon=True)
     thread.start()
+    deadline = time.monotonic() + 300
     try:
         for i in range(total):
             while True:
@@ -175,12 +176,15 @@ def produce_through_failures(servers: str, topic, partitions, total, cutter) -> 
                                      on_delivery=on_delivery)
                     break
                 except BufferError:
+                    assert time.monotonic() < deadline, \
+                        f"the producer's queue still full after 300 s, at value {i} of {total}"
                     producer.poll(0.05)
             producer.poll(0)
         assert producer.flush(120) == 0
     finally:
         stop.set()
-        thread.join()
+        thread.join(30)
+    assert not thread.is_alive(), "the connection cutter still running 30 s after its stop"
     return errors
 
 

@@ -112,8 +112,8 @@ def test_kafka_python_legacy_versions_produce_consume_and_commit(broker, zookeep
         assert [(m.offset, m.key, m.value, m.timestamp) for m in got] == [
             (i, key, value, ts if with_timestamps else None)
             for i, (key, value, ts) in enumerate(sent)]
-        consumer.commit({tp: OffsetAndMetadata(COUNT, "", -1)})
-        assert consumer.committed(tp) == COUNT
+        consumer.commit({tp: OffsetAndMetadata(COUNT, "", -1)}, timeout_ms=30000)
+        assert consumer.committed(tp, timeout_ms=30000) == COUNT
     finally:
         consumer.close()
     produce_v, fetch_v, commit_v, offset_fetch_v = LEGACY_VERSIONS[api_version]

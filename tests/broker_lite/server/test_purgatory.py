@@ -109,12 +109,14 @@ def test_checked_from_many_threads_it_completes_once(purgatory):
     for operation in operations:
         purgatory.try_complete_else_watch(operation, ["a"])
     level[0] = 1
-    threads = [threading.Thread(target=purgatory.check_and_complete, args=("a",))
+    threads = [threading.Thread(target=purgatory.check_and_complete, args=("a",), daemon=True)
                for _ in range(8)]
     for thread in threads:
         thread.start()
+    deadline = time.monotonic() + 30
     for thread in threads:
-        thread.join()
+        thread.join(max(0.0, deadline - time.monotonic()))
+    assert not any(t.is_alive() for t in threads), "check_and_complete still running after 30 s"
     assert [op.completions for op in operations] == [1] * 50
     assert purgatory.delayed == 0
 

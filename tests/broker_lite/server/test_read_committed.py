@@ -319,7 +319,7 @@ def kafka_python_values(broker, topic: str, isolation: str) -> list[bytes]:
         # read_committed), however long the client takes to start.
         end = consumer.end_offsets([partition])[partition]
         values, deadline = [], time.monotonic() + 60
-        while consumer.position(partition) < end:
+        while consumer.position(partition, timeout_ms=30_000) < end:
             assert time.monotonic() < deadline, f"stuck before offset {end}; got {values}"
             for records in consumer.poll(timeout_ms=500).values():
                 values.extend(message.value for message in records)

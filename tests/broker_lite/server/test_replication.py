@@ -368,7 +368,7 @@ def test_a_deletion_held_back_by_a_follower_that_dies_is_answered_when_it_is_gon
     stop_brokers([follower])  # gone: not a live replica any more, and it will not fetch
     deleting.join(60)
     waited = time.monotonic() - started
-    assert not deleting.is_alive()
+    assert not deleting.is_alive(), "DeleteRecords still unanswered 60 s after the follower left"
     assert [(p["error_code"], p["low_watermark"]) for t in answer["topics"]
             for p in t["partitions"]] == [(ErrorCode.NONE, 5)]
     assert waited < 30, waited  # not the 60 s timeout
@@ -403,8 +403,10 @@ def answered_after_metadata(leader: Broker, topic: str, send, sent) -> list[dict
                                                         "allow_auto_topic_creation": False})
     metadata_at = time.monotonic()
     assert metadata["topics"][0]["error_code"] == 0
+    deadline = time.monotonic() + 60
     for sender in senders:
-        sender.join(60)
+        sender.join(max(0.0, deadline - time.monotonic()))
+    assert not any(s.is_alive() for s in senders), "Produce requests unanswered after 60 s"
     assert len(answers) == count
     assert metadata_at < min(answered_at.values())  # not queued behind the waiting requests
     return [answers[i] for i in range(count)]

@@ -362,7 +362,7 @@ def test_kafka_python_transactional_producer(txn_broker):
         producer.commit_transaction()
         producer.begin_transaction()
         producer.send("kp", value=b"dropped", partition=0)
-        producer.flush()  # written, then aborted (unsent batches would just be dropped)
+        producer.flush(30)  # written, then aborted (unsent batches would just be dropped)
         producer.abort_transaction()
     finally:
         producer.close()

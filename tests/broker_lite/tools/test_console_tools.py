@@ -5,6 +5,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 import pyarrow as pa
@@ -329,12 +330,18 @@ def test_ctrl_c_commits_and_reports_the_total(group_broker):
         [sys.executable, "-m", "broker_lite", "console-consumer", "--bootstrap-server", servers,
          "--topic", "tail", "--from-beginning", "--group", "tailers"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stuck = threading.Event()
+    watchdog = threading.Timer(60, lambda: (stuck.set(), consumer.kill()))
+    watchdog.start()
     try:
         lines = [consumer.stdout.readline() for _ in range(3)]  # it tails: no end of its own
+        watchdog.cancel()
         consumer.send_signal(signal.SIGINT)
         _, stderr = consumer.communicate(timeout=60)
     finally:
+        watchdog.cancel()
         consumer.kill()
+    assert not stuck.is_set(), f"the console consumer printed {lines} in 60 s, not 3 lines"
     assert lines == ["one\n", "two\n", "three\n"]
     assert consumer.returncode == 130
     assert "Processed a total of 3 messages" in stderr, (lines, stderr)

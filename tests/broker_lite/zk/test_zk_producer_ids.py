@@ -30,18 +30,20 @@ def test_concurrent_brokers_get_disjoint_blocks(zookeeper_connect):
     start = threading.Barrier(len(clients))
 
     def allocate(client, broker_id):
-        start.wait()
+        start.wait(30)
         for _ in range(25):
             block = allocate_producer_id_block(client, broker_id)
             with lock:
                 blocks.append(block)
 
-    threads = [threading.Thread(target=allocate, args=(c, i + 1)) for i, c in enumerate(clients)]
+    threads = [threading.Thread(target=allocate, args=(c, i + 1), daemon=True)
+               for i, c in enumerate(clients)]
     try:
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(30)
+        assert not any(t.is_alive() for t in threads), "allocations still running after 30 s"
         ranges = sorted((b.block_start, b.block_end) for b in blocks)
         assert len(ranges) == 50
         assert ranges == [(i * 1000, i * 1000 + 999) for i in range(50)]  # disjoint, no gaps

@@ -1,6 +1,7 @@
 """The embedded ZooKeeper process: start, answer, restart on the same data, clean exits, errors."""
 
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -140,6 +141,16 @@ def test_missing_jars_name_the_directory(tmp_path):
     assert "zookeeper-<version>.jar" in message and "zookeeper-jute-<version>.jar" not in message
 
 
+def first_line(process: subprocess.Popen, timeout_s: float = 60) -> str:
+    """The first line ``process`` prints (its stdout a text pipe); fails, killing it, when none
+    comes within ``timeout_s``."""
+    if not select.select([process.stdout], [], [], timeout_s)[0]:
+        process.kill()
+        pytest.fail(f"no line in {timeout_s} s from {str(process.args)[:200]}: "
+                    f"{process.communicate(timeout=30)[0]!r}")
+    return process.stdout.readline()
+
+
 def _run_child(script: str, tmp_path: Path) -> tuple[subprocess.Popen, int, int]:
     """Run ``script`` (which starts a server as ``server``) in a Python child; returns the
     child, the Java pid and the port it printed."""
@@ -151,7 +162,7 @@ def _run_child(script: str, tmp_path: Path) -> tuple[subprocess.Popen, int, int]
             print(server.pid, server.port, flush=True)
         """) + textwrap.dedent(script)],
         stdout=subprocess.PIPE, text=True)
-    java_pid, port = map(int, child.stdout.readline().split())
+    java_pid, port = map(int, first_line(child).split())
     return child, java_pid, port
 
 
@@ -190,8 +201,10 @@ def test_standalone_command_stops_on_sigint(tmp_path):
     properties.write_text(f"dataDir={tmp_path.as_posix()}/data\nclientPort=0\n")
     process = subprocess.Popen([sys.executable, "-m", "broker_lite.zk", str(properties)],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    first = process.stdout.readline()
-    assert "ZooKeeper serving on 127.0.0.1:" in first, first + process.communicate()[0]
+    first = first_line(process)
+    if "ZooKeeper serving on 127.0.0.1:" not in first:
+        process.kill()
+        pytest.fail(first + process.communicate(timeout=30)[0])
     process.send_signal(signal.SIGINT)
     rest = process.communicate(timeout=20)[0]
     assert process.returncode == 0 and "ZooKeeper stopped" in rest

@@ -4,6 +4,7 @@ another authorizer (another broker), conditional updates that lose no concurrent
 deletion by filters, and what it refuses to store."""
 
 import threading
+import time
 
 import pytest
 from kazoo.client import KazooClient
@@ -116,12 +117,14 @@ def test_concurrent_changes_are_all_kept(authorizers, zookeeper_client):
     # update fails, and it retries on what ZooKeeper holds
     first.create_acls([binding(T, "shared", LIT, "User:b", Op.READ)])
     threads = [threading.Thread(target=lambda who=who, a=a: a.create_acls(
-        [binding(T, "shared", LIT, f"User:{who}", Op.READ)]))
+        [binding(T, "shared", LIT, f"User:{who}", Op.READ)]), daemon=True)
         for who, a in (("c", second), ("d", first), ("e", second))]
     for thread in threads:
         thread.start()
+    deadline = time.monotonic() + 60
     for thread in threads:
-        thread.join()
+        thread.join(max(0.0, deadline - time.monotonic()))
+    assert not any(t.is_alive() for t in threads), "create_acls still running after 60 s"
     data, _ = zookeeper_client.get("/kafka-acl/Topic/shared")
     for who in "abcde":
         assert f'"User:{who}"'.encode() in data

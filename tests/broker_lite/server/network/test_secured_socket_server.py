@@ -144,7 +144,8 @@ def test_principals_come_from_certificates_and_logins(server, pki):
         assert login(sock, "bob", "bob-pw")["error_code"] == 0
         sock.sendall(frame(b"hello"))
         assert read_frame(sock) == b"SASL_SSL User:bob hello"  # the login's, not the cert's
-    with socket.create_connection(("127.0.0.1", server.port("SASL_PLAINTEXT"))) as sock:
+    with socket.create_connection(("127.0.0.1", server.port("SASL_PLAINTEXT")),
+                                  timeout=10) as sock:
         sock.sendall(encode_request(ApiKey.SASL_HANDSHAKE, 0, 1, "t", {"mechanism": "PLAIN"}))
         assert parse_response(ApiKey.SASL_HANDSHAKE, 0, read_frame(sock))[1]["error_code"] == 0
         sock.sendall(frame(plain_client_message("alice", "alice-pw")))  # v0: a raw token
@@ -164,8 +165,8 @@ def test_tls_carries_large_requests_and_file_regions(server, pki):
 
 
 def test_unfinished_handshakes_and_logins_are_closed_after_the_idle_time(server, pki):
-    silent = socket.create_connection(("127.0.0.1", server.port("SSL")))
-    half = socket.create_connection(("127.0.0.1", server.port("SASL_PLAINTEXT")))
+    silent = socket.create_connection(("127.0.0.1", server.port("SSL")), timeout=10)
+    half = socket.create_connection(("127.0.0.1", server.port("SASL_PLAINTEXT")), timeout=10)
     half.sendall(encode_request(ApiKey.SASL_HANDSHAKE, 1, 1, "t", {"mechanism": "PLAIN"}))
     read_frame(half)
     started = time.monotonic()
@@ -181,7 +182,7 @@ def test_unfinished_handshakes_and_logins_are_closed_after_the_idle_time(server,
                          ids=["not a handshake", "a plaintext client"])
 def test_a_failed_handshake_closes_only_its_connection(server, pki, payload):
     with tls_connect(server.port("SSL"), pki) as other:
-        with socket.create_connection(("127.0.0.1", server.port("SSL"))) as bad:
+        with socket.create_connection(("127.0.0.1", server.port("SSL")), timeout=10) as bad:
             bad.sendall(payload)
             assert closed(bad)
         other.sendall(frame(b"still here"))
@@ -230,7 +231,8 @@ def test_a_refused_login_is_answered_after_the_delay_then_the_connection_closes(
     soon as it is written, with nothing more asked of the client."""
     server = SecuredServer(tmp_path, pki, connection_failed_authentication_delay_ms=300)
     try:
-        with socket.create_connection(("127.0.0.1", server.port("SASL_PLAINTEXT"))) as sock:
+        with socket.create_connection(("127.0.0.1", server.port("SASL_PLAINTEXT")),
+                                      timeout=10) as sock:
             started = time.monotonic()
             answer = login(sock, "alice", "wrong")
             assert time.monotonic() - started >= 0.3

@@ -322,11 +322,13 @@ def test_many_clients_at_once(server):
         except Exception as exc:  # collected for the assertion below
             errors.append(exc)
 
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(30)]
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(30)]
     for t in threads:
         t.start()
+    deadline = time.monotonic() + 120
     for t in threads:
-        t.join()
+        t.join(max(0.0, deadline - time.monotonic()))
+    assert not any(t.is_alive() for t in threads), "client threads still running after 120 s"
     assert errors == []
 
 
@@ -389,10 +391,11 @@ def test_a_client_sending_a_byte_a_second_does_not_stall_the_others(tmp_path):
                     return
                 trickle.sendall(bytes([byte]))
 
-        sender = threading.Thread(target=send_slowly)
+        sender = threading.Thread(target=send_slowly, daemon=True)
         sender.start()
         assert_served_promptly(server, 20, 2)
-        sender.join()
+        sender.join(30)  # 5.6 s
+        assert not sender.is_alive(), "the slow sender still sending after 30 s"
         assert read_frame(trickle) == b"slowly" * 4
         trickle.close()
     finally:

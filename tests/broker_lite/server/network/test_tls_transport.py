@@ -8,6 +8,7 @@ import os
 import socket
 import ssl
 import threading
+import time
 
 import pytest
 
@@ -65,6 +66,7 @@ class Pair:
             self.transport.handshake()
             if self.transport.ready:
                 self._thread.join(10)
+                assert not self._thread.is_alive(), "the client's handshake still on after 10 s"
                 return
             self._wait_readable()
         raise AssertionError("the handshake did not finish")
@@ -73,18 +75,27 @@ class Pair:
         import select
         select.select([self.server_sock], [], [], 0.05)
 
-    def read(self, size: int) -> bytes:
+    def read(self, size: int, timeout_s: float = 30) -> bytes:
         out = bytearray()
+        deadline = time.monotonic() + timeout_s
         while len(out) < size:
             buffer = bytearray(size - len(out))
             try:
                 count = self.transport.read_into(memoryview(buffer))
             except BlockingIOError:
+                assert time.monotonic() < deadline, \
+                    f"{len(out)} of {size} bytes read in {timeout_s} s"
                 self._wait_readable()
                 continue
             assert count, "closed"
             out += buffer[:count]
         return bytes(out)
+
+    def flush(self, timeout_s: float = 30) -> None:
+        """Flush the transport until it holds nothing more to write."""
+        deadline = time.monotonic() + timeout_s
+        while not self.transport.flush():
+            assert time.monotonic() < deadline, f"data still held after {timeout_s} s"
 
     def close(self):
         self.transport.close()
@@ -100,11 +111,12 @@ def test_handshake_then_bytes_both_ways(pki):
         assert pair.read(21) == b"hello from the client"
         chunks = [b"a" * 10, memoryview(b"b" * 20), bytearray(b"c" * 30)]
         assert pair.transport.send_buffers(chunks) == 60
-        while not pair.transport.flush():
-            pass
+        pair.flush()
         got = b""
         while len(got) < 60:
-            got += pair.client.recv(100)
+            chunk = pair.client.recv(100)
+            assert chunk, f"closed after {len(got)} of 60 bytes"
+            got += chunk
         assert got == b"a" * 10 + b"b" * 20 + b"c" * 30
     finally:
         pair.close()
@@ -119,16 +131,17 @@ def test_large_writes_are_taken_a_chunk_at_a_time_and_held_until_sent(pki, tmp_p
     held = []
 
     def drain():
-        while len(received) < 2 * len(data):
-            received.extend(pair.client.recv(1 << 20))
+        while len(received) < 2 * len(data) and (chunk := pair.client.recv(1 << 20)):
+            received.extend(chunk)
 
     def send_all(send) -> None:
-        sent = 0
+        sent, deadline = 0, time.monotonic() + 30
         while sent < len(data):
             try:
                 count = send(sent)
             except BlockingIOError:  # the socket is full: what was encrypted is held
                 held.append(pair.transport.pending_write)
+                assert time.monotonic() < deadline, f"{sent} of {len(data)} bytes sent in 30 s"
                 continue
             assert 0 < count <= TLS_WRITE_CHUNK
             sent += count
@@ -144,9 +157,9 @@ def test_large_writes_are_taken_a_chunk_at_a_time_and_held_until_sent(pki, tmp_p
 
             send_all(lambda sent: pair.transport.send_region(Region, sent, len(data) - sent))
         send_all(lambda sent: pair.transport.send_buffers([memoryview(data)[sent:]]))
-        while not pair.transport.flush():
-            pass
+        pair.flush()
         reader.join(30)
+        assert not reader.is_alive(), f"the client still reading after 30 s ({len(received)} B)"
         assert bytes(received) == data + data
         assert not pair.transport.pending_write
         assert all(held)
@@ -235,6 +248,7 @@ def test_a_refused_client_is_told_why_with_an_alert(pki):
                 pair.transport.handshake()
                 pair._wait_readable()
         pair._thread.join(10)
+        assert not pair._thread.is_alive(), "the client's handshake still running after 10 s"
         assert "alert handshake failure" in str(pair.client_error)
     finally:
         pair.close()
