@@ -2,9 +2,39 @@
 the kpy pytest plugin's (kspark.testing.spark: local[2, 4], so a failed task is retried as on a
 cluster; two shuffle partitions; UTC; a warehouse in the session's temporary directory)."""
 
+import threading
+
 import pytest
 
 
 @pytest.fixture(scope="session")
 def spark(kpy_spark):
     return kpy_spark
+
+
+@pytest.fixture
+def process_all_available():
+    """``process_all_available(query, timeout_s=180)``: ``query.processAllAvailable()``, which
+    itself waits as long as the query has data left or stalls, bounded: past ``timeout_s`` it
+    fails with the query's status and last progress. The query's own error is raised as is."""
+
+    def run(query, timeout_s: float = 180) -> None:
+        failure: list[BaseException] = []
+
+        def process() -> None:
+            try:
+                query.processAllAvailable()
+            except BaseException as exc:  # noqa: BLE001 (raised in the test's thread below)
+                failure.append(exc)
+
+        thread = threading.Thread(target=process, name="processAllAvailable", daemon=True)
+        thread.start()
+        thread.join(timeout_s)
+        if thread.is_alive():
+            raise AssertionError(
+                f"processAllAvailable() still waiting after {timeout_s} s; status: "
+                f"{query.status}; last progress: {query.lastProgress}")
+        if failure:
+            raise failure[0]
+
+    return run

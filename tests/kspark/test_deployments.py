@@ -38,7 +38,7 @@ query = (session.readStream.format("kpy").options(**kafka).option("subscribe", "
          .selectExpr("key", "upper(CAST(value AS STRING)) AS value")
          .writeStream.format("kpy").options(**kafka).option("topic", "{target}")
          .option("checkpointLocation", "{checkpoint}").trigger(availableNow=True).start())
-query.awaitTermination()
+assert query.awaitTermination(300), f"the query still running after 300 s: {{query.status}}"
 (session.createDataFrame([("batch-write",)], "value string").write.format("kpy")
  .options(**kafka).option("topic", "{target}").mode("append").save())
 print("RESULT " + json.dumps({{"values": values, "batches": len(query.recentProgress)}}))
@@ -61,7 +61,7 @@ def produce(servers, topic) -> list[bytes]:
     return values
 
 
-def run_pipeline(servers, tmp_path, session_code: str, *, timeout_s: float = 900) -> tuple:
+def run_pipeline(servers, tmp_path, session_code: str, *, timeout_s: float = 480) -> tuple:
     """Run :data:`PIPELINE` after ``session_code``; returns (result, values produced, source
     topic, target topic, group)."""
     source, target = f"src-{uuid.uuid4().hex[:8]}", f"out-{uuid.uuid4().hex[:8]}"
@@ -156,7 +156,7 @@ def connect_server(tmp_path):
             server.wait(60)
         except subprocess.TimeoutExpired:
             server.kill()
-            server.wait()
+            server.wait(30)
         log.close()
 
 

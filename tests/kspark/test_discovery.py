@@ -36,7 +36,7 @@ spark.stop()
 def read_with_a_plain_session(python: str, servers: str, cwd: Path, **env: str) -> None:
     script = textwrap.dedent(PLAIN_SESSION_READ.format(servers=servers))
     done = subprocess.run([python, "-c", script], cwd=cwd, capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "PYSPARK_PYTHON": python, **env})
+                          timeout=300, env={**os.environ, "PYSPARK_PYTHON": python, **env})
     errors = [line for line in done.stderr.splitlines() if "Exception" in line]
     assert done.returncode == 0, "\n".join(errors[:5]) or done.stderr[-3000:]
     assert "values [b'v0', b'v1', b'v2', b'v3', b'v4']" in done.stdout, done.stdout
@@ -46,7 +46,7 @@ def read_with_a_plain_session(python: str, servers: str, cwd: Path, **env: str) 
 def test_an_installed_kpy_is_found_by_a_plain_spark_session(broker, tmp_path):
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    "--target", str(target), str(ROOT)], check=True, timeout=600)
+                    "--target", str(target), str(ROOT)], check=True, timeout=240)
     assert (target / "pyspark_kpy" / "__init__.py").exists()
     read_with_a_plain_session(sys.executable, bootstrap(broker), tmp_path,
                               PYTHONPATH=str(target))
@@ -62,9 +62,9 @@ def test_an_editable_install_is_found_by_a_plain_spark_session(broker, tmp_path)
                    timeout=120)
     python = str(venv / "bin" / "python")
     subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "--quiet",
-                    "--no-deps", "-e", str(ROOT)], check=True, timeout=600)
+                    "--no-deps", "-e", str(ROOT)], check=True, timeout=240)
     inner = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()"
                                           "['purelib'])"],
-                           check=True, capture_output=True, text=True).stdout.strip()
+                           check=True, capture_output=True, text=True, timeout=60).stdout.strip()
     Path(inner, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     read_with_a_plain_session(python, bootstrap(broker), tmp_path)

@@ -57,7 +57,8 @@ def run_fresh(statement: str) -> tuple[list[str], set[str]]:
     """What ``statement`` prints in a fresh interpreter, and the modules loaded after it."""
     out = subprocess.run([sys.executable, "-c", f"import json, sys\n{statement}\n"
                           "print(json.dumps(sorted(sys.modules)))"],
-                         capture_output=True, text=True, check=True).stdout.splitlines()
+                         capture_output=True, text=True, check=True,
+                         timeout=120).stdout.splitlines()
     return out[:-1], set(json.loads(out[-1]))
 
 

@@ -17,7 +17,7 @@ def test_benchmark_command_prints_both_protocols_and_their_ratio():
     # A subprocess: the command starts and stops a SparkSession of its own.
     done = subprocess.run([sys.executable, "-m", "kspark.bench.secured_read", "--records",
                            "40000", "--repeat", "1"], capture_output=True, text=True,
-                          timeout=900)
+                          timeout=480)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = {m["way"]: m for m in map(ROW.match, done.stdout.splitlines()) if m}
     assert set(rows) == {"confluent-kafka consumer (the broker's consume rate)",

@@ -22,7 +22,7 @@ def test_benchmark_command_verifies_every_write_and_prints_the_ratios():
     done = subprocess.run(
         [sys.executable, "-m", "kspark.bench.sink_write", "--records", "2000",
          "--partitions", "2", "--repeat", "1"],
-        capture_output=True, text=True, timeout=600)
+        capture_output=True, text=True, timeout=480)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
 

@@ -19,7 +19,7 @@ from kspark.demo.aggregates import ExpectedAggregates
 from kspark.demo.generator import PageViews
 
 MARK = "KPY_DEMO_TEST_RUN"
-RUN_TIMEOUT_S = 600
+RUN_TIMEOUT_S = 420  # a demo run; below the 600 s a test may take in all
 
 
 def demo(*args: str) -> list[str]:

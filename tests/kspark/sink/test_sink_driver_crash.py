@@ -66,7 +66,7 @@ query = (spark.readStream.format("kpy").option("kafka.bootstrap.servers", server
          .writeStream.format("kpy").option("kafka.bootstrap.servers", servers)
          .option("topic", target).option("checkpointLocation", checkpoint)
          .trigger(availableNow=True).start())
-query.awaitTermination()
+assert query.awaitTermination(200), f"the query still running after 200 s: {query.status}"
 print("query exception:", query.exception())
 spark.stop()
 '''
@@ -84,7 +84,7 @@ def run_driver(tmp_path, servers, source, target, crash_at=None):
         env.pop("KPY_CRASH_AT", None)
     return subprocess.run([sys.executable, "-c", DRIVER, servers, source, target,
                            str(tmp_path / "checkpoint")], env=env, start_new_session=True,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=270)  # twice in a test
 
 
 @pytest.mark.parametrize("crash_at", ["before_decision", "after_decision"])

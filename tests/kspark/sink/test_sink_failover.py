@@ -42,7 +42,7 @@ def kill_and_restart(cluster, topic: str, partition: int) -> int:
 
 
 def test_exactly_once_query_survives_the_leaders_of_everything_it_uses_being_killed(
-        kpy_cluster, kpy_spark, tmp_path, read_committed):
+        kpy_cluster, kpy_spark, tmp_path, read_committed, process_all_available):
     servers = kpy_cluster.bootstrap_servers
     admin = AdminClient({"bootstrap.servers": servers, "log_level": 3})
     source, target = (f"{name}-{uuid.uuid4().hex[:6]}" for name in ("in", "out"))
@@ -64,7 +64,7 @@ def test_exactly_once_query_survives_the_leaders_of_everything_it_uses_being_kil
              .option("topic", target).option("checkpointLocation", str(tmp_path / "cp"))
              .trigger(processingTime="1 second").start())
     try:
-        query.processAllAvailable()
+        process_all_available(query)
         victims = {
             "source leader": (source, 0),
             "sink leader": (target, 1),
@@ -81,10 +81,10 @@ def test_exactly_once_query_survives_the_leaders_of_everything_it_uses_being_kil
             assert query.isActive and query.exception() is None, (role, query.exception())
             produce_input(servers, source, produced, 100)
             produced += 100
-            query.processAllAvailable()
+            process_all_available(query)
         produce_input(servers, source, produced, 100)
         produced += 100
-        query.processAllAvailable()
+        process_all_available(query)
         assert query.exception() is None, query.exception()
     finally:
         query.stop()

@@ -130,7 +130,7 @@ def stream_copy(spark, servers, source, target, checkpoint, transform=None):
     query = (df.writeStream.format("kpy").option("kafka.bootstrap.servers", servers)
              .option("topic", target).option("checkpointLocation", str(checkpoint))
              .trigger(availableNow=True).start())
-    query.awaitTermination(180)
+    assert query.awaitTermination(180), f"the copy still running after 180 s: {query.status}"
     return query
 
 

@@ -80,7 +80,8 @@ class PythonWorkers:
 
     def stop(self) -> set[int]:
         self._stopped.set()
-        self._thread.join()
+        self._thread.join(30)
+        assert not self._thread.is_alive(), "the process sampler still running 30 s after its stop"
         return self.pids
 
 
@@ -139,7 +140,8 @@ def test_repeated_batch_reads_open_no_connection_per_task(kpy_spark, proxied_bro
     stop = threading.Event()
     producing = keep_producing(bootstrap, topic, stop)
     stop.set()
-    producing.join()
+    producing.join(60)
+    assert not producing.is_alive(), "the producing thread still running 60 s after its stop"
     before, workers = proxy.accepted, PythonWorkers()
     reads = 8
     for _ in range(reads):
@@ -170,12 +172,13 @@ def test_a_streaming_query_opens_one_connection_per_broker_per_python_worker(
              .trigger(processingTime="1 second").start())
     try:
         wait_until(lambda: _batches(query) >= batches or query.exception() is not None,
-                   timeout=900, message=f"{batches} micro-batches")
+                   timeout=900 if soak else 420, message=f"{batches} micro-batches")
         assert query.exception() is None
     finally:
         query.stop()
         stop.set()
-        producing.join()
+        producing.join(60)
+    assert not producing.is_alive(), "the producing thread still running 60 s after its stop"
     pids = workers.stop()
     opened = proxy.accepted - before
     read = [p["numInputRows"] for p in query.recentProgress]

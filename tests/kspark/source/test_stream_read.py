@@ -165,6 +165,7 @@ def test_records_lost_to_retention_fail_or_are_skipped(spark, broker, topic_name
         query.awaitTermination(120)
     except Exception:  # a failed query raises here; its exception is checked below
         pass
+    assert not query.isActive, f"the query still running after 120 s: {query.status}"
     if fail_on_data_loss:
         assert query.exception() is not None
         assert "failOnDataLoss" in str(query.exception())

@@ -284,7 +284,7 @@ def test_a_project_using_only_the_plugin_passes(pytester, kpy_zookeeper):
     pytester.makepyfile(test_pipeline=EXAMPLE.read_text(), test_fixtures=FIXTURES_PROJECT)
     result = pytester.runpytest_subprocess(
         f"--kpy-zookeeper-connect={kpy_zookeeper.connect_string}", "-p", "no:cacheprovider",
-        timeout=600)
+        timeout=480)
     result.assert_outcomes(passed=5)
 
 
@@ -302,7 +302,7 @@ def test_the_ini_file_sets_the_zookeeper_and_the_spark_master(pytester, kpy_zook
             assert kpy_zookeeper.server is None
             assert kpy_spark.sparkContext.master == "local[1]"
     """)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=600)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=480)
     result.assert_outcomes(passed=1)
 
 
