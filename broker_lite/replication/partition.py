@@ -98,6 +98,9 @@ class Partition:
         self.zk_version = -1  # the version of the state znode the ISR was read from or written
         self.controller_epoch = 0
         self._pending_isr: tuple[int, ...] | None = None  # being written
+        # The high watermark moved during an append made under the lock, to be told once it is
+        # released (None: no such append is under way).
+        self._moved_while_appending: bool | None = None
         self._followers: dict[int, FollowerState] = {}
         self._epoch_start_offset: int | None = None
         log.high_watermark_keeper = self
@@ -248,18 +251,31 @@ class Partition:
         the leader epoch; leadership cannot change meanwhile. Raises :class:`NotLeaderError`,
         :class:`NotEnoughReplicasError` (acks=all and too small an ISR), or what the log
         raises."""
-        with self._lock:
-            self._check_leader_append(required_acks)
-            return self.log.append(records, partition_leader_epoch=self.leader_epoch,
-                                   origin=origin)
+        return self._append_under_lock(required_acks, lambda: self.log.append(
+            records, partition_leader_epoch=self.leader_epoch, origin=origin))
 
     def append_all_as_leader(self, record_sets, *, required_acks: int = 1) -> list:
         """:meth:`append_as_leader` for the records of several requests sent together, in
         order, in one write: the outcome of each (see :meth:`Log.append_all`). Raises as
         :meth:`append_as_leader` does, for all of them."""
+        return self._append_under_lock(required_acks, lambda: self.log.append_all(
+            record_sets, partition_leader_epoch=self.leader_epoch))
+
+    def _append_under_lock(self, required_acks: int, append: Callable[[], object]):
+        """``append()`` under the lock, so leadership cannot change meanwhile; a high watermark
+        it moved is told once the lock is released, as Kafka's ``appendRecordsToLeader`` tries
+        the delayed requests after its lock: those take other locks (the partition manager's,
+        a waiting fetch's), and a thread holding one of them may be waiting for this one."""
         with self._lock:
             self._check_leader_append(required_acks)
-            return self.log.append_all(record_sets, partition_leader_epoch=self.leader_epoch)
+            self._moved_while_appending = False
+            try:
+                result = append()
+            finally:
+                moved, self._moved_while_appending = self._moved_while_appending, None
+        if moved:
+            self.on_high_watermark(self.topic_partition)
+        return result
 
     def _check_leader_append(self, required_acks: int) -> None:
         """(under the lock) Raise unless this replica may append a producer's records now."""
@@ -279,6 +295,9 @@ class Partition:
         down to the leader, the high watermark moves at once."""
         with self._lock:
             moved = self.is_leader and self._maybe_increment_high_watermark()
+            if moved and self._moved_while_appending is not None:
+                self._moved_while_appending = True  # told by _append_under_lock, unlocked
+                return
         if moved:
             self.on_high_watermark(self.topic_partition)
 

@@ -208,3 +208,32 @@ def test_the_follower_side_acts_only_in_the_epoch_it_fetched_in(tmp_path, clock)
     assert follower.follower_truncate(1, 3, 1) and log.log_end_offset == 0  # whole batch
     source.close()
     log.close()
+
+
+@pytest.mark.parametrize("append_as", ["append_as_leader", "append_all_as_leader"])
+def test_a_moved_high_watermark_is_told_once_the_partition_is_unlocked(tmp_path, clock,
+                                                                       append_as):
+    """The requests waiting on the high watermark are tried by the callback, which takes other
+    locks (the partition manager's, a waiting fetch's); a thread holding one of them may be
+    reading this partition's state meanwhile, so the callback must not run under its lock."""
+    log = Log(tmp_path / "alone-0", LogConfig(), clock=clock)
+    read_in_callback = []
+
+    def on_high_watermark(tp):  # reads the state from another thread, as Metadata would
+        reader = threading.Thread(target=lambda: read_in_callback.append(partition.state),
+                                  daemon=True)
+        reader.start()
+        reader.join(5)
+        read_in_callback.append(not reader.is_alive())
+
+    partition = Partition(TP, log, 1, on_high_watermark=on_high_watermark, clock=clock)
+    partition.make_leader(PartitionState(1, 0, (1,), 1), (1,), version=0)
+    read_in_callback.clear()  # make_leader's own telling
+    batch = build_batch([(b"k", b"v")], timestamp=1)
+    if append_as == "append_as_leader":
+        partition.append_as_leader(batch, required_acks=1)
+    else:
+        partition.append_all_as_leader([batch], required_acks=1)
+    assert log.high_watermark == 1  # the leader alone in the ISR: moved by the append
+    assert read_in_callback == [partition.state, True]  # told once, the state readable
+    log.close()
