@@ -6,8 +6,9 @@ what a worker prints is lost, so either way the run would say only that a test t
 the test's failure itself carries the stacks (the broker's threads too, when the test runs a
 broker in its own process), so the report names where each thread waited.
 
-Should the test's teardown hang as well, the worker exits a fifth of the timeout later (at
-least a second): xdist reports it crashed and starts another.
+The timeout covers the test's setup, call and teardown, the teardown of a test that failed
+included. Should the teardown hang as well after the timeout, the worker exits a fifth of the
+timeout later (at least a second): xdist reports it crashed and starts another.
 """
 
 import os
@@ -28,6 +29,7 @@ def every_thread_stack() -> str:
 
 
 HARD_STOP = pytest.StashKey[threading.Timer]()
+CANCEL = pytest.StashKey[object]()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -43,22 +45,35 @@ def pytest_timeout_set_timer(item, settings):
         pytest.fail(f"Timeout: the test ran over {settings.timeout:g} s; every thread's stack "
                     f"follows\n{every_thread_stack()}", pytrace=False)
 
-    def cancel():  # also called as the failure is reported, before the teardown
+    def cancel():
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
 
-    item.cancel_timeout = cancel
+    item.stash[CANCEL] = cancel
     signal.signal(signal.SIGALRM, on_timeout)
     signal.setitimer(signal.ITIMER_REAL, settings.timeout)
     return True
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_timeout_cancel_timer(item):
+    """pytest-timeout also stops the timer as a failure is reported (for a debugger), which
+    would leave the teardown unguarded: here it runs until the test's teardown has ended, unless
+    a debugger is in use (``--pdb``)."""
+    if CANCEL in item.stash and item.config.getoption("usepdb", False):
+        item.stash.pop(CANCEL)()
+    return True if CANCEL in item.stash else None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item):
-    """The hard stop is called off once the test's teardown has ended."""
+    """The timer and the hard stop are called off once the test's teardown has ended."""
     try:
         return (yield)
     finally:
+        cancel = item.stash.get(CANCEL, None)
+        if cancel is not None:
+            cancel()
         hard_stop = item.stash.get(HARD_STOP, None)
         if hard_stop is not None:
             hard_stop.cancel()

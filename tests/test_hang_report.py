@@ -35,6 +35,10 @@ def test_hangs_then_its_teardown_hangs(teardown_that_hangs):
     threading.Event().wait()
 
 
+def test_fails_then_its_teardown_hangs(teardown_that_hangs):
+    assert False, "failed on its own"
+
+
 def test_quick():
     pass
 '''
@@ -60,4 +64,8 @@ def test_a_hung_test_fails_with_every_threads_stack_and_the_others_still_run(tmp
     # the teardown that hung too ended its worker, which xdist reports and replaces
     assert "crashed while running 'test_probes.py::test_hangs_then_its_teardown_hangs'" \
         in output, output
-    assert "3 failed, 1 passed" in output, output  # the two hangs, the crash; the quick test
+    # a test that failed on its own still has its teardown guarded
+    assert "AssertionError: failed on its own" in output, output
+    assert "ERROR at teardown of test_fails_then_its_teardown_hangs" in output, output
+    # the two hangs, the crash and the failure; the teardown's timeout; the quick test
+    assert "4 failed, 1 passed, 1 error" in output, output
