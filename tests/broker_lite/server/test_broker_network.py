@@ -12,7 +12,7 @@ import pytest
 from confluent_kafka import Producer
 
 from broker_lite.cli import main as cli
-from broker_lite.protocol import ApiKey
+from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import build_batch
 from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
@@ -128,15 +128,20 @@ def test_waiting_requests_hold_no_request_handler(broker):
     wait_until(lambda: call(broker.port, ApiKey.FIND_COORDINATOR, 3,
                             {"key": "g", "key_type": 0})["error_code"] == 0,
                message="the group's coordinator ready")  # else JoinGroup is answered at once
-    waiting = [threading.Thread(target=call, args=(broker.port, ApiKey.FETCH, 11,
-                                                   fetch_body("quiet", 10_000)))
+    answers = []
+
+    def wait_for_answer(api_key, version, body):  # the socket outlasts the 10 s waits
+        answers.append(call(broker.port, api_key, version, body, timeout_s=60)["error_code"])
+
+    waiting = [threading.Thread(target=wait_for_answer,
+                                args=(ApiKey.FETCH, 11, fetch_body("quiet", 10_000)), daemon=True)
                for _ in range(5)]
     # Version 3: a new member joins at once (from version 4 it is first sent its member id).
     join = {"group_id": "g", "session_timeout_ms": 10_000, "rebalance_timeout_ms": 10_000,
             "member_id": "", "protocol_type": "consumer",
             "protocols": [{"name": "range", "metadata": b""}]}
-    waiting.append(threading.Thread(target=call, args=(broker.port, ApiKey.JOIN_GROUP, 3,
-                                                       join)))
+    waiting.append(threading.Thread(target=wait_for_answer, args=(ApiKey.JOIN_GROUP, 3, join),
+                                    daemon=True))
     for thread in waiting:
         thread.start()
     wait_until(lambda: broker.purgatory.fetch.delayed == 5 and broker.purgatory.groups.delayed,
@@ -149,6 +154,7 @@ def test_waiting_requests_hold_no_request_handler(broker):
     for thread in waiting:
         thread.join(max(0.0, deadline - time.monotonic()))
     assert not any(t.is_alive() for t in waiting), "requests still waiting after 30 s (of 10 s)"
+    assert answers == [ErrorCode.NONE] * 6  # each answered in its time, none cut short
 
 
 def test_produce_with_acks_all_is_answered_with_its_offsets(broker):
