@@ -69,6 +69,16 @@ def wait_until(predicate: Callable[[], object], timeout: float = 30.0, message: 
         time.sleep(0.02)
 
 
+def join_all(threads, timeout: float, message: str) -> None:
+    """Join ``threads``, all within ``timeout`` seconds; AssertionError with ``message`` if any
+    is still running then."""
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if any(thread.is_alive() for thread in threads):
+        raise AssertionError(message)
+
+
 class RecordingListener:
     """A ``PartitionListener`` that keeps a directory per partition it holds under ``root``
     (removed on ``delete=True``) and records every call."""

@@ -3,7 +3,6 @@ confluent-kafka: version negotiation, topic administration, offsets by time, fet
 range reads of compressed data, and recovery from cut connections and a restarted broker."""
 
 import threading
-import time
 import uuid
 
 import pyarrow as pa
@@ -25,7 +24,7 @@ from broker_lite.client import (
 from broker_lite.client.errors import KafkaConnectionError
 from broker_lite.records import BatchReader, iter_records
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
-from broker_lite.zk.testing import wait_until
+from broker_lite.zk.testing import join_all, wait_until
 
 BASE_TS = 1_700_000_000_000
 
@@ -268,8 +267,5 @@ def test_one_client_shared_by_threads(client, broker):
     threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(6)]
     for t in threads:
         t.start()
-    deadline = time.monotonic() + 120
-    for t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
-    assert not any(t.is_alive() for t in threads), "worker threads still running after 120 s"
+    join_all(threads, 120, "worker threads still running after 120 s")
     assert failures == []

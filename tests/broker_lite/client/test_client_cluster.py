@@ -3,7 +3,6 @@ leader (one request per leader), and the client follows leaders that move (an el
 to ZooKeeper, a broker that stops), topics created and partitions added after it started."""
 
 import threading
-import time
 import uuid
 from collections import Counter
 
@@ -16,7 +15,7 @@ from broker_lite.protocol import ApiKey
 from broker_lite.records import iter_records
 from broker_lite.server.testing import bootstrap
 from broker_lite.zk.layout import PartitionState, TopicPartitionStateZNode
-from broker_lite.zk.testing import wait_until
+from broker_lite.zk.testing import join_all, wait_until
 
 PARTITIONS = 6
 
@@ -182,8 +181,5 @@ def test_threads_share_one_client_across_leaders(client, three_brokers):
     threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(6)]
     for t in threads:
         t.start()
-    deadline = time.monotonic() + 120
-    for t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
-    assert not any(t.is_alive() for t in threads), "worker threads still running after 120 s"
+    join_all(threads, 120, "worker threads still running after 120 s")
     assert failures == []

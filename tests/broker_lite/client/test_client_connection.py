@@ -21,7 +21,7 @@ from broker_lite.client import (
 from broker_lite.client.connection import BrokerConnection
 from broker_lite.client.retry import Deadline
 from broker_lite.protocol import ApiKey, encode_response
-from broker_lite.zk.testing import wait_until
+from broker_lite.zk.testing import join_all, wait_until
 
 # Bounds on "fails within the configured timeout": the timeout plus room for a loaded machine.
 SLACK_S = 10
@@ -181,10 +181,7 @@ def test_one_connection_serves_many_threads_in_order():
         threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(8)]
         for t in threads:
             t.start()
-        deadline = time.monotonic() + 120
-        for t in threads:
-            t.join(max(0.0, deadline - time.monotonic()))
-        assert not any(t.is_alive() for t in threads), "worker threads still running after 120 s"
+        join_all(threads, 120, "worker threads still running after 120 s")
         assert failures == []
         assert len(answers) == 160 and all(k == v for k, v in answers.items())
         assert broker.connections == 1

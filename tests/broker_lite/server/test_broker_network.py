@@ -15,7 +15,7 @@ from broker_lite.cli import main as cli
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import build_batch
 from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers
-from broker_lite.zk.testing import wait_until
+from broker_lite.zk.testing import join_all, wait_until
 
 pytestmark = [pytest.mark.broker, pytest.mark.zookeeper]
 
@@ -150,10 +150,7 @@ def test_waiting_requests_hold_no_request_handler(broker):
     call(broker.port, ApiKey.METADATA, 1, {"topics": None})
     assert time.monotonic() - started < 5
     assert broker.purgatory.fetch.delayed == 5 and broker.purgatory.groups.delayed == 1
-    deadline = time.monotonic() + 30
-    for thread in waiting:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    assert not any(t.is_alive() for t in waiting), "requests still waiting after 30 s (of 10 s)"
+    join_all(waiting, 30, "requests still waiting after 30 s (of 10 s)")
     assert answers == [ErrorCode.NONE] * 6  # each answered in its time, none cut short
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from broker_lite.coordinator.timer import ManualTimer
 from broker_lite.server.purgatory import DelayedOperation, DelayedOperationPurgatory, Purgatory
+from broker_lite.zk.testing import join_all
 
 
 class Waiting(DelayedOperation):
@@ -113,10 +114,7 @@ def test_checked_from_many_threads_it_completes_once(purgatory):
                for _ in range(8)]
     for thread in threads:
         thread.start()
-    deadline = time.monotonic() + 30
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    assert not any(t.is_alive() for t in threads), "check_and_complete still running after 30 s"
+    join_all(threads, 30, "check_and_complete still running after 30 s")
     assert [op.completions for op in operations] == [1] * 50
     assert purgatory.delayed == 0
 

@@ -24,7 +24,7 @@ from broker_lite.server.testing import (
     start_brokers,
     stop_brokers,
 )
-from broker_lite.zk.testing import wait_until
+from broker_lite.zk.testing import join_all, wait_until
 from kspark.testing.tiers import needs
 
 LAG_MS = 5000  # a follower starved of CPU this long on a loaded machine is still healthy
@@ -403,10 +403,7 @@ def answered_after_metadata(leader: Broker, topic: str, send, sent) -> list[dict
                                                         "allow_auto_topic_creation": False})
     metadata_at = time.monotonic()
     assert metadata["topics"][0]["error_code"] == 0
-    deadline = time.monotonic() + 60
-    for sender in senders:
-        sender.join(max(0.0, deadline - time.monotonic()))
-    assert not any(s.is_alive() for s in senders), "Produce requests unanswered after 60 s"
+    join_all(senders, 60, "Produce requests unanswered after 60 s")
     assert len(answers) == count
     assert metadata_at < min(answered_at.values())  # not queued behind the waiting requests
     return [answers[i] for i in range(count)]

@@ -4,7 +4,6 @@ another authorizer (another broker), conditional updates that lose no concurrent
 deletion by filters, and what it refuses to store."""
 
 import threading
-import time
 
 import pytest
 from kazoo.client import KazooClient
@@ -24,7 +23,7 @@ from broker_lite.security.acl import (
 )
 from broker_lite.server.authorizer import AclAuthorizer
 from broker_lite.zk.client import connect
-from broker_lite.zk.testing import wait_until
+from broker_lite.zk.testing import join_all, wait_until
 
 T, G = ResourceType.TOPIC, ResourceType.GROUP
 LIT, PRE = PatternType.LITERAL, PatternType.PREFIXED
@@ -121,10 +120,7 @@ def test_concurrent_changes_are_all_kept(authorizers, zookeeper_client):
         for who, a in (("c", second), ("d", first), ("e", second))]
     for thread in threads:
         thread.start()
-    deadline = time.monotonic() + 60
-    for thread in threads:
-        thread.join(max(0.0, deadline - time.monotonic()))
-    assert not any(t.is_alive() for t in threads), "create_acls still running after 60 s"
+    join_all(threads, 60, "create_acls still running after 60 s")
     data, _ = zookeeper_client.get("/kafka-acl/Topic/shared")
     for who in "abcde":
         assert f'"User:{who}"'.encode() in data

@@ -21,7 +21,7 @@ from broker_lite.server.network import (
 from broker_lite.server.network import transport as transport_module
 from broker_lite.server.network.processor import MAX_HELD_RESPONSES
 from broker_lite.server.testing import recv_exactly
-from broker_lite.zk.testing import wait_until
+from broker_lite.zk.testing import join_all, wait_until
 
 
 def frame(payload: bytes) -> bytes:
@@ -325,10 +325,7 @@ def test_many_clients_at_once(server):
     threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(30)]
     for t in threads:
         t.start()
-    deadline = time.monotonic() + 120
-    for t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
-    assert not any(t.is_alive() for t in threads), "client threads still running after 120 s"
+    join_all(threads, 120, "client threads still running after 120 s")
     assert errors == []
 
 
