@@ -7,10 +7,10 @@
 
 ``start`` runs a broker in the foreground until SIGINT or SIGTERM, logs to stderr, and shuts down
 cleanly (the next start then skips log recovery). Without a file it runs with the settings that
-ship in the package (:mod:`broker_lite.defaults`, the same as ``conf/server.properties``);
+ship in the package (:mod:`broker_lite.config.defaults`, the same as ``conf/server.properties``);
 ``--override`` sets single ones. When neither ``log.dirs`` nor ``log.dir`` is set, the data
-lives in :func:`broker_lite.defaults.data_dir`. Once the broker serves requests (registered in
-ZooKeeper, a controller elected), stdout gets two lines::
+lives in :func:`broker_lite.config.defaults.data_dir`. Once the broker serves requests
+(registered in ZooKeeper, a controller elected), stdout gets two lines::
 
     broker-lite: broker 0 listening on 127.0.0.1:9092
     broker-lite: data in /home/me/.local/state/broker-lite
@@ -27,9 +27,11 @@ import logging
 import sys
 from pathlib import Path
 
-from broker_lite import defaults
-from broker_lite.config import BrokerConfig, ConfigError, read_properties
-from broker_lite.foreground import termination_requested
+from broker_lite.common.foreground import termination_requested
+from broker_lite.config import defaults
+from broker_lite.config.broker import BrokerConfig
+from broker_lite.config.parsers import ConfigError
+from broker_lite.config.properties import read_properties
 from broker_lite.tools import TOOLS
 from broker_lite.tools.common import ToolError, report_error
 from broker_lite.tools.properties import key_value

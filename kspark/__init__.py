@@ -12,7 +12,7 @@
 source reports it (see :mod:`kspark.source.metrics`).
 """
 
-from .session import register, session
+from kspark.session import register, session
 
 __all__ = ["offsets_behind_latest", "register", "session"]
 
@@ -21,7 +21,7 @@ def __getattr__(name: str):
     # Loaded on first use: the source imports pyspark and pyarrow, which ``import kspark``
     # (the command-line tools, say) does not need.
     if name == "offsets_behind_latest":
-        from .source.metrics import offsets_behind_latest
+        from kspark.source.metrics import offsets_behind_latest
 
         return offsets_behind_latest
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

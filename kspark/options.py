@@ -25,7 +25,7 @@ DataFrame is loaded with a message that names the option and what it accepts:
   ``kafka.group.id`` names (see :mod:`kspark.source.stream`).
 
 Spark hands options to a Python data source with lower-cased names; messages use the names as
-documented. Values parse as Spark's Kafka source parses them (:mod:`broker_lite.settings`), as
+documented. Values parse as Spark's Kafka source parses them (:mod:`broker_lite.config.parsers`), as
 given, untrimmed: booleans in any case, ``minPartitions`` as Java's ``Integer.parseInt`` and the
 other counts as ``Long.parseLong`` (so ``" 10"`` is no number), ``maxTriggerDelay`` as Spark's
 time strings, ``startingOffsetsByTimestampStrategy`` in any case; the ``kafka.*`` settings parse
@@ -41,8 +41,8 @@ from typing import Any
 
 from broker_lite.client import ClientConfig, ConfigError, TopicPartition
 from broker_lite.client.config import ALIASES, CLIENT_SETTINGS, is_security_setting
+from broker_lite.config.parsers import boolean, choice, duration_ms, int32, int64, list_of
 from broker_lite.security.redaction import RedactedSettings
-from broker_lite.settings import boolean, choice, duration_ms, int32, int64, list_of
 
 EARLIEST = -2
 LATEST = -1

@@ -95,7 +95,7 @@ def spark_defaults(directory: str | os.PathLike | None) -> dict[str, str]:
         return {}
     # Imported here: every Python process Spark starts for the source imports this module (with
     # ``kspark``), and none of them reads a properties file.
-    from broker_lite.config import read_properties
+    from broker_lite.config.properties import read_properties
 
     return {name: value.strip() for name, value in read_properties(path).items()
             if name.startswith("spark.")}

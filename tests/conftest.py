@@ -13,11 +13,12 @@ import uuid
 
 import pytest
 
-from kspark.testing.tiers import needs
+from broker_lite.common.tiers import needs
 
-# One real ZooKeeper per test session, and the fixtures built on it, for every test package; and
-# hung tests reported with every thread's stack (tests/hang_report.py).
-pytest_plugins = ["broker_lite.zk.testing", "hang_report"]
+# One real ZooKeeper per test session, and the fixtures built on it, for every test package
+# (tests/zookeeper_support.py adds the broker's); and hung tests reported with every thread's
+# stack (tests/hang_report.py).
+pytest_plugins = ["broker_lite.zk.testing", "zookeeper_support", "hang_report"]
 
 
 def pytest_addoption(parser):

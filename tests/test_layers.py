@@ -56,7 +56,7 @@ def test_broker_lite_never_imports_kspark():
 
 def subpackage(module: str) -> str:
     """The first-level unit a module belongs to: ``broker_lite.log.segment`` ->
-    ``broker_lite.log``; a top-level module (``broker_lite.config``) is a unit of its own."""
+    ``broker_lite.log``; a top-level module (``broker_lite.config.broker``) is a unit of its own."""
     return ".".join(module.split(".")[:2])
 
 

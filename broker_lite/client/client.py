@@ -45,21 +45,21 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from broker_lite.vocabulary import TopicPartition
+from broker_lite.common.vocabulary import TopicPartition
 
-from .cluster import Cluster
+from .cluster.cluster import Cluster
 from .config import ClientConfig
+from .consumer.fetcher import Fetcher
+from .consumer.group_offsets import GroupOffsets
+from .consumer.offsets import OffsetLookup
 from .errors import ClientClosedError, InvalidArgumentError, error_for, final_error
-from .fetcher import Fetcher
-from .group_offsets import GroupOffsets
-from .offsets import OffsetLookup
 from .retry import retry
 from .types import LOG_END, FetchedPartition, OffsetAndMetadata, OffsetAndTimestamp
 
 if TYPE_CHECKING:
-    from .admin import Admin
-    from .partition_reader import FetchedChunk, OutOfRangeHook
-    from .producer import Producer
+    from .admin.admin import Admin
+    from .consumer.partition_reader import FetchedChunk, OutOfRangeHook
+    from .producer.producer import Producer
 
 
 class KafkaClient:
@@ -203,7 +203,7 @@ class KafkaClient:
         self._check_open()
         # loaded when first used: a process that only looks up offsets (a Spark driver) needs
         # neither the read loop nor the record codecs it brings
-        from .partition_reader import read_range
+        from .consumer.partition_reader import read_range
 
         return read_range(self, tp, start, end, isolation_level=isolation_level,
                           on_out_of_range=on_out_of_range, max_wait_ms=max_wait_ms)
@@ -234,7 +234,7 @@ class KafkaClient:
         """Topic administration (:class:`.admin.Admin`) over this client's connections."""
         self._check_open()
         if self._admin is None:
-            from .admin import Admin  # loaded when first used: readers need none of it
+            from .admin.admin import Admin  # loaded when first used: readers need none of it
 
             self._admin = Admin(self._cluster)
         return self._admin
@@ -246,6 +246,6 @@ class KafkaClient:
         client open); ``settings`` are its keyword arguments (``transactional_id``, ``acks``,
         ``compression``, ...), defaulting to this client's settings."""
         self._check_open()
-        from .producer import Producer  # loaded when first used: readers need none of it
+        from .producer.producer import Producer  # loaded when first used: readers need none of it
 
         return Producer(self, **settings)

@@ -18,10 +18,10 @@ kinds of names are known:
   asks for; ``oauth_cb`` (a Python callable, confluent-kafka's name) supplies OAUTHBEARER tokens.
 
 Any other name is a :class:`ConfigError` naming it, so a misspelt option never passes silently.
-Values parse as Kafka's ``ConfigDef`` parses them (:mod:`broker_lite.settings`): trimmed, numbers
-within their Kafka type (INT or LONG) and bounds, booleans in any case, choices case-sensitive
-(``acks=ALL`` and ``isolation.level=READ_COMMITTED`` are refused, as Kafka refuses them) except
-``security.protocol``, which Kafka compares in any case.
+Values parse as Kafka's ``ConfigDef`` parses them (:mod:`broker_lite.config.parsers`): trimmed,
+numbers within their Kafka type (INT or LONG) and bounds, booleans in any case, choices
+case-sensitive (``acks=ALL`` and ``isolation.level=READ_COMMITTED`` are refused, as Kafka refuses
+them) except ``security.protocol``, which Kafka compares in any case.
 
 >>> config = ClientConfig({"bootstrap.servers": "b1:9092,[::1]:9093", "fetch.max.wait.ms": "100"})
 >>> config.bootstrap_servers, config.fetch_max_wait_ms, config.client_id
@@ -39,9 +39,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from broker_lite.security import SecurityConfigError
-from broker_lite.security.redaction import RedactedSettings
-from broker_lite.settings import (
+from broker_lite.common.vocabulary import INT32_MAX
+from broker_lite.config.parsers import (
     InvalidValue,
     Setting,
     as_text,
@@ -52,7 +51,8 @@ from broker_lite.settings import (
     non_empty,
     string,
 )
-from broker_lite.vocabulary import INT32_MAX
+from broker_lite.security import SecurityConfigError
+from broker_lite.security.redaction import RedactedSettings
 
 from .errors import ConfigError
 from .java_settings import JAVA_CLIENT_SETTINGS, JAVA_SASL_SETTINGS, JAVA_SSL_SETTINGS
@@ -62,7 +62,8 @@ DEFAULT_PORT = 9092
 SPARK_OPTION_PREFIX = "kafka."
 
 
-# -- parsers of this client's own (the others are broker_lite.settings'), ValueError with the reason
+# -- parsers of this client's own (the others are broker_lite.config.parsers'), ValueError with the
+# reason
 
 
 _ACKS = choice("all", "-1", "1")
@@ -149,9 +150,9 @@ CLIENT_SETTINGS: dict[str, Setting] = {s.name: s for s in (
             "PLAINTEXT, SSL (TLS), SASL_PLAINTEXT or SASL_SSL (SASL over TLS)"),
 )}
 
-#: The producer's settings (:mod:`broker_lite.client.producer`): name -> Setting. ``batch.size``
-#: defaults to 1 MiB rather than the Java client's 16 KiB: the producer sends whole Arrow inputs
-#: at once instead of accumulating records one by one, so batches are cut by size only.
+#: The producer's settings (:mod:`broker_lite.client.producer.producer`): name -> Setting.
+#: ``batch.size`` defaults to 1 MiB rather than the Java client's 16 KiB: the producer sends whole
+#: Arrow inputs at once instead of accumulating records one by one, so batches are cut by size only.
 PRODUCER_SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("acks", _acks, -1, "all (-1) or 1: the replicas that must have a batch before the "
                                "broker answers"),

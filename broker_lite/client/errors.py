@@ -290,7 +290,7 @@ TransactionAbortableError = _api_error("TransactionAbortableError", E.TRANSACTIO
 class TransactionStateError(KafkaClientError):
     """A transactional method called in the wrong state of this producer (``send`` outside a
     transaction, ``commit_transaction`` after an error that requires an abort, ...). ``state``
-    is the producer's :class:`~broker_lite.client.transactions.TransactionState` name."""
+    is the producer's :class:`~broker_lite.client.producer.transactions.TransactionState` name."""
 
     def __init__(self, message: str, *, state: str = ""):
         super().__init__(message)

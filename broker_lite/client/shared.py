@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .client import KafkaClient
-from .cluster import Cluster
+from .cluster.cluster import Cluster
 from .config import ClientConfig
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from broker_lite.vocabulary import (
+from broker_lite.common.vocabulary import (
     TopicPartition as TopicPartition,  # one of the client's values
 )
 

@@ -36,7 +36,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from broker_lite.config import LogConfig
+from broker_lite.config.topic import LogConfig
 from broker_lite.records import BatchReader, build_batch
 
 from .log import Log

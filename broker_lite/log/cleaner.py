@@ -41,6 +41,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from broker_lite.common.vocabulary import INT32_MAX
 from broker_lite.records import (
     BatchReader,
     CompressionType,
@@ -51,7 +52,6 @@ from broker_lite.records import (
     assemble_batch,
 )
 from broker_lite.records.message_set import TIMESTAMP_TYPE_FLAG, encode_message
-from broker_lite.vocabulary import INT32_MAX
 
 from .files import CLEANED_SUFFIX, SWAP_SUFFIX, fsync_directory
 from .log import Log

@@ -21,7 +21,7 @@ import os
 import re
 from pathlib import Path
 
-from broker_lite.vocabulary import TopicPartition
+from broker_lite.common.vocabulary import TopicPartition
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"

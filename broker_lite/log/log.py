@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from broker_lite.config import LogConfig
+from broker_lite.common.vocabulary import now_ms
+from broker_lite.config.topic import LogConfig
 from broker_lite.records import RecordBatch, RecordsError
-from broker_lite.vocabulary import now_ms
 
 from .errors import KafkaStorageError, LogError, OffsetOutOfRangeError
 from .files import DELETED_SUFFIX, SWAP_SUFFIX

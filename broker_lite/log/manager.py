@@ -15,8 +15,10 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from broker_lite.config import BrokerConfig, ConfigError, LogConfig
-from broker_lite.vocabulary import TopicPartition, now_ms
+from broker_lite.common.vocabulary import TopicPartition, now_ms
+from broker_lite.config.broker import BrokerConfig
+from broker_lite.config.parsers import ConfigError
+from broker_lite.config.topic import LogConfig
 
 from .checkpoints import OffsetCheckpointFile
 from .cleaner import clean, cleaning_due

@@ -40,8 +40,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from broker_lite.records import EndTransactionMarker, RecordBatch
-from broker_lite.vocabulary import (
+from broker_lite.common.vocabulary import (
     MAX_SEQUENCE,
     NO_OFFSET,
     NO_PRODUCER_EPOCH,
@@ -49,6 +48,7 @@ from broker_lite.vocabulary import (
     NO_SEQUENCE,
     NO_TIMESTAMP,
 )
+from broker_lite.records import EndTransactionMarker, RecordBatch
 
 from .errors import (
     InvalidProducerEpochError,

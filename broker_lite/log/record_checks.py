@@ -29,8 +29,8 @@ partition events-0.')
 
 from dataclasses import dataclass
 
+from broker_lite.common.vocabulary import INT64_MAX, NO_TIMESTAMP
 from broker_lite.records import InvalidTimestampError, Record, TimestampType
-from broker_lite.vocabulary import INT64_MAX, NO_TIMESTAMP
 
 from .errors import InvalidRecordError
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from broker_lite.common.vocabulary import INT32_MAX, NO_TIMESTAMP, now_ms
 from broker_lite.records import BatchReader, RecordsError
 from broker_lite.records.record_batch import LOG_OVERHEAD
-from broker_lite.vocabulary import INT32_MAX, NO_TIMESTAMP, now_ms
 
 from .files import (
     INDEX_SUFFIX,

@@ -7,8 +7,8 @@ compacted topics, timestamp bounds), whose errors name each bad record, records 
 legacy compressed sets whose inner offsets must be rewritten.
 
 The log keeps one message format, its record version (``message.format.version``: v2 unless an
-older version is set, see :func:`broker_lite.config.record_version`). Batches in that format are
-kept as they came; offsets are assigned the cheapest way each format allows:
+older version is set, see :func:`broker_lite.config.format_versions.record_version`). Batches in
+that format are kept as they came; offsets are assigned the cheapest way each format allows:
 
 - v2: the new baseOffset and partitionLeaderEpoch are written over the first 16 bytes of the
   header, which the CRC does not cover; the rest of the batch is passed on as it came (no copy).
@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 import crc32c
 
+from broker_lite.common.vocabulary import NO_TIMESTAMP
 from broker_lite.records import (
     BatchReader,
     CompressionType,
@@ -62,7 +63,6 @@ from broker_lite.records.record_batch import (
     MIN_BATCH_LENGTH,
     TIMESTAMP_TYPE_FLAG,
 )
-from broker_lite.vocabulary import NO_TIMESTAMP
 
 from .errors import InvalidRecordError, UnsupportedForMessageFormatError
 from .record_checks import RecordRules, check_records

@@ -14,10 +14,11 @@ the request and response schema of every API known here, :class:`ErrorCode` Kafk
 Errors in Python are :class:`ProtocolError` subclasses.
 """
 
-from broker_lite.lazy_exports import lazy_exports
+from broker_lite.common.lazy_exports import lazy_exports
 
-# Each name is imported from its module when first asked for (:mod:`broker_lite.lazy_exports`):
-# a process that needs only the error codes (stating a Spark source's schema, say) loads no codec.
+# Each name is imported from its module when first asked for
+# (:mod:`broker_lite.common.lazy_exports`): a process that needs only the error codes (stating a
+# Spark source's schema, say) loads no codec.
 __getattr__, __dir__ = lazy_exports(__name__, {
     ".apis": ("API_SCHEMAS", "Api", "ApiKey", "api_for"),
     ".codec": ("decode", "encode"),

@@ -43,8 +43,8 @@ from __future__ import annotations
 import struct
 import uuid as _uuid
 
-from ..records.errors import CorruptRecordError
-from ..records.varint import (
+from broker_lite.records.errors import CorruptRecordError
+from broker_lite.records.varint import (
     decode_unsigned_varint,
     decode_varint,
     decode_varlong,
@@ -52,6 +52,7 @@ from ..records.varint import (
     encode_varint,
     encode_varlong,
 )
+
 from .errors import EncodeError, InvalidRequestError
 
 ZERO_UUID = _uuid.UUID(int=0)

@@ -3,11 +3,12 @@
 Nothing here does I/O: buffers in, batches and records out, and the reverse.
 
 Each name below is imported from its module when first asked for
-(:mod:`broker_lite.lazy_exports`): a process that needs only the errors or the varints (the wire
-protocol's codec, a Spark driver) does not load the compression codecs and the CRC-32C with them.
+(:mod:`broker_lite.common.lazy_exports`): a process that needs only the errors or the varints (the
+wire protocol's codec, a Spark driver) does not load the compression codecs and the CRC-32C with
+them.
 """
 
-from broker_lite.lazy_exports import lazy_exports
+from broker_lite.common.lazy_exports import lazy_exports
 
 _NAMES = {  # module: the public names it gives
     ".compression": ("CompressionType", "compress", "decompress"),

@@ -34,7 +34,7 @@ caller allows (Kafka sends the size of the data read before conversion).
 import struct
 from collections.abc import Iterator, Sequence
 
-from broker_lite.vocabulary import NO_PARTITION_LEADER_EPOCH
+from broker_lite.common.vocabulary import NO_PARTITION_LEADER_EPOCH
 
 from .compression import CompressionType
 from .errors import UnsupportedCompressionError

@@ -31,7 +31,7 @@ import struct
 import zlib
 from collections.abc import Iterable, Iterator
 
-from broker_lite.vocabulary import NO_TIMESTAMP, now_ms
+from broker_lite.common.vocabulary import NO_TIMESTAMP, now_ms
 
 from .compression import CompressionType, compress, decompress
 from .errors import CorruptRecordError

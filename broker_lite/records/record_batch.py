@@ -41,7 +41,7 @@ from collections.abc import Iterable, Iterator
 
 import crc32c
 
-from broker_lite.vocabulary import (
+from broker_lite.common.vocabulary import (
     NO_PARTITION_LEADER_EPOCH,
     NO_PRODUCER_EPOCH,
     NO_PRODUCER_ID,

@@ -15,7 +15,7 @@ versions. Decoders reject encodings longer than the field allows and values outs
 corrupt byte stream cannot make them read past a record or return absurd numbers.
 """
 
-from broker_lite.vocabulary import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from broker_lite.common.vocabulary import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 
 from .errors import CorruptRecordError
 

@@ -12,10 +12,12 @@ module                    what it holds
                           the controller (``ZkAlterPartitionManager``)
 :mod:`.fetcher`           the followers' fetcher threads (``ReplicaFetcherThread``): truncation
                           by leader epoch (KIP-101/279), then Fetch requests with a replica id
+:mod:`.partition_manager`  this broker's partitions in step with ZooKeeper's assignments: each
+                          led or followed as the controller decides (Kafka's ``ReplicaManager``)
 :mod:`.errors`            why an append is refused
 ========================  =====================================================================
 
-:mod:`broker_lite.partitions` gives each partition held here its role as the controller
-(:mod:`broker_lite.zk.controller`) decides; the request handlers of :mod:`broker_lite.server`
-serve the followers' fetches and wait for the ISR.
+:mod:`.partition_manager` gives each partition held here its role as the controller
+(:mod:`broker_lite.controller`) decides; the request handlers of :mod:`broker_lite.server` serve
+the followers' fetches and wait for the ISR.
 """

@@ -2,8 +2,8 @@
 ``ReplicaFetcherThread`` and ``AbstractFetcherThread``).
 
 A broker runs one fetcher thread per broker it follows partitions of, over one connection of the
-broker's own client (:class:`~broker_lite.client.connection.BrokerConnection`). Each partition
-it follows goes through two phases, as in Kafka since KIP-101 and KIP-279:
+broker's own client (:class:`~broker_lite.client.cluster.connection.BrokerConnection`). Each
+partition it follows goes through two phases, as in Kafka since KIP-101 and KIP-279:
 
 1. **Truncating.** The follower asks the leader, with OffsetForLeaderEpoch, where the latest
    leader epoch of its own log ended in the leader's log, and truncates to the end of the
@@ -40,15 +40,15 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from broker_lite.client.cluster.connection import BrokerConnection
 from broker_lite.client.config import ClientConfig
-from broker_lite.client.connection import BrokerConnection
 from broker_lite.client.errors import KafkaClientError
 from broker_lite.client.retry import Deadline
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.log import LogError
 from broker_lite.log.leader_epochs import UNDEFINED_EPOCH, LeaderEpochCache
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import BatchReader, RecordsError
-from broker_lite.vocabulary import TopicPartition
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from typing import Protocol
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
 
-from broker_lite.vocabulary import TopicPartition
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.zk.errors import MalformedZnodeError
 from broker_lite.zk.layout import (
     IsrChangeNotificationSequenceZNode,

@@ -37,11 +37,11 @@ import threading
 import time
 from collections.abc import Callable
 
+from broker_lite.common.vocabulary import TopicPartition, now_ms
 from broker_lite.log import Log
 from broker_lite.log.producer_state import AppendOrigin
 from broker_lite.log.validator import ValidatedRecords
 from broker_lite.protocol import ErrorCode
-from broker_lite.vocabulary import TopicPartition, now_ms
 from broker_lite.zk.layout import NO_LEADER, PartitionState
 
 from .errors import NotEnoughReplicasError, NotLeaderError

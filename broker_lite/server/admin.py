@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 
-from broker_lite.config import BrokerConfig
+from broker_lite.config.broker import BrokerConfig
 from broker_lite.zk import admin, users
 from broker_lite.zk.admin import TopicPlan, TopicSpec
 from broker_lite.zk.errors import ZooKeeperConnectionError

@@ -12,7 +12,7 @@ already names the cluster id, this broker and the controller. ``start()`` return
 Config changes made anywhere in the cluster reach the broker through ``/config/changes``
 (:mod:`.config_changes`); with ``authorizer.class.name`` set, the ACLs are loaded from
 ZooKeeper before any request is served, and changes follow through ``/kafka-acl-changes``
-(:mod:`.authorizer`). Partitions replicate as :mod:`broker_lite.partitions` and
+(:mod:`.authorizer`). Partitions replicate as :mod:`broker_lite.replication.partition_manager` and
 :mod:`broker_lite.replication` describe: ISR changes go to ZooKeeper (:mod:`..replication.isr`),
 followers fetch from their leaders' endpoints of the inter-broker listener, with its
 security settings. Shutdown first moves leadership
@@ -29,18 +29,17 @@ from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from broker_lite.config import BrokerConfig
+from broker_lite.config.broker import BrokerConfig
 from broker_lite.coordinator import GroupCoordinator
-from broker_lite.coordinator.service import start_group_coordinator
-from broker_lite.coordinator.transactions.service import (
+from broker_lite.coordinator.group.service import start_group_coordinator
+from broker_lite.coordinator.transaction.service import (
     TransactionService,
     start_transaction_coordinator,
 )
 from broker_lite.log.manager import LogManager
-from broker_lite.partitions import PartitionManager
 from broker_lite.replication.fetcher import FetcherSettings
 from broker_lite.replication.isr import ZkIsrWriter
-from broker_lite.zk import ZkBroker
+from broker_lite.replication.partition_manager import PartitionManager
 from broker_lite.zk.admin import get_broker_config, get_topic_config
 from broker_lite.zk.client import ZooKeeperConnection
 from broker_lite.zk.consumer_offsets import ZkConsumerOffsets
@@ -71,6 +70,7 @@ from .network.channel_builders import ChannelBuilder
 from .purgatory import Purgatory
 from .scram_credentials import ScramCredentialCache
 from .services import HandlerServices
+from .zk_broker import ZkBroker
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +157,8 @@ class Broker:
             config, partitions, client, broker_id=lambda: partitions.broker_id,
             brokers=lambda: cluster.brokers(inter_broker),
             generate_producer_id=producer_ids.generate,
-            group_coordinator=self.groups, on_appended=purgatory.notify_appended,
+            on_offsets_completed=self.groups.on_transaction_completed,
+            on_appended=purgatory.notify_appended,
             inter_broker_security=inter_broker_security)
         # SCRAM credentials are read before any client may authenticate, then followed.
         self.scram_credentials = scram = ScramCredentialCache(client)

@@ -11,7 +11,7 @@ start itself, which reads every config.
 
 :class:`DynamicBrokerConfigs` puts a broker's dynamic configs in force: the cluster-wide defaults
 and the broker's own, read from ZooKeeper and filtered by the rules of
-:mod:`broker_lite.dynamic_config`, go into the broker's config (which every part of the broker
+:mod:`broker_lite.config.dynamic`, go into the broker's config (which every part of the broker
 reads) and the defaults of its running logs, without a restart.
 """
 
@@ -21,8 +21,9 @@ from collections.abc import Callable
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from broker_lite.config import BrokerConfig, ConfigError
-from broker_lite.dynamic_config import usable_configs
+from broker_lite.config.broker import BrokerConfig
+from broker_lite.config.dynamic import usable_configs
+from broker_lite.config.parsers import ConfigError
 from broker_lite.log.manager import LogManager
 from broker_lite.zk.errors import MalformedZnodeError
 from broker_lite.zk.layout import (

@@ -11,7 +11,7 @@ then shuts down anyway, as Kafka does. A controller that moved or cannot be reac
 failed attempt.
 
 Kafka sends the request with its inter-broker client; here the broker's own client connection
-(:class:`~broker_lite.client.connection.BrokerConnection`) carries it, to the controller's
+(:class:`~broker_lite.client.cluster.connection.BrokerConnection`) carries it, to the controller's
 registered address.
 """
 
@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 
+from broker_lite.client.cluster.connection import BrokerConnection
 from broker_lite.client.config import ClientConfig
-from broker_lite.client.connection import BrokerConnection
 from broker_lite.client.errors import KafkaClientError
 from broker_lite.client.retry import Deadline
 from broker_lite.protocol import ApiKey, ErrorCode

@@ -1,7 +1,7 @@
 """Python exceptions of the storage, records, config and topic administration layers, as the
 Kafka error codes clients expect."""
 
-from broker_lite.config import ConfigError
+from broker_lite.config.parsers import ConfigError
 from broker_lite.log import InvalidRecordError, KafkaStorageError, OffsetOutOfRangeError
 from broker_lite.log.errors import (
     InvalidProducerEpochError,

@@ -52,7 +52,8 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from broker_lite.config import BrokerConfig, ConfigError
+from broker_lite.config.broker import BrokerConfig
+from broker_lite.config.parsers import ConfigError
 from broker_lite.security import SecurityConfigError
 from broker_lite.security.jaas import (
     MECHANISM_LOGIN_MODULES,

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from broker_lite.config import parse_properties
+from broker_lite.config.properties import parse_properties
 
 FILE_NAME = "meta.properties"
 VERSION = 0

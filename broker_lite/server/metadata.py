@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from kazoo.client import KazooClient
 from kazoo.exceptions import NoNodeError
 
-from broker_lite.partitions import PartitionManager
+from broker_lite.replication.partition_manager import PartitionManager
 from broker_lite.zk.admin import (
     get_partition_state,
     get_topic_assignment,

@@ -41,7 +41,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import urlsplit
 
-from broker_lite.config import ConfigError
+from broker_lite.config.parsers import ConfigError
 
 from .network import SocketServer
 from .purgatory import Purgatory

@@ -16,7 +16,7 @@ thread ever blocks waiting for one. Once completed, an operation leaves every wa
 so nothing accumulates under keys that never change again (Kafka purges them in batches instead).
 
 Every delay runs on one timer thread shared by all purgatories (a heap of deadlines,
-:class:`~broker_lite.coordinator.timer.Timer`). A stopping broker completes every delayed
+:class:`~broker_lite.coordinator.common.timer.Timer`). A stopping broker completes every delayed
 operation at once, and any new one as soon as it is handed over, so waiting requests do not hold
 the broker until their timeouts; it stops its network first, so their answers are not sent.
 
@@ -34,7 +34,7 @@ delete_    TopicPartition          the followers' fetches bringing their log sta
 records                            leader's, or a broker leaving the cluster (DeleteRecords)
 =========  ======================  =======================================================
 
->>> from broker_lite.coordinator.timer import ManualTimer
+>>> from broker_lite.coordinator.common.timer import ManualTimer
 >>> class Reached(DelayedOperation):
 ...     def __init__(self, level, goal):
 ...         super().__init__(delay_ms=1000); self.level, self.goal = level, goal
@@ -60,7 +60,7 @@ import logging
 import threading
 from collections.abc import Hashable, Iterable
 
-from broker_lite.coordinator.timer import Timer, TimerTask
+from broker_lite.coordinator.common.timer import Timer, TimerTask
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ class DelayedOperation:
 class DelayedOperationPurgatory:
     """Delayed operations of one kind, watched under the keys whose changes may complete them.
 
-    ``timer`` runs their delays (one shared :class:`~broker_lite.coordinator.timer.Timer`);
+    ``timer`` runs their delays (one shared :class:`~broker_lite.coordinator.common.timer.Timer`);
     ``name`` names the purgatory in metrics.
     """
 

@@ -34,19 +34,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from broker_lite.config import BrokerConfig
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.config.broker import BrokerConfig
+from broker_lite.controller.controller import Outcome, Reassignment
 from broker_lite.coordinator import GroupCoordinator
-from broker_lite.coordinator.transactions.coordinator import (
+from broker_lite.coordinator.transaction.coordinator import (
     InitProducerIdResult,
     TransactionDescription,
 )
-from broker_lite.coordinator.transactions.state import TransactionMetadata
+from broker_lite.coordinator.transaction.state import TransactionMetadata
 from broker_lite.log.manager import LogManager
-from broker_lite.partitions import PartitionManager
 from broker_lite.protocol import ErrorCode
-from broker_lite.vocabulary import TopicPartition
+from broker_lite.replication.partition_manager import PartitionManager
 from broker_lite.zk.admin import TopicPlan, TopicSpec
-from broker_lite.zk.controller import Outcome, Reassignment
 from broker_lite.zk.layout import PartitionState
 
 from .authorizer import Authorizer
@@ -138,7 +138,7 @@ class CoordinatorTopic(Protocol):
 
 class Transactions(CoordinatorTopic, Protocol):
     """What the handlers ask the transaction coordinator (see
-    :class:`~broker_lite.coordinator.transactions.TransactionCoordinator`)."""
+    :class:`~broker_lite.coordinator.transaction.TransactionCoordinator`)."""
 
     def verify_produce(self, transactional_id: str, topic: str, partition: int,
                        records) -> ErrorCode: ...
@@ -166,7 +166,7 @@ class Transactions(CoordinatorTopic, Protocol):
 
 class MarkerWriter(Protocol):
     """Transaction markers appended to the partitions led here
-    (:class:`~broker_lite.coordinator.transactions.service.LocalMarkers`)."""
+    (:class:`~broker_lite.coordinator.transaction.service.LocalMarkers`)."""
 
     replication_timeout_ms: int | None  # how long markers wait for the ISR (None: not at all)
 
@@ -188,7 +188,7 @@ class ProducerIds(Protocol):
 
 
 class ControllerRequests(Protocol):
-    """What the controller answers (:class:`~broker_lite.zk.controller.Controller`); only
+    """What the controller answers (:class:`~broker_lite.controller.controller.Controller`); only
     while ``active`` (this broker holds ``/controller``)."""
 
     active: bool

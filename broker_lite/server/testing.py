@@ -8,7 +8,7 @@ import socket
 import struct
 from pathlib import Path
 
-from broker_lite.config import BrokerConfig
+from broker_lite.config.broker import BrokerConfig
 from broker_lite.protocol import encode_request, parse_response
 
 

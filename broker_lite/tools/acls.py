@@ -44,7 +44,7 @@ import argparse
 import sys
 from collections.abc import Iterable
 
-from broker_lite.client.admin import Admin
+from broker_lite.client.admin.admin import Admin
 from broker_lite.security.acl import (
     CLUSTER_NAME,
     SUPPORTED_OPERATIONS,

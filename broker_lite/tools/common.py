@@ -58,7 +58,7 @@ def command_config(args: argparse.Namespace) -> dict[str, str]:
     path = getattr(args, "command_config", None)
     if not path:
         return {}
-    from broker_lite.config import read_properties
+    from broker_lite.config.properties import read_properties
 
     try:
         return read_properties(path)

@@ -50,8 +50,8 @@ a broker that cannot be reached within ``--timeout-ms``. Bad option combinations
 import argparse
 import re
 
-from broker_lite.client.admin import Admin
-from broker_lite.client.configs_admin import (
+from broker_lite.client.admin.admin import Admin
+from broker_lite.client.admin.configs import (
     AlterConfigOp,
     ConfigEntry,
     ConfigResource,

@@ -60,8 +60,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from broker_lite.client import EARLIEST, LATEST, KafkaClient, TopicPartition
-from broker_lite.client.groups_admin import DEAD, GroupDescription, MemberDescription
-from broker_lite.vocabulary import now_ms
+from broker_lite.client.admin.groups import DEAD, GroupDescription, MemberDescription
+from broker_lite.common.vocabulary import now_ms
 
 from .admin_support import MISSING, client_errors, column_width, table
 from .common import ToolError, add_bootstrap_server, kafka_client

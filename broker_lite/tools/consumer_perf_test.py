@@ -28,7 +28,7 @@ from datetime import datetime
 import pyarrow.compute as pc
 
 from broker_lite.client import EARLIEST, LATEST, KafkaClientError
-from broker_lite.vocabulary import now_ms
+from broker_lite.common.vocabulary import now_ms
 
 from . import properties
 from .common import ToolError, add_bootstrap_server, kafka_client, progress

@@ -31,9 +31,9 @@ import argparse
 import json
 from collections import Counter
 
+from broker_lite.client.admin.records import delete_records
 from broker_lite.client.errors import KafkaClientError
-from broker_lite.client.records_admin import delete_records
-from broker_lite.vocabulary import TopicPartition
+from broker_lite.common.vocabulary import TopicPartition
 
 from .admin_support import client_errors
 from .common import ToolError, add_bootstrap_server, kafka_client

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from broker_lite.common.vocabulary import INT32_MAX, NO_SEQUENCE
 from broker_lite.log.files import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -63,7 +64,6 @@ from broker_lite.records.control import (
     decode_end_transaction_marker,
 )
 from broker_lite.records.record_batch import DELETE_HORIZON_FLAG
-from broker_lite.vocabulary import INT32_MAX, NO_SEQUENCE
 
 from .common import EXIT_FAILURE, EXIT_OK, report_error
 

@@ -29,9 +29,9 @@ import argparse
 import json
 from collections import Counter
 
+from broker_lite.client.admin.replicas import PREFERRED, UNCLEAN, elect_leaders
 from broker_lite.client.errors import ElectionNotNeededError
-from broker_lite.client.replicas_admin import PREFERRED, UNCLEAN, elect_leaders
-from broker_lite.vocabulary import TopicPartition
+from broker_lite.common.vocabulary import TopicPartition
 
 from .admin_support import client_errors
 from .common import ToolError, add_bootstrap_server, kafka_client

@@ -9,7 +9,7 @@ Kafka's tools take settings three ways, later ones winning: a properties file
 import argparse
 from collections.abc import Iterable
 
-from broker_lite.config import read_properties
+from broker_lite.config.properties import read_properties
 
 from .common import ToolError
 

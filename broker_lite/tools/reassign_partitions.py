@@ -63,11 +63,11 @@ import argparse
 import json
 from collections import Counter
 
-from broker_lite.client.replicas_admin import (
+from broker_lite.client.admin.replicas import (
     alter_partition_reassignments,
     list_partition_reassignments,
 )
-from broker_lite.vocabulary import TopicPartition
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.zk.assignment import assign_replicas
 
 from .admin_support import client_errors

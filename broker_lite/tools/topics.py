@@ -52,13 +52,13 @@ import re
 import sys
 from dataclasses import dataclass
 
-from broker_lite.client.admin import Admin, NewTopic
-from broker_lite.client.configs_admin import ConfigEntry, ConfigResource
+from broker_lite.client.admin.admin import Admin, NewTopic
+from broker_lite.client.admin.configs import ConfigEntry, ConfigResource
+from broker_lite.client.admin.replicas import PartitionReassignment, list_partition_reassignments
+from broker_lite.client.cluster.metadata import PartitionMetadata, TopicMetadata
 from broker_lite.client.errors import KafkaClientError, TopicAlreadyExistsError
-from broker_lite.client.metadata import PartitionMetadata, TopicMetadata
-from broker_lite.client.replicas_admin import PartitionReassignment, list_partition_reassignments
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ZERO_UUID
-from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.layout import encode_uuid
 
 from .admin_support import client_errors, include_list

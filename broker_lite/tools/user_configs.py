@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 
-from broker_lite.client.scram_admin import (
+from broker_lite.client.admin.scram import (
     UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
 )

@@ -5,8 +5,10 @@
   foreground from a Kafka ``zookeeper.properties``.
 * :mod:`~broker_lite.zk.client`: kazoo connections from ``zookeeper.connect`` (with chroot).
 * :mod:`~broker_lite.zk.layout`: one definition per znode (path, encode, decode).
-* :mod:`~broker_lite.zk.broker`: a broker's registration, controller candidacy
-  (:mod:`~broker_lite.zk.controller`) and assigned partitions (:mod:`~broker_lite.zk.replicas`).
+* :mod:`~broker_lite.zk.registration`: a broker's registration; :mod:`~broker_lite.zk.replicas`:
+  the partitions assigned to it; :mod:`~broker_lite.zk.events`: the event loop that handles
+  watches (the broker's membership of the cluster, :mod:`broker_lite.server.zk_broker`, and the
+  controller, :mod:`broker_lite.controller`, build on them).
 * :mod:`~broker_lite.zk.admin`: topic creation, deletion, partitions and configs.
 """
 
@@ -24,7 +26,6 @@ from .admin import (
     validate_topic_name,
 )
 from .assignment import assign_replicas
-from .broker import ZkBroker
 from .client import (
     ConnectString,
     ZooKeeperConnection,
@@ -38,7 +39,6 @@ from .cluster import (
     generate_cluster_id,
     get_or_create_cluster_id,
 )
-from .controller import Controller
 from .endpoints import EndPoint, parse_endpoints
 from .errors import (
     BrokerIdInUseError,
@@ -72,12 +72,12 @@ from .replicas import PartitionListener
 from .server import EmbeddedZooKeeper
 
 __all__ = [
-    "BrokerIdInUseError", "BrokerRegistration", "ConnectString", "Controller", "ControllerInfo",
+    "BrokerIdInUseError", "BrokerRegistration", "ConnectString", "ControllerInfo",
     "EmbeddedZooKeeper", "EndPoint", "InvalidPartitionsError", "InvalidReplicaAssignmentError",
     "InvalidReplicationFactorError", "InvalidTopicError", "JavaNotFoundError",
     "MalformedZnodeError", "PartitionListener", "PartitionState", "ProducerIdBlock",
     "ProducerIdsExhaustedError", "TopicAlreadyMarkedForDeletionError", "TopicAssignment",
-    "TopicExistsError", "UnknownTopicError", "ZkBroker", "ZooKeeperConfigError",
+    "TopicExistsError", "UnknownTopicError", "ZooKeeperConfigError",
     "ZooKeeperConnection", "ZooKeeperConnectionError", "ZooKeeperError",
     "ZooKeeperJarsNotFoundError", "ZooKeeperStartError", "ZooKeeperUnavailableError",
     "add_partitions", "allocate_producer_id_block", "assign_replicas", "connect",

@@ -34,8 +34,10 @@ from dataclasses import dataclass, field
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
-from ..config import BrokerConfig, ConfigError
-from ..config_resolution import validate_topic_overrides
+from broker_lite.config.broker import BrokerConfig
+from broker_lite.config.parsers import ConfigError
+from broker_lite.config.resolution import validate_topic_overrides
+
 from .assignment import assign_replicas
 from .errors import (
     ConflictingTopicSettingsError,
@@ -277,7 +279,7 @@ def set_broker_config(client: KazooClient, entity: str, config: Mapping[str, str
     """Replace the dynamic configs of a broker (``entity``: its id) or of every broker
     (:data:`~.layout.DEFAULT_ENTITY`) in ``/config/brokers/[entity]``, and notify the brokers
     (Kafka's ``AdminZkClient.changeBrokerConfig``). The values are written as given: the
-    broker checks them (:mod:`broker_lite.dynamic_config`)."""
+    broker checks them (:mod:`broker_lite.config.dynamic`)."""
     _write_entity_config(client, "brokers", entity, {str(k): str(v) for k, v in config.items()})
     _notify_config_change(client, f"brokers/{entity}")
 

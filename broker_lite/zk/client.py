@@ -18,7 +18,8 @@ from typing import Self
 from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
 
-from ..config import BrokerConfig
+from broker_lite.config.broker import BrokerConfig
+
 from .errors import ZooKeeperConfigError, ZooKeeperConnectionError
 from .server import EmbeddedZooKeeper
 

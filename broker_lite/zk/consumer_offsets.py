@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
-from broker_lite.vocabulary import TopicPartition
+from broker_lite.common.vocabulary import TopicPartition
 
 from .layout import ConsumerOffsetZNode
 

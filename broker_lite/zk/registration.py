@@ -14,9 +14,9 @@ import socket
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError, NoNodeError
 
-from broker_lite.vocabulary import now_ms
+from broker_lite.common.vocabulary import now_ms
+from broker_lite.config.broker import BrokerConfig
 
-from ..config import BrokerConfig
 from .endpoints import EndPoint, parse_endpoints, parse_protocol_map
 from .errors import BrokerIdInUseError, ZooKeeperConfigError
 from .layout import (

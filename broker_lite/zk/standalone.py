@@ -19,8 +19,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..config import read_properties
-from ..foreground import termination_requested
+from broker_lite.common.foreground import termination_requested
+from broker_lite.config.properties import read_properties
+
 from .errors import ZooKeeperConfigError, ZooKeeperUnavailableError
 from .server import EmbeddedZooKeeper, log_tail
 

@@ -18,9 +18,6 @@ zookeeper_connect
     ``<ensemble>/kpy-tests/<uuid>``: a ``zookeeper.connect`` with a chroot of the test's own.
 zookeeper_client
     A started kazoo client on ``zookeeper_connect`` (the chroot exists).
-start_zk_broker
-    A factory starting :class:`ZkBroker` instances, each with its own session and a
-    :class:`RecordingListener`; stops them all after the test.
 
 A missing Java or missing jars fail the tests that need ZooKeeper, with the reason: nothing is
 skipped.
@@ -39,16 +36,14 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from ..config import BrokerConfig
-from .broker import ZkBroker
-from .client import connect, connect_from_config, parse_connect_string
+from .client import connect, parse_connect_string
 from .errors import ZooKeeperUnavailableError
 from .layout import PartitionState
 from .server import EmbeddedZooKeeper, free_port, wait_until_serving
 
 __all__ = [
     "RecordingListener", "ensemble_hosts", "expire_session", "standalone_zookeeper",
-    "start_zk_broker", "wait_until", "zookeeper_client", "zookeeper_connect",
+    "wait_until", "zookeeper_client", "zookeeper_connect",
     "zookeeper_ensemble", "zookeeper_server",
 ]
 
@@ -190,34 +185,6 @@ def zookeeper_client(zookeeper_connect) -> Iterator[KazooClient]:
     yield client
     client.stop()
     client.close()
-
-
-@pytest.fixture
-def start_zk_broker(zookeeper_connect, tmp_path) -> Iterator[Callable[..., ZkBroker]]:
-    started: list[ZkBroker] = []
-
-    def start(broker_id: int = 1, **overrides: str) -> ZkBroker:
-        """Start a broker with its own session; ``overrides`` are broker properties."""
-        number = len(started)
-        config = BrokerConfig({
-            "broker.id": str(broker_id),
-            "zookeeper.connect": zookeeper_connect,
-            "zookeeper.session.timeout.ms": str(SESSION_TIMEOUT_MS),
-            "listeners": f"PLAINTEXT://127.0.0.1:{9092 + number}",
-            "log.dirs": str(tmp_path / f"broker-{number}"),
-            **overrides,
-        })
-        listener = RecordingListener(tmp_path / f"broker-{number}")
-        broker = ZkBroker(connect_from_config(config), config, listener)
-        started.append(broker)
-        broker.start()
-        return broker
-
-    yield start
-    for broker in reversed(started):
-        broker.stop()
-        broker.client.stop()
-        broker.client.close()
 
 
 def ensemble_hosts(connect_string: str) -> str:

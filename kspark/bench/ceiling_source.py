@@ -35,7 +35,8 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
-from broker_lite.records.arrow.schema import RECORD_SCHEMA, SPARK_DDL
+from broker_lite.records.arrow.schema import RECORD_SCHEMA
+from kspark.spark_ddl import SPARK_DDL
 
 NAME = "kpy-ceiling"
 DEFAULT_ROWS_PER_BATCH = 72_000

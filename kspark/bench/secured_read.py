@@ -23,7 +23,7 @@ import uuid
 from pathlib import Path
 
 from broker_lite.client import KafkaClient
-from broker_lite.client.scram_admin import UserScramCredentialUpsertion
+from broker_lite.client.admin.scram import UserScramCredentialUpsertion
 from broker_lite.security.jaas import jaas_config
 from broker_lite.security.testing import TestCertificateAuthority
 from broker_lite.server.bench import BrokerLiteProcess

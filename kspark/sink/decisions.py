@@ -22,7 +22,7 @@ import logging
 from dataclasses import dataclass
 
 from broker_lite.client import KafkaClient, TopicPartition
-from broker_lite.client.transactions import TransactionHandle, describe_transaction
+from broker_lite.client.producer.transactions import TransactionHandle, describe_transaction
 
 logger = logging.getLogger(__name__)
 

@@ -32,8 +32,8 @@ from pyspark.sql.types import (
 )
 
 from broker_lite.client.config import CLIENT_SETTINGS, PRODUCER_SETTINGS
+from broker_lite.config.parsers import choice
 from broker_lite.security.redaction import RedactedSettings
-from broker_lite.settings import choice
 from kspark.options import OptionError, kafka_options, typed_options
 
 GUARANTEES = ("exactly_once", "at_least_once")

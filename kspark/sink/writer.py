@@ -43,7 +43,7 @@ from pyspark.sql.datasource import (
 
 from broker_lite.client import KafkaClient, Producer, shared_client
 from broker_lite.client.errors import KafkaClientError
-from broker_lite.client.transactions import TransactionHandle, end_transaction
+from broker_lite.client.producer.transactions import TransactionHandle, end_transaction
 from kspark.options import log_unused_kafka_settings
 
 from . import decisions

@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from broker_lite.client import KafkaClient, shared_client
 from broker_lite.client.errors import ConfigError, InvalidArgumentError, KafkaClientError
-from broker_lite.vocabulary import INT32_MAX
+from broker_lite.common.vocabulary import INT32_MAX
 from kspark.options import SourceOptions
 
 logger = logging.getLogger(__name__)

@@ -1,8 +1,8 @@
 """Reading one offset range of one partition into Arrow, on an executor.
 
-The client's partition reader (:mod:`broker_lite.client.partition_reader`) does the reading:
-fetch by fetch, batches checked (``kafka.check.crcs``, on unless set false), cut at the range,
-without transaction markers and, under ``read_committed``, without the records of aborted
+The client's partition reader (:mod:`broker_lite.client.consumer.partition_reader`) does the
+reading: fetch by fetch, batches checked (``kafka.check.crcs``, on unless set false), cut at the
+range, without transaction markers and, under ``read_committed``, without the records of aborted
 transactions. Each fetch is decoded whole into one Arrow batch, so memory stays bounded by the
 client's ``max.partition.fetch.bytes`` (plus one record batch, when a batch is larger).
 

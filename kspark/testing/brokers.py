@@ -7,7 +7,7 @@ does not wait for fifty ``__consumer_offsets`` partitions to load. ``LocalKafka`
 a ZooKeeper per broker, which suits a notebook; tests share one ZooKeeper and give each broker
 (or cluster) a chroot of its own instead.
 
-A secured cluster (``security``: a :class:`broker_lite.local_security.LocalSecurity`) listens
+A secured cluster (``security``: a :class:`broker_lite.local.security.LocalSecurity`) listens
 with TLS and/or SASL only, between brokers too; its users' SCRAM credentials are written to the
 chroot before the brokers start, as ``kafka-configs.sh --zookeeper`` bootstraps them, and
 :meth:`KpyBroker.client_settings` gives a user's client settings.
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from broker_lite.local import LOCAL_PROPERTIES
-from broker_lite.local_security import LocalSecurity
+from broker_lite.local.kafka import LOCAL_PROPERTIES
+from broker_lite.local.security import LocalSecurity
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 
 # broker.id and listeners are given per broker by start_brokers (ids 1..n, ephemeral ports)
@@ -39,7 +39,7 @@ class KpyBroker:
     brokers
         The :class:`broker_lite.server.broker.Broker` objects; ``broker`` is the first.
     security
-        The :class:`~broker_lite.local_security.LocalSecurity` of a secured cluster (its
+        The :class:`~broker_lite.local.security.LocalSecurity` of a secured cluster (its
         ``users``, ``ca_pem``, ``mechanisms``), None for a plaintext one.
     """
 
@@ -68,7 +68,7 @@ class KpyBroker:
     def client_settings(self, user: str | None = None, mechanism: str | None = None
                         ) -> dict[str, str]:
         """A client's settings (Kafka's names) for ``user`` of a secured cluster (see
-        :meth:`broker_lite.local_security.LocalSecurity.client_settings`); only
+        :meth:`broker_lite.local.security.LocalSecurity.client_settings`); only
         ``bootstrap.servers`` for a plaintext one."""
         if self.security is None:
             return {"bootstrap.servers": self.bootstrap_servers}

@@ -38,7 +38,7 @@ kpy_broker, kpy_session_broker (session)
     test, or one shared by the session (cheaper; topics then outlive tests unless deleted).
 kpy_cluster
     A replicated cluster of three broker_lite brokers, each its own process, on the session's
-    ZooKeeper (:class:`broker_lite.local_cluster.LocalCluster`): ``bootstrap_servers``,
+    ZooKeeper (:class:`broker_lite.local.cluster.LocalCluster`): ``bootstrap_servers``,
     ``kill(id)`` (SIGKILL), ``stop_broker(id)`` (a clean, controlled shutdown),
     ``start_broker(id)``, ``leader(topic, partition)``, ``partition_state(...)``,
     ``wait_for_leader(...)``, ``wait_for_isr(...)``; stopped after the test. Internal and
@@ -113,7 +113,7 @@ from .tiers import needs
 
 if TYPE_CHECKING:  # the fixtures import what they use, so loading the plugin stays cheap
     from broker_lite.client import KafkaClient
-    from broker_lite.local_cluster import LocalCluster
+    from broker_lite.local.cluster import LocalCluster
     from broker_lite.zk.server import EmbeddedZooKeeper
 
     from .brokers import KpyBroker
@@ -262,7 +262,7 @@ def kpy_secured_broker(kpy_zookeeper: ZooKeeperEnsemble,
     """A SASL_SSL broker_lite broker shared by the whole test session."""
     import secrets
 
-    from broker_lite.local_security import LocalSecurity
+    from broker_lite.local.security import LocalSecurity
 
     from .brokers import KpyBroker
 
@@ -281,7 +281,7 @@ def kpy_secured_brokers(kpy_zookeeper: ZooKeeperEnsemble,
                         ) -> Iterator[Callable[..., KpyBroker]]:
     """``kpy_secured_brokers(security="SASL_SSL", *, users=None, mechanisms=...,
     client_auth="none", count=1, properties=None)``: secured brokers of this test's own."""
-    from broker_lite.local_security import DEFAULT_MECHANISMS, LocalSecurity
+    from broker_lite.local.security import DEFAULT_MECHANISMS, LocalSecurity
 
     from .brokers import KpyBroker
 
@@ -306,7 +306,7 @@ def kpy_secured_brokers(kpy_zookeeper: ZooKeeperEnsemble,
 def kpy_cluster(request: pytest.FixtureRequest, kpy_zookeeper: ZooKeeperEnsemble,
                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     """Three brokers as processes, to kill, stop and start again (see the module docstring)."""
-    from broker_lite.local_cluster import LocalCluster
+    from broker_lite.local.cluster import LocalCluster
 
     options = getattr(request, "param", None) or {}
     cluster = LocalCluster(options.get("brokers", 3), tmp_path_factory.mktemp("kpy-cluster"),

@@ -29,33 +29,10 @@ from typing import TypeVar
 
 import pytest
 
-TIERS = {
-    "zookeeper": "talks to a real ZooKeeper server",
-    "broker": "starts or uses a broker_lite broker",
-    "spark": "uses a SparkSession",
-    "slow": "a benchmark, the demo, a notebook, or a loop of crashes and restarts",
-}
+from broker_lite.common.tiers import TIERS, declared_tiers
+from broker_lite.common.tiers import needs as needs  # fixtures of kpy's users declare with it too
 
-_ATTRIBUTE = "kpy_tiers"
 F = TypeVar("F", bound=Callable)
-
-
-def needs(*tiers: str) -> Callable[[F], F]:
-    """Declare what a fixture function starts; put it under ``@pytest.fixture``::
-
-        @pytest.fixture
-        @needs("broker", "zookeeper")
-        def my_cluster(...): ...
-    """
-    unknown = set(tiers) - TIERS.keys()
-    if unknown:
-        raise ValueError(f"unknown tier {sorted(unknown)[0]!r}; known: {', '.join(TIERS)}")
-
-    def declare(func: F) -> F:
-        setattr(func, _ATTRIBUTE, (*getattr(func, _ATTRIBUTE, ()), *tiers))
-        return func
-
-    return declare
 
 
 def register(config: pytest.Config) -> None:
@@ -70,7 +47,7 @@ def tiers_of(item: pytest.Item) -> set[str]:
     info = getattr(item, "_fixtureinfo", None)  # doctests and other non-function items have none
     found: set[str] = set()
     for definitions in getattr(info, "name2fixturedefs", {}).values():
-        found.update(getattr(definitions[-1].func, _ATTRIBUTE, ()))  # the one in effect
+        found.update(declared_tiers(definitions[-1].func))  # the one in effect
     return found
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from broker_lite import defaults
 from broker_lite.cli import UsageError, main, start_properties
+from broker_lite.config import defaults
 
 BROKER_LITE = Path(sys.executable).with_name("broker-lite")
 

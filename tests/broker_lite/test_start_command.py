@@ -18,8 +18,8 @@ import pytest
 from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from broker_lite import defaults
-from broker_lite.config import parse_properties
+from broker_lite.config import defaults
+from broker_lite.config.properties import parse_properties
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKER_LITE = Path(sys.executable).with_name("broker-lite")
@@ -184,7 +184,8 @@ def test_an_installed_wheel_runs_with_its_packaged_defaults(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sorted(dependencies)]),
            "XDG_STATE_HOME": str(tmp_path / "state")}
     python = [sys.executable, "-S"]
-    where = subprocess.run([*python, "-c", "import broker_lite.defaults as d; print(d.__file__)"],
+    where = subprocess.run([*python, "-c",
+                            "import broker_lite.config.defaults as d; print(d.__file__)"],
                            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert where.stdout.strip() == str(site / "broker_lite" / "defaults" / "__init__.py"), where
     start_serve_restart([*python, "-m", "broker_lite"], tmp_path, env)

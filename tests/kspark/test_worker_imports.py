@@ -13,14 +13,14 @@ import json
 import subprocess
 import sys
 
-NOT_FOR_READING = ["broker_lite.client.admin", "broker_lite.client.producer",
-                   "broker_lite.client.sender", "broker_lite.client.transactions",
-                   "broker_lite.client.acls_admin", "broker_lite.client.groups_admin",
-                   "broker_lite.config", "kspark.sink"]
+NOT_FOR_READING = ["broker_lite.client.admin.admin", "broker_lite.client.producer.producer",
+                   "broker_lite.client.producer.sender", "broker_lite.client.producer.transactions",
+                   "broker_lite.client.admin.acls", "broker_lite.client.admin.groups",
+                   "broker_lite.config.broker", "kspark.sink"]
 
 NOT_ON_THE_DRIVER = NOT_FOR_READING + [
     # reading records: the executors' work
-    "broker_lite.client.partition_reader", "broker_lite.client.aborted",
+    "broker_lite.client.consumer.partition_reader", "broker_lite.client.consumer.aborted",
     "broker_lite.records.arrow.decode", "broker_lite.records.arrow.fields",
     "broker_lite.records.reader", "broker_lite.records.record_batch",
     "broker_lite.records.compression", "zstandard", "lz4", "snappy", "xxhash", "crc32c",
@@ -78,14 +78,14 @@ def test_the_schema_is_stated_without_arrow_or_the_client_connections():
                           "KpyDataSource({'kafka.bootstrap.servers': 'b:9', 'subscribe': 't'})"
                           ".schema()")
     assert "kspark.options" in loaded
-    assert sorted(loaded & {"pyarrow", "numpy", "broker_lite.client.connection",
+    assert sorted(loaded & {"pyarrow", "numpy", "broker_lite.client.cluster.connection",
                             "broker_lite.protocol.apis", *NOT_ON_THE_DRIVER}) == []
 
 
 def test_the_stream_reader_is_made_without_decoder_codecs_security_or_admin():
     loaded = loaded_after(DRIVER.format(options={"kafka.bootstrap.servers": "127.0.0.1:9",
                                                  "subscribe": "events"}, offsets=False))
-    assert {"kspark.source.stream", "broker_lite.records.arrow.spark_ddl"} <= loaded
+    assert {"kspark.source.stream", "kspark.spark_ddl"} <= loaded
     assert sorted(loaded & set(NOT_ON_THE_DRIVER)) == []
 
 
@@ -100,7 +100,8 @@ def test_the_stream_readers_offsets_and_commits_load_no_more(kpy_bootstrap_serve
     assert start == {topic: {"0": 0, "1": 0}}
     assert sum(e - s for s, e in ranges) == 3 == sum(end[topic].values())
     assert sum(kpy_client.committed(f"{topic}-query").values()) == 3
-    assert {"broker_lite.protocol.messages.offsets", "broker_lite.client.group_offsets"} <= loaded
+    assert {"broker_lite.protocol.messages.offsets",
+            "broker_lite.client.consumer.group_offsets"} <= loaded
     assert sorted(loaded & set(NOT_ON_THE_DRIVER)) == []
 
 
@@ -118,4 +119,4 @@ def test_the_client_package_gives_every_name_it_lists_when_asked():
     loaded = loaded_after("from broker_lite.client import Producer, KafkaClient\n"
                           "import broker_lite.client as c\n"
                           "assert all(getattr(c, name) for name in c.__all__)")
-    assert {"broker_lite.client.producer", "broker_lite.client.admin"} <= loaded
+    assert {"broker_lite.client.producer.producer", "broker_lite.client.admin.admin"} <= loaded

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from broker_lite.vocabulary import TopicPartition
+from broker_lite.common.vocabulary import TopicPartition
 
 STATIC = "static"
 WHITE_LIST = "white_list"

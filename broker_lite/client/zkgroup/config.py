@@ -18,7 +18,7 @@ setting                                 default      meaning
                                                      brokers registered under ``/brokers/ids``
 ======================================  ===========  ===============================================
 
-Values parse as Kafka 0.8's consumer reads them (with :mod:`broker_lite.settings`), trimmed:
+Values parse as Kafka 0.8's consumer reads them (with :mod:`broker_lite.config.parsers`), trimmed:
 ``offsets.storage`` in any case (Kafka lower-cases it), ``auto.offset.reset`` exactly
 (``SMALLEST`` is refused, as Kafka refuses it), booleans in any case.
 
@@ -46,8 +46,8 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from broker_lite.settings import Setting, as_text, boolean, choice, int32
-from broker_lite.vocabulary import now_ms
+from broker_lite.common.vocabulary import now_ms
+from broker_lite.config.parsers import Setting, as_text, boolean, choice, int32
 from broker_lite.zk.client import parse_connect_string
 from broker_lite.zk.errors import ZooKeeperConfigError
 

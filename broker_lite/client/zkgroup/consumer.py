@@ -43,7 +43,7 @@ from typing import Any
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NoNodeError
 
-from broker_lite.vocabulary import TopicPartition
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.zk.client import connect
 from broker_lite.zk.errors import MalformedZnodeError
 from broker_lite.zk.registration import get_broker, live_broker_ids

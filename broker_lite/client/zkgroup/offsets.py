@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 
 from kazoo.client import KazooClient
 
-from broker_lite.vocabulary import TopicPartition
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.zk.consumer_offsets import ZkConsumerOffsets
 from broker_lite.zk.errors import MalformedZnodeError
 

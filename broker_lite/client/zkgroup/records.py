@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.records.record import Header, TimestampType
-from broker_lite.vocabulary import TopicPartition
 
-from ..partition_reader import scan_batches
+from ..consumer.partition_reader import scan_batches
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,8 @@ def decode_records(tp: TopicPartition, data: bytes, position: int, *, check_crcs
     ``position``) from ``position`` on, and the position after them.
 
     Batches are read by the client's partition reader
-    (:func:`broker_lite.client.partition_reader.scan_batches`): checked with ``check_crcs``;
+    (:func:`broker_lite.client.consumer.partition_reader.scan_batches`): checked with
+    ``check_crcs``;
     one may start before ``position`` (compressed batches come whole) and its earlier records
     are skipped; control batches (transaction markers) yield nothing but move the position past
     them, as do gaps left by compaction. :class:`CorruptMessageError` names the partition and

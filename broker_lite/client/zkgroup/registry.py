@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError
 
-from broker_lite.vocabulary import TopicPartition, now_ms
+from broker_lite.common.vocabulary import TopicPartition, now_ms
 from broker_lite.zk.errors import MalformedZnodeError
 from broker_lite.zk.layout import (
     BROKER_IDS_PATH,

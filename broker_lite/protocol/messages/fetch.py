@@ -4,7 +4,7 @@ On the response side each partition's ``records`` may be a file region that the 
 sends with ``sendfile``; the codec only writes its length and emits it as a chunk of its own.
 """
 
-from broker_lite.vocabulary import INT32_MAX
+from broker_lite.common.vocabulary import INT32_MAX
 
 from ..schema import (
     INT8,

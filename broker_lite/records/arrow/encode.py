@@ -12,8 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from broker_lite.common.vocabulary import now_ms
 from broker_lite.records import CompressionType, TimestampType, assemble_batch
-from broker_lite.vocabulary import now_ms
 
 from .schema import HEADER_TYPE
 

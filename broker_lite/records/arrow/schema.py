@@ -9,9 +9,6 @@ As in Spark's, ``headers`` is null (not an empty array) for a record without hea
 
 import pyarrow as pa
 
-from .spark_ddl import SPARK_DDL as SPARK_DDL  # the same schema in Spark's DDL
-from .spark_ddl import SPARK_DDL_WITH_HEADERS as SPARK_DDL_WITH_HEADERS
-
 HEADER_TYPE = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.binary())])
 HEADERS_TYPE = pa.list_(pa.field("element", HEADER_TYPE))
 

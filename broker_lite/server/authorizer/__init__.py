@@ -23,7 +23,8 @@ from typing import Protocol
 
 from kazoo.client import KazooClient
 
-from broker_lite.config import ACL_AUTHORIZERS, BrokerConfig, super_users
+from broker_lite.config.broker import BrokerConfig
+from broker_lite.config.definitions import ACL_AUTHORIZERS, super_users
 from broker_lite.security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
 
 from .acl_authorizer import AclAuthorizer, AclDeleteResult, AclError

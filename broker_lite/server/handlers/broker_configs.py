@@ -8,7 +8,7 @@ then ``ZkAdminManager``):
 
 1. checked: the name (INVALID_REQUEST "Node id must be an integer, but it is: x" or "Unexpected
    broker id, expected 1, but received 2"), then the resulting configs against the rules of
-   :mod:`broker_lite.dynamic_config` (INVALID_REQUEST with Kafka's message); an incremental
+   :mod:`broker_lite.config.dynamic` (INVALID_REQUEST with Kafka's message); an incremental
    edit Kafka refuses (APPEND to a non-list) is INVALID_CONFIG;
 2. written to ZooKeeper unless ``validate_only``, with a change notification every broker
    follows; passwords are refused here (INVALID_CONFIG, "Invalid config value for resource
@@ -21,19 +21,19 @@ reaches them): its configs, and the defaults of its running logs.
 
 import logging
 
-from broker_lite.config_resolution import (
+from broker_lite.config.dynamic import (
+    DynamicConfigError,
+    check_dynamic_change,
+    persistent_configs,
+    usable_configs,
+)
+from broker_lite.config.resolution import (
     AlterOp,
     ConfigEntry,
     ConfigOperationError,
     apply_incremental_operations,
     broker_config_entries,
     default_broker_config_entries,
-)
-from broker_lite.dynamic_config import (
-    DynamicConfigError,
-    check_dynamic_change,
-    persistent_configs,
-    usable_configs,
 )
 from broker_lite.protocol import ErrorCode
 from broker_lite.zk.layout import DEFAULT_ENTITY

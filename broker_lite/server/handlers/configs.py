@@ -1,7 +1,7 @@
 """DescribeConfigs, AlterConfigs and IncrementalAlterConfigs, for topics and this broker, as a
 Kafka 3.9 broker in ZooKeeper mode answers them.
 
-Values, sources and synonyms come from :mod:`broker_lite.config_resolution`. Every resource is
+Values, sources and synonyms come from :mod:`broker_lite.config.resolution`. Every resource is
 first checked as Kafka's ``ConfigAdminManager`` checks it (INVALID_REQUEST for a resource named
 twice, a config named twice, a null value where one is needed, an unknown resource type).
 AlterConfigs replaces a topic's whole override set; IncrementalAlterConfigs edits it with SET,
@@ -20,8 +20,8 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Mapping
 
-from broker_lite.config import ConfigError
-from broker_lite.config_resolution import (
+from broker_lite.config.parsers import ConfigError
+from broker_lite.config.resolution import (
     AlterOp,
     ConfigEntry,
     ConfigOperationError,

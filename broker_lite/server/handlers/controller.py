@@ -3,7 +3,7 @@ other broker answers NOT_CONTROLLER, and the sender looks the controller up agai
 
 * ControlledShutdown: a broker about to stop asks for its leadership to be moved away; the
   answer lists the partitions with other replicas it still leads (it asks again while any is
-  left; :meth:`~broker_lite.zk.controller.Controller.controlled_shutdown`).
+  left; :meth:`~broker_lite.controller.controller.Controller.controlled_shutdown`).
 * ElectLeaders: preferred (election type 0) or unclean (1) leader elections for the partitions
   named, or, when the request names none (null), for every partition, the answer then leaving
   out those that needed none (ELECTION_NOT_NEEDED), as Kafka's ``handleElectLeaders``. Version 0
@@ -17,10 +17,10 @@ Describe; a refusal is CLUSTER_AUTHORIZATION_FAILED for the whole request (and, 
 ElectLeaders, each partition named).
 """
 
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.controller.controller import NotControllerError
 from broker_lite.protocol import ErrorCode
 from broker_lite.security.acl import AclOperation, ResourceType
-from broker_lite.vocabulary import TopicPartition
-from broker_lite.zk.controller import NotControllerError
 
 from ..dispatcher import RequestContext
 from ..services import ControllerRequests

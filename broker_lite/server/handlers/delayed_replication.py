@@ -6,8 +6,8 @@ no request handler meanwhile."""
 
 from collections.abc import Hashable
 
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ErrorCode
-from broker_lite.vocabulary import TopicPartition
 
 from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
 

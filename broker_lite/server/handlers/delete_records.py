@@ -28,11 +28,11 @@ With a single replica the low watermark moves with the leader's log start, at on
 
 import logging
 
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.log import OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
 from broker_lite.security.acl import AclOperation, ResourceType
-from broker_lite.vocabulary import TopicPartition
 
 from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
 from ..errors import not_served_error

@@ -16,7 +16,7 @@ Fetch v0-v1 reads message format v0 and v2-v3 reads v1; what the log holds is do
 A partition answering an error carries no high watermark or data, as in Kafka.
 """
 
-from broker_lite.config import LogConfig
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import FileRegion
 from broker_lite.protocol import ErrorCode
 from broker_lite.records import UnsupportedCompressionError

@@ -42,11 +42,11 @@ not again while it waits), which may add the follower to the ISR and move the hi
 and answers with the high watermark after that.
 """
 
-from broker_lite.config import RACK_AWARE_REPLICA_SELECTOR
+from broker_lite.common.vocabulary import INT32_MAX, TopicPartition
+from broker_lite.config.definitions import RACK_AWARE_REPLICA_SELECTOR
 from broker_lite.log import OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
 from broker_lite.security.acl import AclOperation, ResourceType
-from broker_lite.vocabulary import INT32_MAX, TopicPartition
 from broker_lite.zk.layout import NO_LEADER
 
 from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext

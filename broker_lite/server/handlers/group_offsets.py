@@ -27,10 +27,10 @@ it named TOPIC_AUTHORIZATION_FAILED; OffsetDelete Delete on the group and Read o
 
 import logging
 
-from broker_lite.coordinator.offsets import OffsetAndMetadata
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.coordinator.group.offsets import OffsetAndMetadata
 from broker_lite.protocol import ErrorCode
 from broker_lite.security.acl import AclOperation, ResourceType
-from broker_lite.vocabulary import TopicPartition
 
 from ..dispatcher import RequestContext
 from ..services import ClusterView

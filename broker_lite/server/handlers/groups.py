@@ -23,7 +23,7 @@ operations (v3+) when asked.
 
 from collections.abc import Callable
 
-from broker_lite.coordinator.coordinator import LeavingMember
+from broker_lite.coordinator.group.coordinator import LeavingMember
 from broker_lite.protocol import ErrorCode
 from broker_lite.security.acl import AclOperation, ResourceType
 

@@ -17,7 +17,7 @@ The brokers are given at their endpoints of the listener the request came in on,
 metadata cache answers per listener name: a client on a SASL_SSL listener is sent to the other
 brokers' SASL_SSL endpoints."""
 
-from broker_lite.config import ConfigError
+from broker_lite.config.parsers import ConfigError
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.protocol import ErrorCode
 from broker_lite.security.acl import AclOperation, ResourceType

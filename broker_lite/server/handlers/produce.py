@@ -35,7 +35,7 @@ sequence is OUT_OF_ORDER_SEQUENCE_NUMBER and a fenced epoch INVALID_PRODUCER_EPO
 the partition does not know may start at any sequence, so UNKNOWN_PRODUCER_ID is not answered.
 A transactional batch for a partition its transaction does not hold is INVALID_TXN_STATE when
 this broker coordinates the transactional id (see
-:meth:`~broker_lite.coordinator.transactions.TransactionCoordinator.verify_produce`).
+:meth:`~broker_lite.coordinator.transaction.TransactionCoordinator.verify_produce`).
 
 Authorization, as Kafka's: a request carrying transactional batches (the first batch of some
 partition says so) needs a transactional id, and Write on it, else every partition is answered
@@ -53,6 +53,7 @@ Kafka's ``ProduceRequest.validateRecords`` rules.
 import logging
 import struct
 
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.log import LogError
 from broker_lite.log.record_checks import RecordValidationError
@@ -69,7 +70,6 @@ from broker_lite.records.record_batch import (
 )
 from broker_lite.replication.errors import NotEnoughReplicasError, NotLeaderError
 from broker_lite.security.acl import AclOperation, ResourceType
-from broker_lite.vocabulary import TopicPartition
 
 from ..dispatcher import RequestContext
 from ..errors import error_code_for, not_served_error

@@ -15,7 +15,7 @@ Answers, as Kafka 3.9's for a producer without a transactional id:
   registered yet.
 
 With a transactional id the transaction coordinator answers (see
-:meth:`~broker_lite.coordinator.transactions.TransactionCoordinator.handle_init_producer_id`):
+:meth:`~broker_lite.coordinator.transaction.TransactionCoordinator.handle_init_producer_id`):
 the id's producer id with its epoch bumped, fencing earlier instances; the first request for a
 transactional id creates ``__transaction_state`` and is answered COORDINATOR_NOT_AVAILABLE,
 which clients retry. PRODUCER_FENCED is answered INVALID_PRODUCER_EPOCH before version 4.
@@ -27,10 +27,10 @@ or Write on at least one topic (KIP-679), else CLUSTER_AUTHORIZATION_FAILED.
 
 import logging
 
-from broker_lite.coordinator.transactions.coordinator import InitProducerIdResult
+from broker_lite.common.vocabulary import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from broker_lite.coordinator.transaction.coordinator import InitProducerIdResult
 from broker_lite.protocol import ErrorCode
 from broker_lite.security.acl import AclOperation, ResourceType
-from broker_lite.vocabulary import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from broker_lite.zk.errors import ProducerIdsExhaustedError, ProducerIdsUnavailableError
 
 from ..authorization import authorize_by_resource_type

@@ -2,7 +2,7 @@
 TxnOffsetCommit (0-4), WriteTxnMarkers (1), ListTransactions (0-1), DescribeTransactions (0).
 
 The producer-facing ones are served by the transaction coordinator
-(:mod:`broker_lite.coordinator.transactions`), TxnOffsetCommit by the group coordinator, and
+(:mod:`broker_lite.coordinator.transaction`), TxnOffsetCommit by the group coordinator, and
 WriteTxnMarkers by the partition leaders the coordinator sends markers to.
 
 - AddPartitionsToTxn v0-3 adds one transaction's partitions; when some named partition does not
@@ -12,7 +12,7 @@ WriteTxnMarkers by the partition leaders the coordinator sends markers to.
 - PRODUCER_FENCED is answered INVALID_PRODUCER_EPOCH to clients older than KIP-588
   (InitProducerId before v4, AddPartitionsToTxn, AddOffsetsToTxn and EndTxn before v2).
 - TxnOffsetCommit writes the offsets as transactional records of the producer (see
-  :mod:`broker_lite.coordinator.txn_offset_commit`).
+  :mod:`broker_lite.coordinator.group.txn_offset_commit`).
 
 Authorization, as Kafka's: the producer-facing APIs need Write on the transactional id
 (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); AddPartitionsToTxn v0-3 also Write on each topic
@@ -27,12 +27,12 @@ named), showing the partitions of topics it may Describe.
 
 from dataclasses import dataclass
 
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.coordinator import INTERNAL_TOPICS
-from broker_lite.coordinator.offsets import OffsetAndMetadata
-from broker_lite.coordinator.txn_offset_commit import handle_txn_commit_offsets
+from broker_lite.coordinator.group.offsets import OffsetAndMetadata
+from broker_lite.coordinator.group.txn_offset_commit import handle_txn_commit_offsets
 from broker_lite.protocol import ErrorCode
 from broker_lite.security.acl import AclOperation, ResourceType
-from broker_lite.vocabulary import TopicPartition
 
 from ..dispatcher import RequestContext
 from ..errors import not_served_error

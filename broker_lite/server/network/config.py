@@ -1,8 +1,9 @@
-"""The network layer's settings, with Kafka's names and defaults (see :mod:`broker_lite.config`).
+"""The network layer's settings, with Kafka's names and defaults (see
+:mod:`broker_lite.config.broker`).
 
 Each field is the broker config of the same name with dots for underscores.
 
->>> from broker_lite.config import BrokerConfig
+>>> from broker_lite.config.broker import BrokerConfig
 >>> config = NetworkConfig.of(BrokerConfig({"num.network.threads": "2"}))
 >>> config.num_network_threads, config.queued_max_requests, config.max_connections_per_ip
 (2, 500, 2147483647)
@@ -10,8 +11,8 @@ Each field is the broker config of the same name with dots for underscores.
 
 from dataclasses import dataclass, fields
 
-from broker_lite.config import BrokerConfig
-from broker_lite.vocabulary import INT32_MAX
+from broker_lite.common.vocabulary import INT32_MAX
+from broker_lite.config.broker import BrokerConfig
 
 
 @dataclass(frozen=True)

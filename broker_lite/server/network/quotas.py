@@ -25,7 +25,7 @@ Too many connections from /127.0.0.2 (maximum = 0)
 import socket
 import threading
 
-from broker_lite.config import ConfigError
+from broker_lite.config.parsers import ConfigError
 
 
 class TooManyConnections(Exception):

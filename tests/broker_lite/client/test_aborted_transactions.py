@@ -1,7 +1,7 @@
-"""read_committed filtering of one partition's batches (broker_lite.client.aborted), as a table:
-which batches a consumer keeps given the aborted transactions the broker listed."""
+"""read_committed filtering of one partition's batches (broker_lite.client.consumer.aborted), as a
+table: which batches a consumer keeps given the aborted transactions the broker listed."""
 
-from broker_lite.client.aborted import AbortedTransactions
+from broker_lite.client.consumer.aborted import AbortedTransactions
 from broker_lite.records import (
     ControlRecordType,
     EndTransactionMarker,

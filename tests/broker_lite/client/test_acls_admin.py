@@ -4,7 +4,7 @@ authorizer, and the requests it builds for each version (v0 knows LITERAL patter
 import pytest
 
 from broker_lite.client import KafkaClient
-from broker_lite.client.acls_admin import create_acls_request, filter_request
+from broker_lite.client.admin.acls import create_acls_request, filter_request
 from broker_lite.client.errors import (
     ClusterAuthorizationFailedError,
     InvalidArgumentError,
@@ -12,6 +12,7 @@ from broker_lite.client.errors import (
     SecurityDisabledError,
     UnsupportedVersionError,
 )
+from broker_lite.common.tiers import needs
 from broker_lite.security.acl import (
     ANY_BINDING,
     AccessControlEntry,
@@ -27,7 +28,6 @@ from broker_lite.security.acl import (
 )
 from broker_lite.server.network.authenticator import ANONYMOUS
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
-from kspark.testing.tiers import needs
 
 READ = AclOperation.READ
 ALLOW = AclPermissionType.ALLOW

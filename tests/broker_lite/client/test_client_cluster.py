@@ -10,7 +10,7 @@ import pytest
 from confluent_kafka import Producer
 
 from broker_lite.client import LATEST, KafkaClient, TopicPartition
-from broker_lite.client.connection import BrokerConnection
+from broker_lite.client.cluster.connection import BrokerConnection
 from broker_lite.protocol import ApiKey
 from broker_lite.records import iter_records
 from broker_lite.server.testing import bootstrap

@@ -18,7 +18,7 @@ from broker_lite.client import (
     KafkaConnectionError,
     KafkaTimeoutError,
 )
-from broker_lite.client.connection import BrokerConnection
+from broker_lite.client.cluster.connection import BrokerConnection
 from broker_lite.client.retry import Deadline
 from broker_lite.protocol import ApiKey, encode_response
 from broker_lite.zk.testing import join_all, wait_until

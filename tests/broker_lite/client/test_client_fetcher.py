@@ -15,8 +15,8 @@ from broker_lite.client import (
     OffsetOutOfRangeError,
     TopicPartition,
 )
+from broker_lite.client.consumer.fetcher import fetch_request, parse_fetch_response
 from broker_lite.client.errors import TopicAuthorizationFailedError
-from broker_lite.client.fetcher import fetch_request, parse_fetch_response
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import iter_records
 

@@ -11,8 +11,8 @@ from broker_lite.client import (
     TopicPartition,
     UnknownTopicOrPartitionError,
 )
+from broker_lite.client.cluster.metadata import MetadataCache, metadata_request, parse_metadata
 from broker_lite.client.errors import TopicAuthorizationFailedError
-from broker_lite.client.metadata import MetadataCache, metadata_request, parse_metadata
 from broker_lite.protocol import ZERO_UUID, ErrorCode
 
 EVENTS_ID = uuid.uuid4()

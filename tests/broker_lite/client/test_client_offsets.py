@@ -15,12 +15,12 @@ from broker_lite.client import (
     TopicPartition,
     UnsupportedVersionError,
 )
-from broker_lite.client.errors import NotLeaderError
-from broker_lite.client.offsets import (
+from broker_lite.client.consumer.offsets import (
     check_spec,
     list_offsets_request,
     parse_list_offsets_response,
 )
+from broker_lite.client.errors import NotLeaderError
 from broker_lite.protocol import ApiKey, ErrorCode
 
 A0, A1, B0 = TopicPartition("a", 0), TopicPartition("a", 1), TopicPartition("b", 0)

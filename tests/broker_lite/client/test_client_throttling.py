@@ -8,9 +8,9 @@ import pytest
 from scripted_broker import ScriptedBroker, sequence
 
 from broker_lite.client import ClientConfig, KafkaClient, KafkaTimeoutError
-from broker_lite.client.connection import BrokerConnection
+from broker_lite.client.cluster.connection import BrokerConnection
+from broker_lite.client.cluster.throttling import client_throttle_ms
 from broker_lite.client.retry import Deadline
-from broker_lite.client.throttling import client_throttle_ms
 from broker_lite.protocol import ApiKey
 
 # Room for a loaded machine above an expected wait.

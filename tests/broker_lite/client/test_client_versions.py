@@ -11,7 +11,7 @@ from broker_lite.client import (
     TopicPartition,
     UnsupportedVersionError,
 )
-from broker_lite.client.versions import CLIENT_VERSIONS, negotiate
+from broker_lite.client.cluster.versions import CLIENT_VERSIONS, negotiate
 from broker_lite.protocol import ApiKey
 
 

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from broker_lite.client import KafkaClient
-from broker_lite.client.configs_admin import (
+from broker_lite.client.admin.configs import (
     AlterConfigOp,
     AlterOperation,
     ConfigEntry,

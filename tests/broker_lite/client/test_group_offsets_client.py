@@ -8,8 +8,8 @@ from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as CTopicPartition
 
 from broker_lite.client import KafkaClient, TopicPartition
+from broker_lite.common.tiers import needs
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
-from kspark.testing.tiers import needs
 
 OFFSETS_TOPIC_SETTINGS = {"offsets.topic.replication.factor": "1",
                           "offsets.topic.num.partitions": "3"}

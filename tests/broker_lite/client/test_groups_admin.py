@@ -9,14 +9,7 @@ from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as ConfluentPartition
 
 from broker_lite.client import KafkaClient, TopicPartition
-from broker_lite.client.errors import (
-    CoordinatorLoadInProgressError,
-    GroupAuthorizationFailedError,
-    InvalidArgumentError,
-    InvalidResponseError,
-    UnsupportedVersionError,
-)
-from broker_lite.client.groups_admin import (
+from broker_lite.client.admin.groups import (
     GroupListing,
     decode_consumer_assignment,
     delete_groups_request,
@@ -26,11 +19,18 @@ from broker_lite.client.groups_admin import (
     parse_describe_groups,
     parse_list_groups,
 )
-from broker_lite.client.metadata import BrokerInfo
+from broker_lite.client.cluster.metadata import BrokerInfo
+from broker_lite.client.errors import (
+    CoordinatorLoadInProgressError,
+    GroupAuthorizationFailedError,
+    InvalidArgumentError,
+    InvalidResponseError,
+    UnsupportedVersionError,
+)
+from broker_lite.common.tiers import needs
 from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_request
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
-from kspark.testing.tiers import needs
 
 PROPERTIES = {"offsets.topic.num.partitions": "3", "group.initial.rebalance.delay.ms": "0"}
 COORDINATOR = BrokerInfo(1, "127.0.0.1", 9092)

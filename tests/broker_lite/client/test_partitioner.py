@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import Producer as ConfluentProducer
 
 from broker_lite.client import KafkaClient
-from broker_lite.client.partitioner import (
+from broker_lite.client.producer.partitioner import (
     NO_PARTITION,
     murmur2,
     murmur2_bytes,

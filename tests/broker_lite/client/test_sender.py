@@ -23,9 +23,9 @@ from broker_lite.client import (
     ProducerFencedError,
     TopicPartition,
 )
-from broker_lite.client.cluster import Cluster
+from broker_lite.client.cluster.cluster import Cluster
 from broker_lite.client.errors import InvalidProducerEpochError
-from broker_lite.client.sender import DeliverySettings, Sender
+from broker_lite.client.producer.sender import DeliverySettings, Sender
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import CompressionType, iter_batches
 

@@ -3,19 +3,19 @@ real partition logs of ``__consumer_offsets``, and its requests as one-line call
 
 import struct
 
-from broker_lite.config import LogConfig
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.config.topic import LogConfig
 from broker_lite.coordinator import (
     GroupConfig,
     GroupCoordinator,
     OffsetConfig,
     partition_for,
 )
-from broker_lite.coordinator.loader import load_partition
-from broker_lite.coordinator.offsets import OffsetAndMetadata
-from broker_lite.coordinator.timer import ManualTimer
+from broker_lite.coordinator.common.timer import ManualTimer
+from broker_lite.coordinator.group.loader import load_partition
+from broker_lite.coordinator.group.offsets import OffsetAndMetadata
 from broker_lite.log import Log
 from broker_lite.protocol import ErrorCode
-from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.testing import wait_until
 
 PARTITIONS = 3

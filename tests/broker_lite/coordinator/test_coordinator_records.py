@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from broker_lite.coordinator.offsets import OffsetAndMetadata
-from broker_lite.coordinator.records import (
+from broker_lite.coordinator.group.offsets import OffsetAndMetadata
+from broker_lite.coordinator.group.records import (
     SCHEMAS,
     CoordinatorRecordError,
     GroupMetadataKey,

@@ -3,7 +3,7 @@ threaded timer does the same in real time."""
 
 import threading
 
-from broker_lite.coordinator.timer import ManualTimer, Timer
+from broker_lite.coordinator.common.timer import ManualTimer, Timer
 
 
 def test_manual_timer_runs_due_tasks_in_deadline_order():

@@ -18,11 +18,11 @@ from coordinator_harness import (
     subscription,
 )
 
-from broker_lite.coordinator import loader as loader_module
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.coordinator import partition_for
-from broker_lite.coordinator.coordinator import LeavingMember
+from broker_lite.coordinator.group import loader as loader_module
+from broker_lite.coordinator.group.coordinator import LeavingMember
 from broker_lite.protocol import ErrorCode
-from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.testing import wait_until
 
 

@@ -7,11 +7,12 @@ import struct
 
 import pytest
 
-from broker_lite.config import LogConfig
-from broker_lite.coordinator.append import append_records
-from broker_lite.coordinator.loader import load_partition
-from broker_lite.coordinator.offsets import OffsetAndMetadata
-from broker_lite.coordinator.records import (
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.config.topic import LogConfig
+from broker_lite.coordinator.common.append import append_records
+from broker_lite.coordinator.group.loader import load_partition
+from broker_lite.coordinator.group.offsets import OffsetAndMetadata
+from broker_lite.coordinator.group.records import (
     GroupRecord,
     MemberRecord,
     group_metadata_key,
@@ -27,7 +28,6 @@ from broker_lite.records import (
     build_batch,
     build_control_batch,
 )
-from broker_lite.vocabulary import TopicPartition
 
 NOW = 1_700_000_000_000
 
@@ -132,7 +132,7 @@ def test_garbage_is_skipped_with_a_warning(tmp_path, caplog):
     log = Log(directory, LogConfig(), clock=lambda: NOW, clean_shutdown=True)
     try:
         append(log, commit("g", "t", 3, 3))
-        with caplog.at_level(logging.WARNING, logger="broker_lite.coordinator.loader"):
+        with caplog.at_level(logging.WARNING, logger="broker_lite.coordinator.group.loader"):
             loaded = load_partition(log, buffer_size=1 << 20)
     finally:
         log.close()

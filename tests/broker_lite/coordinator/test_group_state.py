@@ -6,7 +6,8 @@ import struct
 
 import pytest
 
-from broker_lite.coordinator.group import (
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.coordinator.group.group import (
     COMPLETING_REBALANCE,
     DEAD,
     EMPTY,
@@ -17,9 +18,8 @@ from broker_lite.coordinator.group import (
     IllegalStateTransition,
     Member,
 )
-from broker_lite.coordinator.offsets import CommittedOffset, OffsetAndMetadata
+from broker_lite.coordinator.group.offsets import CommittedOffset, OffsetAndMetadata
 from broker_lite.protocol import ErrorCode
-from broker_lite.vocabulary import TopicPartition
 
 ALLOWED = {
     (EMPTY, PREPARING_REBALANCE), (STABLE, PREPARING_REBALANCE),

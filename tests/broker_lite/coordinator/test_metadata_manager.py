@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from broker_lite.coordinator.metadata_manager import MetadataManager, Replayed
+from broker_lite.coordinator.common.metadata_manager import MetadataManager, Replayed
 
 
 class GatedKeys(MetadataManager):

@@ -6,9 +6,9 @@ heartbeat."""
 import pytest
 from coordinator_harness import BASE_MS, SESSION_MS, T0, T1, Harness
 
-from broker_lite.coordinator.offsets import OffsetAndMetadata
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.coordinator.group.offsets import OffsetAndMetadata
 from broker_lite.protocol import ErrorCode
-from broker_lite.vocabulary import TopicPartition
 
 
 @pytest.fixture

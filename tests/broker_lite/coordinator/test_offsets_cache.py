@@ -1,12 +1,12 @@
 """The offsets cache of one group: the commit written last to the log wins, removal reports what
 was there, and expiry skips the topics a group keeps."""
 
-from broker_lite.coordinator.offsets import (
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.coordinator.group.offsets import (
     CommittedOffset,
     GroupOffsets,
     OffsetAndMetadata,
 )
-from broker_lite.vocabulary import TopicPartition
 
 TP = TopicPartition("events", 0)
 

@@ -4,9 +4,9 @@ broker id learnt late, and other topics ignored."""
 
 import pytest
 
-from broker_lite.config import BrokerConfig
+from broker_lite.config.broker import BrokerConfig
 from broker_lite.log.manager import LogManager
-from broker_lite.partitions import PartitionManager
+from broker_lite.replication.partition_manager import PartitionManager
 from broker_lite.zk.layout import PartitionState
 
 OFFSETS = "__consumer_offsets"

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from broker_lite.coordinator import partition_for
-from broker_lite.coordinator.partitioner import java_string_hash
+from broker_lite.coordinator.common.partitioner import java_string_hash
 
 
 def utf16_units(text: str) -> list[int]:

@@ -5,20 +5,20 @@ import logging
 
 import pytest
 
-from broker_lite.config import LogConfig
-from broker_lite.coordinator.append import append_records
-from broker_lite.coordinator.transactions.config import TransactionConfig
-from broker_lite.coordinator.transactions.loader import load_transactions
-from broker_lite.coordinator.transactions.manager import TransactionStateManager
-from broker_lite.coordinator.transactions.records import (
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.config.topic import LogConfig
+from broker_lite.coordinator.common.append import append_records
+from broker_lite.coordinator.transaction.config import TransactionConfig
+from broker_lite.coordinator.transaction.loader import load_transactions
+from broker_lite.coordinator.transaction.manager import TransactionStateManager
+from broker_lite.coordinator.transaction.records import (
     TxnRecord,
     transaction_log_key,
     transaction_log_value,
 )
-from broker_lite.coordinator.transactions.state import TransactionMetadata, TxnState
+from broker_lite.coordinator.transaction.state import TransactionMetadata, TxnState
 from broker_lite.log import Log
 from broker_lite.protocol import ErrorCode
-from broker_lite.vocabulary import TopicPartition
 
 NOW = 1_700_000_000_000
 TP = TopicPartition("events", 0)

@@ -4,14 +4,14 @@ also when the partition is loaded while the transaction is still open."""
 
 import pytest
 
-from broker_lite.config import LogConfig
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.config.topic import LogConfig
 from broker_lite.coordinator import GroupConfig, GroupCoordinator, OffsetConfig
-from broker_lite.coordinator.offsets import CommittedOffset, OffsetAndMetadata
-from broker_lite.coordinator.timer import ManualTimer
-from broker_lite.coordinator.transactions.markers import write_markers_locally
+from broker_lite.coordinator.common.timer import ManualTimer
+from broker_lite.coordinator.group.offsets import CommittedOffset, OffsetAndMetadata
+from broker_lite.coordinator.transaction.markers import write_markers_locally
 from broker_lite.log import Log
 from broker_lite.protocol import ErrorCode
-from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.testing import wait_until
 
 T0, T1 = TopicPartition("in", 0), TopicPartition("in", 1)

@@ -5,8 +5,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from broker_lite.coordinator.record_codec import encode_versioned
-from broker_lite.coordinator.transactions.records import (
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.coordinator.common.record_codec import encode_versioned
+from broker_lite.coordinator.transaction.records import (
     TRANSACTION_LOG_VALUE,
     TransactionLogRecordError,
     TxnRecord,
@@ -15,7 +16,6 @@ from broker_lite.coordinator.transactions.records import (
     transaction_log_key,
     transaction_log_value,
 )
-from broker_lite.vocabulary import TopicPartition
 
 RECORD = TxnRecord(producer_id=1000, producer_epoch=3, timeout_ms=60000, state_id=1,
                    partitions=frozenset({TopicPartition("a", 1), TopicPartition("a", 0),

@@ -3,14 +3,14 @@ prepared transition leads to."""
 
 import pytest
 
-from broker_lite.coordinator.transactions.state import (
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.coordinator.transaction.state import (
     MAX_PRODUCER_EPOCH,
     VALID_PREVIOUS_STATES,
     IllegalTxnTransitionError,
     TransactionMetadata,
     TxnState,
 )
-from broker_lite.vocabulary import TopicPartition
 
 S = TxnState
 TP = TopicPartition("t", 0)

@@ -5,16 +5,16 @@ the timer are manual."""
 
 import pytest
 
-from broker_lite.config import LogConfig
-from broker_lite.coordinator.timer import ManualTimer
-from broker_lite.coordinator.transactions.config import TransactionConfig
-from broker_lite.coordinator.transactions.coordinator import TransactionCoordinator
-from broker_lite.coordinator.transactions.manager import TransactionStateManager
-from broker_lite.coordinator.transactions.state import TxnState
-from broker_lite.coordinator.transactions.timeouts import TransactionTimeouts
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.config.topic import LogConfig
+from broker_lite.coordinator.common.timer import ManualTimer
+from broker_lite.coordinator.transaction.config import TransactionConfig
+from broker_lite.coordinator.transaction.coordinator import TransactionCoordinator
+from broker_lite.coordinator.transaction.manager import TransactionStateManager
+from broker_lite.coordinator.transaction.state import TxnState
+from broker_lite.coordinator.transaction.timeouts import TransactionTimeouts
 from broker_lite.log import Log
 from broker_lite.protocol import ErrorCode
-from broker_lite.vocabulary import TopicPartition
 
 NOW = 1_700_000_000_000
 TP = TopicPartition("events", 0)

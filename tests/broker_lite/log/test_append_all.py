@@ -3,7 +3,7 @@ with the outcome Log.append gives it when called on each in turn."""
 
 import pytest
 
-from broker_lite.config import LogConfig
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log
 from broker_lite.log.segment import LogSegment
 from broker_lite.records import build_batch

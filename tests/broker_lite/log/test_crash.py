@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from broker_lite.config import LogConfig
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log
 from broker_lite.log.checkpoints import OffsetCheckpointFile
 from broker_lite.log.files import (
@@ -108,7 +108,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from broker_lite.config import LogConfig
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log, LogSegment
 from broker_lite.log.checkpoints import OffsetCheckpointFile
 from broker_lite.log.leader_epochs import LeaderEpochCache
@@ -579,7 +579,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from broker_lite.config import LogConfig
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log
 from broker_lite.log.checkpoints import OffsetCheckpointFile
 from broker_lite.records import build_batch

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from broker_lite.config import LogConfig
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import InvalidRecordError, Log, OffsetOutOfRangeError
 from broker_lite.log.files import parse_segment_file
 from broker_lite.records import (

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from broker_lite.config import BrokerConfig, LogConfig
+from broker_lite.config.broker import BrokerConfig
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import InvalidRecordError, Log
 from broker_lite.log.checkpoints import OffsetCheckpointFile
 from broker_lite.log.files import REPLICATION_OFFSET_CHECKPOINT

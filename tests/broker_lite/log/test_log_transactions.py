@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from broker_lite.config import LogConfig
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log
 from broker_lite.log.cleaner import clean
 from broker_lite.log.files import TXN_INDEX_SUFFIX, segment_path

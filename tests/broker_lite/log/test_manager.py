@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from broker_lite.config import BrokerConfig
+from broker_lite.config.broker import BrokerConfig
 from broker_lite.log.checkpoints import (
     CorruptCheckpointError,
     LeaderEpochCheckpointFile,

@@ -7,7 +7,7 @@ import struct
 import crc32c
 import pytest
 
-from broker_lite.config import LogConfig
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log
 from broker_lite.log.errors import OutOfOrderSequenceError
 from broker_lite.log.files import SNAPSHOT_SUFFIX

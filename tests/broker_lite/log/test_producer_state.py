@@ -3,7 +3,8 @@ each remembered batch, and the state carried through appends to a real log."""
 
 import pytest
 
-from broker_lite.config import LogConfig
+from broker_lite.common.vocabulary import MAX_SEQUENCE
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import KafkaStorageError, Log
 from broker_lite.log.errors import (
     InvalidProducerEpochError,
@@ -28,7 +29,6 @@ from broker_lite.records import (
     build_batch,
     build_control_batch,
 )
-from broker_lite.vocabulary import MAX_SEQUENCE
 
 PID = 1000
 NOW = 1_700_000_000_000

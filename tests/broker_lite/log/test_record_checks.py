@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from broker_lite.config import LogConfig
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log
 from broker_lite.log.record_checks import (
     InvalidRecordsError,

@@ -3,7 +3,7 @@ from dataclasses import replace
 
 import pytest
 
-from broker_lite.config import LogConfig
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log
 from broker_lite.log.cleaner import clean, cleaning_due
 from broker_lite.log.errors import OffsetOutOfRangeError

@@ -9,7 +9,7 @@ from dataclasses import replace
 import crc32c
 import pytest
 
-from broker_lite.config import LogConfig
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import InvalidRecordError, Log, validator
 from broker_lite.log.errors import UnsupportedForMessageFormatError
 from broker_lite.log.record_checks import RecordRules

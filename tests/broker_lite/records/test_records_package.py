@@ -1,5 +1,5 @@
 """The record packages give every name they list, each imported from its module when first asked
-for, so that the row schema (``broker_lite.records.arrow.schema``, ``.spark_ddl``) and the wire
+for, so that the row schema (``broker_lite.records.arrow.schema``) and the wire
 protocol's use of the record errors and varints load neither the decoder nor the codecs."""
 
 import json
@@ -40,9 +40,8 @@ def heavy_modules_after(statement: str) -> list[str]:
                                      text=True, check=True, timeout=120).stdout)
 
 
-def test_the_ddl_and_the_protocol_load_no_decoder_no_codec_and_no_arrow():
-    assert heavy_modules_after("import broker_lite.records.arrow.spark_ddl, "
-                               "broker_lite.protocol") == []
+def test_the_protocol_loads_no_decoder_no_codec_and_no_arrow():
+    assert heavy_modules_after("import broker_lite.protocol") == []
 
 
 def test_the_arrow_schema_loads_arrow_but_no_decoder_and_no_codec():

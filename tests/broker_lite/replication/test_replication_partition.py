@@ -9,13 +9,13 @@ from dataclasses import replace
 
 import pytest
 
-from broker_lite.config import LogConfig
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log
 from broker_lite.protocol import ErrorCode
 from broker_lite.records import build_batch
 from broker_lite.replication.errors import NotEnoughReplicasError, NotLeaderError
 from broker_lite.replication.partition import Partition
-from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.layout import PartitionState
 
 TP = TopicPartition("events", 0)

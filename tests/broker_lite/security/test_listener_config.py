@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-from broker_lite.config import BrokerConfig
+from broker_lite.config.broker import BrokerConfig
 from broker_lite.security.jaas import parse_jaas_config
 from broker_lite.security.oauthbearer import (
     JwtValidator,

@@ -17,10 +17,10 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka.net.sasl.oauth import AbstractTokenProvider
 
 from broker_lite.client import KafkaClient, SaslAuthenticationFailedError
+from broker_lite.common.tiers import needs
 from broker_lite.security.testing import SigningKey, TestIdentityProvider
 from broker_lite.server.testing import start_brokers, stop_brokers
 from broker_lite.zk.testing import TEST_ROOT
-from kspark.testing.tiers import needs
 
 VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
 OAUTH_JAAS = ("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "

@@ -10,6 +10,11 @@ import re
 import pytest
 
 from broker_lite.client import KafkaClient
+from broker_lite.client.admin.scram import (
+    ScramCredentialInfo,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
+)
 from broker_lite.client.errors import (
     DuplicateResourceError,
     ResourceNotFoundError,
@@ -17,11 +22,6 @@ from broker_lite.client.errors import (
     UnacceptableCredentialError,
 )
 from broker_lite.client.retry import Deadline
-from broker_lite.client.scram_admin import (
-    ScramCredentialInfo,
-    UserScramCredentialDeletion,
-    UserScramCredentialUpsertion,
-)
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.security.scram import ScramCredential
 from broker_lite.tools.testing import run_tool

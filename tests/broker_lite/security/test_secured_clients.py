@@ -34,6 +34,7 @@ from broker_lite.client import (
     SslAuthenticationError,
     TopicPartition,
 )
+from broker_lite.common.tiers import needs
 from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_response
 from broker_lite.security.oauthbearer import unsecured_jws
 from broker_lite.security.plain import plain_client_message
@@ -43,7 +44,6 @@ from broker_lite.server.testing import recv_exactly, start_brokers, stop_brokers
 from broker_lite.zk.client import connect
 from broker_lite.zk.testing import TEST_ROOT
 from broker_lite.zk.users import set_user_config
-from kspark.testing.tiers import needs
 
 PASSWORD = "alice-secret"
 WRONG = "wrong-pass"

@@ -14,7 +14,10 @@ import pytest
 from confluent_kafka import Consumer, Producer
 
 from broker_lite.client import KafkaClient, SaslAuthenticationFailedError
-from broker_lite.config import BrokerConfig, read_properties
+from broker_lite.common.tiers import needs
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.config.broker import BrokerConfig
+from broker_lite.config.properties import read_properties
 from broker_lite.local import LocalKafka
 from broker_lite.security.acl import (
     AccessControlEntry,
@@ -28,10 +31,8 @@ from broker_lite.security.acl import (
 from broker_lite.security.scram import ScramCredential
 from broker_lite.security.testing import TestCertificateAuthority
 from broker_lite.server.broker import Broker
-from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.client import connect
 from broker_lite.zk.users import set_user_config
-from kspark.testing.tiers import needs
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -39,6 +39,7 @@ from kafka.admin import (
 )
 from kafka.admin import ResourceType as KpResource
 
+from broker_lite.common.tiers import needs
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.security.acl import (
     AccessControlEntry,
@@ -52,7 +53,6 @@ from broker_lite.security.acl import ResourcePattern as Pattern
 from broker_lite.server.network.authenticator import ANONYMOUS
 from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
-from kspark.testing.tiers import needs
 
 Op, R = AclOperation, ResourceType
 ACL_BROKER = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",

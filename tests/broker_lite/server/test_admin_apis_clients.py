@@ -23,10 +23,10 @@ from confluent_kafka.admin import (
     NewTopic,
 )
 
+from broker_lite.common.tiers import needs
 from broker_lite.records import build_batch
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
-from kspark.testing.tiers import needs
 
 HOUR = 3_600_000
 
@@ -131,8 +131,8 @@ def set_cluster_default(brokers, name: str, value: str) -> None:
     with broker_lite's client: confluent-kafka and kafka-python refuse a resource without a
     name."""
     from broker_lite.client import KafkaClient
-    from broker_lite.client.configs_admin import AlterConfigOp
-    from broker_lite.client.configs_admin import ConfigResource as Resource
+    from broker_lite.client.admin.configs import AlterConfigOp
+    from broker_lite.client.admin.configs import ConfigResource as Resource
 
     with KafkaClient({"bootstrap.servers": bootstrap(brokers)}) as client:
         client.admin.configs.incremental_alter(

@@ -18,12 +18,13 @@ from confluent_kafka.admin import (
     NewTopic,
 )
 
-from broker_lite.config import TOPIC_CONFIG_NAMES, BrokerConfig
+from broker_lite.common.tiers import needs
+from broker_lite.config.broker import BrokerConfig
+from broker_lite.config.topic import TOPIC_CONFIG_NAMES
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.server.broker import Broker
 from broker_lite.server.testing import call
 from broker_lite.zk.testing import wait_until
-from kspark.testing.tiers import needs
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ def test_benchmark_command_prints_both_brokers_and_ratios():
 
 
 def test_replication_benchmark_prints_both_ways_and_their_ratio():
-    done = subprocess.run([sys.executable, "-m", "broker_lite.server.bench_replication",
+    done = subprocess.run([sys.executable, "-m", "broker_lite.local.bench_replication",
                            "--records", "5000", "--rounds", "1"], capture_output=True,
                           text=True, timeout=480, check=True)
     medians = dict(re.findall(r"^median (acks=\S+ \d replicas?)\s+([\d,]+) records/s",

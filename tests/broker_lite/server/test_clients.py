@@ -8,9 +8,9 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from broker_lite.common.tiers import needs
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
-from kspark.testing.tiers import needs
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 

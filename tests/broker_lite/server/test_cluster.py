@@ -10,6 +10,7 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from broker_lite.common.tiers import needs
 from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_response
 from broker_lite.records import build_batch
 from broker_lite.server.testing import (
@@ -19,7 +20,6 @@ from broker_lite.server.testing import (
     stop_brokers,
 )
 from broker_lite.zk.testing import wait_until
-from kspark.testing.tiers import needs
 
 PARTITIONS = 6
 

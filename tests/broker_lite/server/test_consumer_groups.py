@@ -24,10 +24,10 @@ from confluent_kafka import (
 from confluent_kafka import TopicPartition as ConfluentTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from broker_lite.common.tiers import needs
 from broker_lite.server.broker import Broker
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
-from kspark.testing.tiers import needs
 
 PARTITIONS = 6
 BROKER_PROPERTIES = {

@@ -11,12 +11,12 @@ import time
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from broker_lite.config import BrokerConfig
+from broker_lite.common.tiers import needs
+from broker_lite.config.broker import BrokerConfig
 from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_response
 from broker_lite.records import build_batch
 from broker_lite.records.record_batch import ATTRIBUTES_OFFSET, TRANSACTIONAL_FLAG
 from broker_lite.server.broker import Broker
-from kspark.testing.tiers import needs
 
 
 @pytest.fixture

@@ -12,17 +12,17 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from broker_lite.coordinator import loader as loader_module
+from broker_lite.common.tiers import needs
 from broker_lite.coordinator import partition_for
-from broker_lite.coordinator.loader import load_partition
-from broker_lite.coordinator.records import offset_commit_key
+from broker_lite.coordinator.group import loader as loader_module
+from broker_lite.coordinator.group.loader import load_partition
+from broker_lite.coordinator.group.records import offset_commit_key
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import build_batch
 from broker_lite.server.broker import Broker
 from broker_lite.server.testing import call, start_brokers, stop_brokers
 from broker_lite.zk.admin import get_topic_assignment, get_topic_config
 from broker_lite.zk.testing import wait_until
-from kspark.testing.tiers import needs
 
 OFFSETS = "__consumer_offsets"
 PARTITIONS = 5
@@ -517,7 +517,7 @@ def test_garbage_in_the_offsets_topic_is_skipped_when_loading(coordinator_broker
         (offset_commit_key("survivor", "events", 1), b"\x00\x03\x00"),
     ]))
     commit(port, "survivor", {("events", 2): 9})
-    with caplog.at_level(logging.WARNING, logger="broker_lite.coordinator.loader"):
+    with caplog.at_level(logging.WARNING, logger="broker_lite.coordinator.group.loader"):
         broker = restart(coordinator_broker)
         try:
             wait_until(lambda: fetch(broker.port, "survivor")[0] == 0, 30, "the load")

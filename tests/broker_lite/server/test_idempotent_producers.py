@@ -12,13 +12,13 @@ import time
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from broker_lite.local_cluster import BrokerProcess
+from broker_lite.common.tiers import needs
+from broker_lite.local.cluster import BrokerProcess
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import RecordBatchBuilder, build_batch, iter_batches
 from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers
 from broker_lite.zk.producer_ids import PRODUCER_ID_BLOCK_SIZE
 from broker_lite.zk.testing import wait_until
-from kspark.testing.tiers import needs
 
 
 def create_topic(port: int, topic: str, partitions: int = 1) -> None:

@@ -22,14 +22,14 @@ from kafka.record import MemoryRecords
 from kafka.structs import OffsetAndMetadata
 
 import broker_lite.server.broker as broker_module
+from broker_lite.common.tiers import needs
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import build_message_set
 from broker_lite.server.apis import handlers
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
-from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.layout import ConsumerOffsetZNode
 from broker_lite.zk.testing import wait_until
-from kspark.testing.tiers import needs
 
 T0 = 1_700_000_000_000
 COUNT = 30

@@ -2,7 +2,7 @@
 
 import pytest
 
-from broker_lite.config import BrokerConfig
+from broker_lite.config.broker import BrokerConfig
 from broker_lite.server.broker import Broker
 from broker_lite.server.meta_properties import (
     FILE_NAME,

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from broker_lite.coordinator.timer import ManualTimer
+from broker_lite.coordinator.common.timer import ManualTimer
 from broker_lite.server.purgatory import DelayedOperation, DelayedOperationPurgatory, Purgatory
 from broker_lite.zk.testing import join_all
 

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from broker_lite.common.tiers import needs
 from broker_lite.protocol import ApiKey, encode_request, parse_response
 from broker_lite.server.broker import Broker
 from broker_lite.server.metadata import BrokerInfo, ClusterMetadata
@@ -19,7 +20,6 @@ from broker_lite.zk.endpoints import EndPoint
 from broker_lite.zk.layout import BrokerRegistration
 from broker_lite.zk.registration import register_broker
 from broker_lite.zk.server import free_port
-from kspark.testing.tiers import needs
 
 METADATA_VERSION = 12
 

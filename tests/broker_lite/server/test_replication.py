@@ -14,6 +14,7 @@ from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka import TopicPartition as KafkaPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from broker_lite.common.tiers import needs
 from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_response
 from broker_lite.records import build_batch
 from broker_lite.server.broker import Broker
@@ -25,7 +26,6 @@ from broker_lite.server.testing import (
     stop_brokers,
 )
 from broker_lite.zk.testing import join_all, wait_until
-from kspark.testing.tiers import needs
 
 LAG_MS = 5000  # a follower starved of CPU this long on a loaded machine is still healthy
 
@@ -96,7 +96,7 @@ def test_every_replica_gets_the_records(cluster):
 
 def test_deleted_records_are_gone_from_every_replica_when_the_answer_comes(cluster):
     from broker_lite.client import KafkaClient, TopicPartition
-    from broker_lite.client.records_admin import delete_records
+    from broker_lite.client.admin.records import delete_records
 
     topic = create(cluster)
     assert produce(cluster, topic, [b"v%d" % i for i in range(50)]) == [None] * 50

@@ -9,9 +9,9 @@ import time
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from broker_lite.local_cluster import BrokerProcess
+from broker_lite.common.tiers import needs
+from broker_lite.local.cluster import BrokerProcess
 from broker_lite.log.files import CLEAN_SHUTDOWN_MARKER
-from kspark.testing.tiers import needs
 
 SESSION_TIMEOUT_MS = 6000
 

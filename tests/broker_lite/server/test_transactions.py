@@ -14,6 +14,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from broker_lite.common.tiers import needs
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import (
     ControlRecordType,
@@ -23,7 +24,6 @@ from broker_lite.records import (
 )
 from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
-from kspark.testing.tiers import needs
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 PROPERTIES = {

@@ -4,6 +4,7 @@ what the broker's authorizer then decides."""
 
 import pytest
 
+from broker_lite.common.tiers import needs
 from broker_lite.security.acl import (
     AccessControlEntry,
     AclBinding,
@@ -15,7 +16,6 @@ from broker_lite.security.acl import (
 from broker_lite.server.network.authenticator import ANONYMOUS
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.tools.testing import closed_port, run_tool
-from kspark.testing.tiers import needs
 
 Op, R = AclOperation, ResourceType
 HOST = "10.0.0.1"

@@ -14,10 +14,10 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as ConfluentPartition
 
 from broker_lite.client import KafkaClient, TopicPartition
-from broker_lite.client.partitioner import murmur2_bytes
+from broker_lite.client.producer.partitioner import murmur2_bytes
+from broker_lite.common.tiers import needs
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.tools.testing import closed_port, run_tool
-from kspark.testing.tiers import needs
 
 PROPERTIES = {"offsets.topic.num.partitions": "3", "transaction.state.log.num.partitions": "3",
               "group.initial.rebalance.delay.ms": "0"}

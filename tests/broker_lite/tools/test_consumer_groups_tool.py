@@ -11,6 +11,7 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as ConfluentPartition
 
 from broker_lite.client import KafkaClient, TopicPartition
+from broker_lite.common.tiers import needs
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.tools.consumer_groups import (
     assignment_text,
@@ -21,7 +22,6 @@ from broker_lite.tools.consumer_groups import (
 )
 from broker_lite.tools.testing import closed_port, run_tool
 from broker_lite.zk.testing import wait_until
-from kspark.testing.tiers import needs
 
 PROPERTIES = {"offsets.topic.num.partitions": "3", "group.initial.rebalance.delay.ms": "0"}
 BASE_TS = 1_700_000_000_000

@@ -7,10 +7,10 @@ import pyarrow as pa
 import pytest
 
 from broker_lite.client import KafkaClient
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.server.testing import bootstrap
 from broker_lite.tools.delete_records import parse_offset_json
 from broker_lite.tools.testing import run_tool
-from broker_lite.vocabulary import TopicPartition
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ import crc32c
 import pytest
 from confluent_kafka import Producer
 
+from broker_lite.common.tiers import needs
 from broker_lite.records import CompressionType, build_message_set
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.tools.testing import run_tool
-from kspark.testing.tiers import needs
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 BASE_TS = 1_700_000_000_000

@@ -6,7 +6,7 @@ import socket
 import pytest
 
 from broker_lite.cli import main as cli
-from broker_lite.config import ConfigError
+from broker_lite.config.parsers import ConfigError
 from broker_lite.server.metrics import MetricsListener
 
 DOCUMENT = {

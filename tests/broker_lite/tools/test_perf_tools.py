@@ -8,9 +8,9 @@ import time
 import pytest
 
 from broker_lite.client import KafkaClient, TopicPartition
+from broker_lite.common.tiers import needs
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.tools.testing import closed_port, run_tool
-from kspark.testing.tiers import needs
 
 PROPERTIES = {"offsets.topic.num.partitions": "3", "transaction.state.log.num.partitions": "3",
               "group.initial.rebalance.delay.ms": "0"}

@@ -5,8 +5,9 @@ import re
 
 import pytest
 
-from broker_lite.config import BrokerConfig, ConfigError
-from broker_lite.config_resolution import UnknownTopicConfigError
+from broker_lite.config.broker import BrokerConfig
+from broker_lite.config.parsers import ConfigError
+from broker_lite.config.resolution import UnknownTopicConfigError
 from broker_lite.zk import (
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,

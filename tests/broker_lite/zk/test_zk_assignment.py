@@ -4,11 +4,7 @@ import random
 
 import pytest
 
-from broker_lite.zk import (
-    InvalidPartitionsError,
-    InvalidReplicationFactorError,
-    assign_replicas,
-)
+from broker_lite.zk import InvalidPartitionsError, InvalidReplicationFactorError, assign_replicas
 
 
 def test_matches_kafka_admin_test():

@@ -6,13 +6,9 @@ import time
 
 import pytest
 
-from broker_lite.config import BrokerConfig
-from broker_lite.zk import (
-    BrokerIdInUseError,
-    EmbeddedZooKeeper,
-    ZkBroker,
-    connect_from_config,
-)
+from broker_lite.config.broker import BrokerConfig
+from broker_lite.server.zk_broker import ZkBroker
+from broker_lite.zk import BrokerIdInUseError, EmbeddedZooKeeper, connect_from_config
 from broker_lite.zk.layout import PERSISTENT_PATHS
 from broker_lite.zk.testing import (
     RecordingListener,

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from broker_lite.config import BrokerConfig
+from broker_lite.config.broker import BrokerConfig
 from broker_lite.zk import (
     ZooKeeperConfigError,
     ZooKeeperConnectionError,

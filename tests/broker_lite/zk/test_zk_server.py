@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from broker_lite.config import BrokerConfig, read_properties
+from broker_lite.config.broker import BrokerConfig
+from broker_lite.config.properties import read_properties
+from broker_lite.server.zk_broker import ZkBroker
 from broker_lite.zk import (
     EmbeddedZooKeeper,
     JavaNotFoundError,
-    ZkBroker,
     ZooKeeperConfigError,
     ZooKeeperJarsNotFoundError,
     ZooKeeperStartError,

@@ -12,7 +12,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.sql import functions as F
 
-from broker_lite.coordinator.partitioner import partition_for
+from broker_lite.coordinator.common.partitioner import partition_for
 
 from .test_sink_write import committed_rows
 

@@ -65,7 +65,7 @@ def test_local_defaults_and_the_repositorys_spark_defaults_conf_agree():
 
 
 def test_the_log4j2_configuration_sends_warnings_to_stderr_and_quiets_start_up_noise():
-    from broker_lite.config import read_properties
+    from broker_lite.config.properties import read_properties
 
     log4j = read_properties(REPOSITORY_CONF_DIR / "log4j2.properties")
     assert log4j["rootLogger.level"] == "warn"

@@ -19,21 +19,22 @@ import uuid
 from concurrent.futures import Future
 from pathlib import Path
 
-from broker_lite.config import BrokerConfig
+from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.config.broker import BrokerConfig
 from broker_lite.coordinator import GroupConfig, GroupCoordinator, OffsetConfig
-from broker_lite.coordinator.internal_topic import leader_log_of
-from broker_lite.coordinator.offsets_topic import OFFSETS_TOPIC
-from broker_lite.coordinator.timer import ManualTimer
-from broker_lite.coordinator.transactions.coordinator import InitProducerIdResult
-from broker_lite.coordinator.transactions.service import LocalMarkers
+from broker_lite.coordinator.common.internal_topic import leader_log_of
+from broker_lite.coordinator.common.timer import ManualTimer
+from broker_lite.coordinator.group.offsets_topic import OFFSETS_TOPIC
+from broker_lite.coordinator.transaction.coordinator import InitProducerIdResult
+from broker_lite.coordinator.transaction.service import LocalMarkers
 from broker_lite.log.manager import LogManager
-from broker_lite.partitions import PartitionManager
 from broker_lite.protocol import (
     ErrorCode,
     encode_request,
     encode_response,
     parse_request,
 )
+from broker_lite.replication.partition_manager import PartitionManager
 from broker_lite.security.acl import (
     AccessControlEntry,
     AclOperation,
@@ -51,7 +52,6 @@ from broker_lite.server.network import CloseConnection
 from broker_lite.server.network.authenticator import ANONYMOUS
 from broker_lite.server.purgatory import Purgatory
 from broker_lite.server.services import HandlerServices
-from broker_lite.vocabulary import TopicPartition
 from broker_lite.zk.admin import TopicPlan, TopicSpec
 from broker_lite.zk.layout import PartitionState
 from broker_lite.zk.testing import wait_until
@@ -294,7 +294,7 @@ class Harness:
         self.services = HandlerServices(
             config=self.config, logs=self.logs, partitions=self.partitions, cluster=self.cluster,
             admin=admin, groups=self.groups, transactions=FakeTransactions(),
-            markers=LocalMarkers(self.partitions, self.groups, self.clock,
+            markers=LocalMarkers(self.partitions, self.groups.on_transaction_completed, self.clock,
                                  self.purgatory.notify_appended),
             producer_ids=FakeProducerIds(), zk_offsets=FakeZkOffsets(), purgatory=self.purgatory,
             api_versions=supported_versions(handlers()), cluster_id=CLUSTER_ID)

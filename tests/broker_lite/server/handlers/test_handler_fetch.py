@@ -4,9 +4,9 @@ id, read_committed, and the long poll that an append ends."""
 import time
 import uuid
 
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import build_batch, iter_batches
-from broker_lite.vocabulary import TopicPartition
 
 from .handler_support import BROKER_ID, OTHER_BROKER, records_of
 

@@ -3,7 +3,7 @@ coordinator and the cluster view, and the retriable errors while they are not re
 
 import pytest
 
-from broker_lite.coordinator.transactions.coordinator import InitProducerIdResult
+from broker_lite.coordinator.transaction.coordinator import InitProducerIdResult
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.zk.errors import ProducerIdsExhaustedError, ProducerIdsUnavailableError
 from broker_lite.zk.layout import PartitionState

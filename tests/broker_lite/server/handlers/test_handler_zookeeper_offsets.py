@@ -3,8 +3,8 @@ here a fake), apart from the group coordinator's; OffsetCommit v1's commit times
 
 import pytest
 
+from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ApiKey, ErrorCode
-from broker_lite.vocabulary import TopicPartition
 
 from .handler_support import BROKER_ID, OTHER_BROKER
 from .test_handler_groups import commit_body, errors_of

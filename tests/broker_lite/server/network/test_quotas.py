@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from broker_lite.config import ConfigError
+from broker_lite.config.parsers import ConfigError
 from broker_lite.server.network.quotas import ConnectionQuotas, TooManyConnections, parse_overrides
 
 

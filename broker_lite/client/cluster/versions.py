@@ -1,0 +1,115 @@
+"""API version negotiation: which version of each API to speak with one broker.
+
+A connection starts with ApiVersions; the broker lists, per API key, the versions it serves. For
+each API the client uses, the version spoken is the highest one inside both ranges: the broker's,
+and the client's own (:data:`CLIENT_VERSIONS`, the versions whose request bodies and response
+fields this package handles, within what :mod:`broker_lite.protocol` has schemas for). An API
+whose ranges do not overlap, or that the broker does not list, fails with
+:class:`UnsupportedVersionError` when it is used, naming both ranges; the rest of the connection
+stays usable.
+
+>>> table = negotiate([{"api_key": 1, "min_version": 0, "max_version": 11}], "b1:9092")
+>>> table.version(ApiKey.FETCH)
+11
+>>> table.version(ApiKey.METADATA)  # doctest: +NORMALIZE_WHITESPACE
+Traceback (most recent call last):
+...
+broker_lite.client.errors.UnsupportedVersionError: broker b1:9092 does not serve Metadata
+(this client speaks versions 1-12)
+"""
+
+from __future__ import annotations
+
+from broker_lite.protocol import API_SCHEMAS, ApiKey
+
+from ..errors import UnsupportedVersionError
+
+#: API -> (lowest, highest) version this client speaks, within the versions
+#: :mod:`broker_lite.protocol` has schemas for (a test checks it, rather than this module building
+#: every schema to clip the ranges: an API's schemas are built when the client first speaks it).
+CLIENT_VERSIONS: dict[ApiKey, tuple[int, int]] = {
+    ApiKey.API_VERSIONS: (0, 3),
+    ApiKey.METADATA: (1, 12),  # v0 cannot ask for "all topics" distinctly
+    ApiKey.FETCH: (4, 17),  # v4: isolation level, last stable offset, aborted transactions
+    ApiKey.LIST_OFFSETS: (1, 10),  # v0 answers with old-style offset lists
+    ApiKey.FIND_COORDINATOR: (0, 6),
+    ApiKey.OFFSET_COMMIT: (2, 9),  # v0 commits to ZooKeeper
+    ApiKey.OFFSET_FETCH: (1, 9),  # v0 reads from ZooKeeper
+    ApiKey.CREATE_TOPICS: (0, 7),
+    ApiKey.DELETE_TOPICS: (0, 6),
+    ApiKey.CREATE_PARTITIONS: (0, 3),
+    ApiKey.DELETE_RECORDS: (0, 2),
+    ApiKey.DESCRIBE_CONFIGS: (0, 4),
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    ApiKey.LIST_GROUPS: (0, 5),  # v4+: states filter; v5+: types filter
+    ApiKey.DESCRIBE_GROUPS: (0, 5),
+    ApiKey.DELETE_GROUPS: (0, 2),
+    ApiKey.PRODUCE: (3, 11),  # v3: record batches, transactional id
+    ApiKey.INIT_PRODUCER_ID: (0, 5),  # v3+: epoch bump of a known producer (KIP-360)
+    ApiKey.ADD_PARTITIONS_TO_TXN: (0, 3),  # v4+ is the batched broker-to-broker form
+    ApiKey.END_TXN: (0, 4),  # v5 (KIP-890) returns a new epoch after each transaction
+    ApiKey.DESCRIBE_TRANSACTIONS: (0, 0),
+    ApiKey.DESCRIBE_ACLS: (0, 3),
+    ApiKey.CREATE_ACLS: (0, 3),
+    ApiKey.DELETE_ACLS: (0, 3),
+    ApiKey.SASL_HANDSHAKE: (1, 1),  # v0 sent the mechanism's messages as raw frames
+    ApiKey.SASL_AUTHENTICATE: (0, 2),  # v1+: session lifetime (KIP-368)
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: (3, 4),  # v3+: replica id (followers truncating)
+    ApiKey.CONTROLLED_SHUTDOWN: (2, 3),  # v2+: broker epoch
+    ApiKey.ELECT_LEADERS: (1, 2),  # v1+: election type
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: (0, 0),
+    ApiKey.LIST_PARTITION_REASSIGNMENTS: (0, 0),
+    ApiKey.WRITE_TXN_MARKERS: (1, 1),  # a transaction coordinator's, to other brokers
+    ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
+}
+
+
+def api_name(api_key: int) -> str:
+    api = API_SCHEMAS.get(api_key)
+    return api.name if api is not None else f"API {api_key}"
+
+
+class ApiVersionTable:
+    """The outcome of negotiating with one broker: per usable API, the range of versions both
+    sides speak (the highest is spoken); per unusable one, why."""
+
+    def __init__(self, shared: dict[ApiKey, tuple[int, int]], problems: dict[ApiKey, str]):
+        self.shared = shared
+        self.problems = problems
+
+    def version(self, api_key: ApiKey, max_version: int | None = None) -> int:
+        """The version to speak, at most ``max_version`` when given (a request that needs an
+        older version, e.g. Fetch by topic name rather than topic id)."""
+        if api_key not in self.shared:
+            raise UnsupportedVersionError(self.problems.get(
+                api_key, f"{api_name(api_key)} is not used by this client"))
+        low, high = self.shared[api_key]
+        if max_version is None or max_version >= high:
+            return high
+        if max_version < low:
+            raise UnsupportedVersionError(
+                f"{api_name(api_key)} version {max_version} or lower is needed, but the broker "
+                f"and this client share only versions {low}-{high}")
+        return max_version
+
+
+def negotiate(advertised: list[dict], broker: str) -> ApiVersionTable:
+    """Negotiate with the ``api_keys`` list of an ApiVersions response from ``broker``."""
+    theirs = {entry["api_key"]: (entry["min_version"], entry["max_version"])
+              for entry in advertised}
+    shared, problems = {}, {}
+    for key, (our_low, our_high) in CLIENT_VERSIONS.items():
+        if key not in theirs:
+            problems[key] = (f"broker {broker} does not serve {api_name(key)} (this client "
+                             f"speaks versions {our_low}-{our_high})")
+            continue
+        their_low, their_high = theirs[key]
+        low, high = max(our_low, their_low), min(our_high, their_high)
+        if low > high:
+            problems[key] = (f"broker {broker} serves {api_name(key)} versions "
+                             f"{their_low}-{their_high}, this client speaks {our_low}-{our_high}: "
+                             "none in common")
+        else:
+            shared[key] = (low, high)
+    return ApiVersionTable(shared, problems)
