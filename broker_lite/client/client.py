@@ -112,7 +112,9 @@ class KafkaClient:
     @property
     def cluster(self) -> Cluster:
         """The connections and cluster metadata of this client, which the producers and
-        transaction calls given this client share."""
+        transaction calls given this client share; :class:`ClientClosedError` once the client
+        is closed."""
+        self._check_open()
         return self._cluster
 
     # -- cluster metadata -----------------------------------------------------------------------

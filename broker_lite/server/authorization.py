@@ -31,9 +31,9 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from broker_lite.protocol import ApiKey
+from broker_lite.protocol import ApiKey, RequestHeader
 from broker_lite.security.acl import (
     CLUSTER_NAME,
     SUPPORTED_OPERATIONS,
@@ -44,15 +44,37 @@ from broker_lite.security.acl import (
     resource_type_name,
 )
 
-if TYPE_CHECKING:
-    from .dispatcher import RequestContext
+from .authorizer import Authorizer
 
 audit = logging.getLogger("broker_lite.authorizer")
 
 NOT_REQUESTED = -(2**31)  # an authorized operations field the request did not ask for
 
 
-def _log(context: RequestContext, operation: AclOperation, resource: str, allowed: bool,
+class _Services(Protocol):
+    @property
+    def authorizer(self) -> Authorizer | None: ...
+
+
+class Requester(Protocol):
+    """What a decision needs of a request: who sent it (``principal``), from where
+    (``client_address``), which API (``header``), and the broker's authorizer (``services``).
+    The dispatcher's ``RequestContext`` is one."""
+
+    @property
+    def header(self) -> RequestHeader: ...
+
+    @property
+    def services(self) -> _Services: ...
+
+    @property
+    def principal(self) -> str: ...
+
+    @property
+    def client_address(self) -> str: ...
+
+
+def _log(context: Requester, operation: AclOperation, resource: str, allowed: bool,
          log_denied: bool, count: int) -> None:
     level = logging.DEBUG if allowed or not log_denied else logging.INFO
     if audit.isEnabledFor(level):
@@ -66,7 +88,7 @@ def _log(context: RequestContext, operation: AclOperation, resource: str, allowe
                   context.client_address, resource, api, count)
 
 
-def authorize(context: RequestContext, operation: AclOperation, resource_type: ResourceType,
+def authorize(context: Requester, operation: AclOperation, resource_type: ResourceType,
               name: str = CLUSTER_NAME, *, log_denied: bool = True, count: int = 1) -> bool:
     """Whether the request's principal may do ``operation`` on the resource."""
     authorizer = context.services.authorizer
@@ -79,7 +101,7 @@ def authorize(context: RequestContext, operation: AclOperation, resource_type: R
     return allowed
 
 
-def authorized_names(context: RequestContext, operation: AclOperation,
+def authorized_names(context: Requester, operation: AclOperation,
                      resource_type: ResourceType, names: Iterable[str], *,
                      log_denied: bool = True) -> set[str]:
     """The names among ``names`` the principal may do ``operation`` on, each decided once
@@ -92,7 +114,7 @@ def authorized_names(context: RequestContext, operation: AclOperation,
                          count=count)}
 
 
-def authorized_operations(context: RequestContext, resource_type: ResourceType,
+def authorized_operations(context: Requester, resource_type: ResourceType,
                           name: str = CLUSTER_NAME) -> int:
     """The operations the principal may do on the resource, as the bit field of KIP-430;
     every operation the type supports without an authorizer."""
@@ -101,7 +123,7 @@ def authorized_operations(context: RequestContext, resource_type: ResourceType,
         if authorize(context, op, resource_type, name, log_denied=False))
 
 
-def authorize_by_resource_type(context: RequestContext, operation: AclOperation,
+def authorize_by_resource_type(context: Requester, operation: AclOperation,
                                resource_type: ResourceType) -> bool:
     """Whether the principal may do ``operation`` on some resource of the type (KIP-679)."""
     authorizer = context.services.authorizer

@@ -172,7 +172,7 @@ def test_an_installed_wheel_runs_with_its_packaged_defaults(tmp_path):
                     str(wheels), str(source)], check=True, timeout=240)
     (wheel,) = wheels.glob("kpy-*.whl")
     with zipfile.ZipFile(wheel) as archive:
-        packaged = archive.read("broker_lite/defaults/server.properties").decode()
+        packaged = archive.read("broker_lite/config/defaults/server.properties").decode()
     assert parse_properties(packaged) == defaults.server_properties()
 
     site = tmp_path / "site"
@@ -187,6 +187,7 @@ def test_an_installed_wheel_runs_with_its_packaged_defaults(tmp_path):
     where = subprocess.run([*python, "-c",
                             "import broker_lite.config.defaults as d; print(d.__file__)"],
                            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert where.stdout.strip() == str(site / "broker_lite" / "defaults" / "__init__.py"), where
+    packaged = site / "broker_lite" / "config" / "defaults" / "__init__.py"
+    assert where.stdout.strip() == str(packaged), where
     start_serve_restart([*python, "-m", "broker_lite"], tmp_path, env)
 

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ApiKey
@@ -225,3 +225,14 @@ def _call(fn: Callable[[], R]) -> R | KafkaClientError:
         return fn()
     except KafkaClientError as exc:
         return exc
+
+
+class ClusterUser(Protocol):
+    """What lends its connections, metadata and settings to producers and transaction calls: a
+    :class:`~broker_lite.client.KafkaClient`, whose ``cluster`` refuses once it is closed."""
+
+    @property
+    def cluster(self) -> Cluster: ...
+
+    @property
+    def config(self) -> ClientConfig: ...

@@ -1,9 +1,9 @@
 """Reading partitions forward from positions: the client's one read loop.
 
-A :class:`PartitionReader` keeps, for every partition it reads, a *position* (the offset of the
-next record to read) and fetches them all in rounds: :meth:`~PartitionReader.poll` sends one
-Fetch per leader broker (:meth:`KafkaClient.fetch`), waiting up to the time it is given for
-data (long poll), and turns each partition's answer into a :class:`FetchedChunk`. A partition
+A :class:`PartitionReader` keeps, for every partition it reads, a *position* (the offset of the next
+record to read) and fetches them all in rounds: :meth:`~PartitionReader.poll` sends one Fetch per
+leader broker (:meth:`~broker_lite.client.KafkaClient.fetch`), waiting up to the time it is given
+for data (long poll), and turns each partition's answer into a :class:`FetchedChunk`. A partition
 may have an end: the reader stops it there (an offset: a range ``[start, end)``; ``LOG_END``:
 whatever the log holds when the reader gets there). :func:`read_range` reads one partition so.
 
@@ -45,7 +45,7 @@ import struct
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import pyarrow as pa
 
@@ -55,6 +55,7 @@ from broker_lite.records import BatchReader, Record, RecordsError
 from broker_lite.records.arrow import batches_to_arrow
 from broker_lite.records.reader import Batch
 
+from ..config import ClientConfig
 from ..errors import (
     CorruptMessageError,
     InvalidArgumentError,
@@ -75,8 +76,21 @@ from ..types import (
 )
 from .aborted import AbortedTransactions
 
-if TYPE_CHECKING:
-    from ..client import KafkaClient
+
+class FetchingClient(Protocol):
+    """What the read loop needs of a client: its settings, Fetch and ListOffsets (a
+    :class:`~broker_lite.client.KafkaClient` is one)."""
+
+    @property
+    def config(self) -> ClientConfig: ...
+
+    def fetch(self, requests: Mapping[TopicPartition, int], *, max_wait_ms: int | None = None,
+              min_bytes: int | None = None, isolation_level: str | None = None,
+              partition_max_bytes: Mapping[TopicPartition, int] | None = None
+              ) -> dict[TopicPartition, FetchedPartition]: ...
+
+    def list_offsets(self, specs: Mapping[TopicPartition, int],
+                     isolation_level: str | None = None) -> dict[TopicPartition, int | None]: ...
 
 _OFFSET = struct.Struct(">q")  # every entry of a record buffer starts with its (base) offset
 
@@ -200,7 +214,7 @@ class PartitionReader:
     client's setting. ``on_out_of_range`` (see :class:`OutOfRange`) defaults to raising.
     """
 
-    def __init__(self, client: KafkaClient, positions: Mapping[TopicPartition, int], *,
+    def __init__(self, client: FetchingClient, positions: Mapping[TopicPartition, int], *,
                  ends: Mapping[TopicPartition, int] | None = None,
                  isolation_level: str | None = None,
                  on_out_of_range: OutOfRangeHook | None = None):
@@ -352,7 +366,7 @@ class PartitionReader:
                             if p.end in (None, LOG_END) or p.position < p.end}
 
 
-def read_range(client: KafkaClient, tp: TopicPartition, start: int, end: int = LOG_END, *,
+def read_range(client: FetchingClient, tp: TopicPartition, start: int, end: int = LOG_END, *,
                isolation_level: str | None = None, on_out_of_range: OutOfRangeHook | None = None,
                max_wait_ms: int = 0) -> Iterator[FetchedChunk]:
     """The chunks of ``tp`` from ``start`` to ``end`` (exclusive), or to the end of the log

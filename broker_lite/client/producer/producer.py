@@ -40,7 +40,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -50,7 +50,7 @@ from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ErrorCode
 from broker_lite.records import CompressionType
 
-from ..cluster.cluster import Cluster
+from ..cluster.cluster import Cluster, ClusterUser
 from ..cluster.metadata import TopicMetadata
 from ..config import ClientConfig, parse_setting
 from ..errors import (
@@ -66,10 +66,6 @@ from .batching import as_record_batch
 from .partitioner import NO_PARTITION, partitions_for_keys, sticky_partition
 from .sender import DeliverySettings, Sender
 from .transactions import TransactionHandle, TransactionManager, TransactionState
-
-if TYPE_CHECKING:
-    from ..client import KafkaClient
-
 
 
 class Producer:
@@ -93,7 +89,7 @@ class Producer:
     :class:`ConfigError`. A transactional producer is always idempotent.
     """
 
-    def __init__(self, client_or_config: KafkaClient | ClientConfig | Mapping[str, Any], *,
+    def __init__(self, client_or_config: ClusterUser | ClientConfig | Mapping[str, Any], *,
                  transactional_id: str | None = None, idempotent: bool | None = None,
                  acks: str | int | None = None, compression: str | None = None,
                  compression_level: int | None = None, batch_size: int | None = None,
@@ -359,9 +355,9 @@ class Producer:
             self._transaction.require("send")
 
 
-def _shared_cluster(client: KafkaClient) -> Cluster:
+def _shared_cluster(client: ClusterUser) -> Cluster:
     """The connections of ``client``, which the producer shares."""
-    cluster = getattr(client, "cluster", None)
+    cluster = getattr(client, "cluster", None)  # raises ClientClosedError once it is closed
     if not isinstance(cluster, Cluster):
         raise InvalidArgumentError(f"expected a KafkaClient, a ClientConfig or a mapping of "
                                    f"settings, got {type(client).__name__}")

@@ -38,12 +38,11 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from broker_lite.common.vocabulary import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TopicPartition
 from broker_lite.protocol import ApiKey, ErrorCode
 
-from ..cluster.cluster import Cluster
+from ..cluster.cluster import Cluster, ClusterUser
 from ..cluster.coordinators import TRANSACTIONAL_ID, Coordinators
 from ..errors import (
     CoordinatorNotAvailableError,
@@ -56,9 +55,6 @@ from ..errors import (
     error_for,
 )
 from ..retry import Backoff, Deadline
-
-if TYPE_CHECKING:
-    from ..client import KafkaClient
 
 FIRST_INIT_PRODUCER_ID_WITH_CURRENT = 3  # KIP-360: the producer's current id and epoch
 
@@ -204,7 +200,7 @@ def _raise_for(code: int, message: str | None, where: str) -> None:
 MARKERS_PENDING = frozenset({"PrepareCommit", "PrepareAbort"})
 
 
-def end_transaction(client: KafkaClient, transactional_id: str, producer_id: int,
+def end_transaction(client: ClusterUser, transactional_id: str, producer_id: int,
                     producer_epoch: int, commit: bool, *, wait_for_markers: bool = False) -> None:
     """Commit (``commit=True``) or abort the open transaction of ``transactional_id`` written by
     producer ``producer_id`` at ``producer_epoch``, from any client (EndTxn).
@@ -250,7 +246,7 @@ def _wait_for_markers(cluster: Cluster, transactional_id: str, producer_id: int)
         backoff.wait(deadline)
 
 
-def describe_transaction(client: KafkaClient | Cluster,
+def describe_transaction(client: ClusterUser | Cluster,
                          transactional_id: str) -> TransactionDescription | None:
     """The coordinator's view of ``transactional_id`` (DescribeTransactions), or None when the
     coordinator does not serve DescribeTransactions (Kafka before 3.0). Raises
@@ -266,14 +262,14 @@ def describe_transaction(client: KafkaClient | Cluster,
         return None
 
 
-def _cluster_of(client: KafkaClient | Cluster) -> Cluster:
-    """The connections of an open :class:`KafkaClient` (or a :class:`Cluster` itself)."""
+def _cluster_of(client: ClusterUser | Cluster) -> Cluster:
+    """The connections of an open :class:`~broker_lite.client.KafkaClient` (or a
+    :class:`Cluster` itself)."""
     if isinstance(client, Cluster):
         return client
-    cluster = getattr(client, "cluster", None)
+    cluster = getattr(client, "cluster", None)  # raises ClientClosedError once it is closed
     if not isinstance(cluster, Cluster):
         raise InvalidArgumentError(f"expected a KafkaClient, got {type(client).__name__}")
-    client._check_open()
     return cluster
 
 
