@@ -19,7 +19,7 @@ calls ``schema()`` only when no schema was given, and ``schema()`` marks the sou
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
-from kspark.options import SourceOptions, parse_source_options
+from kspark.source.options import SourceOptions, parse_source_options
 from kspark.spark_ddl import SPARK_DDL, SPARK_DDL_WITH_HEADERS
 
 

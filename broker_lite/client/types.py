@@ -8,22 +8,27 @@ from typing import TYPE_CHECKING
 from broker_lite.common.vocabulary import (
     TopicPartition as TopicPartition,  # one of the client's values
 )
+from broker_lite.protocol.enums import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, IsolationLevel
 
 if TYPE_CHECKING:
     from .errors import KafkaClientError
 
-#: ListOffsets specs (Kafka's ``ListOffsetsRequest.EARLIEST_TIMESTAMP`` / ``LATEST_TIMESTAMP``):
-#: the log start offset, and the high watermark (the offset the next record will get).
-EARLIEST = -2
-LATEST = -1
+#: ListOffsets specs, the client's names for the wire's ``EARLIEST_TIMESTAMP`` and
+#: ``LATEST_TIMESTAMP``: the log start offset, and the high watermark (the offset the next record
+#: will get).
+EARLIEST = EARLIEST_TIMESTAMP
+LATEST = LATEST_TIMESTAMP
 
 #: A partition end meaning "up to the end of the log, as the fetches find it" (for
-#: :mod:`.partition_reader`): the high watermark, or under read_committed the last stable offset.
-LOG_END = -1
+#: :mod:`.consumer.partition_reader`): the high watermark, or under read_committed the last
+#: stable offset. It is LATEST, as Spark's ``endingOffsets`` writes "latest" as -1: an end the
+#: reader resolves as it reads, rather than one looked up first.
+LOG_END = LATEST
 
-READ_UNCOMMITTED = "read_uncommitted"
-READ_COMMITTED = "read_committed"
-ISOLATION_LEVELS = {READ_UNCOMMITTED: 0, READ_COMMITTED: 1}  # name -> wire value
+#: The ``isolation.level`` settings (their wire values are :class:`IsolationLevel`'s).
+READ_UNCOMMITTED = IsolationLevel.READ_UNCOMMITTED.setting
+READ_COMMITTED = IsolationLevel.READ_COMMITTED.setting
+ISOLATION_LEVELS = {level.setting: level.value for level in IsolationLevel}  # name -> wire value
 
 
 @dataclass(frozen=True, slots=True)

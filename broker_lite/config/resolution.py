@@ -35,13 +35,15 @@ booleans ``true``/``false``, numbers in decimal.
 [('cleanup.policy', 'compact', 'DYNAMIC_TOPIC_CONFIG'),
  ('retention.ms', '604800000', 'DEFAULT_CONFIG'),
  ('segment.bytes', '1048576', 'STATIC_BROKER_CONFIG')]
->>> apply_incremental_operations({}, [("cleanup.policy", AlterOp.APPEND, "compact")])
+>>> apply_incremental_operations({}, [("cleanup.policy", AlterConfigOpType.APPEND, "compact")])
 {'cleanup.policy': 'delete,compact'}
 """
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
-from enum import IntEnum
+from dataclasses import replace
+
+from broker_lite.protocol.config_entry import ConfigEntry, ConfigSynonym
+from broker_lite.protocol.enums import AlterConfigOpType, ConfigSource, ConfigType
 
 from .broker import BrokerConfig
 from .definitions import ALL_BROKER_CONFIG, UNIT_SYNONYMS
@@ -49,40 +51,6 @@ from .dynamic import base_name
 from .kafka_configs import DYNAMIC_UPDATE_MODES
 from .parsers import ConfigError, Setting
 from .topic import TOPIC_CONFIG_NAMES, TOPIC_TO_BROKER, LogConfig, topic_config_definition
-
-
-class ConfigSource(IntEnum):
-    """Where a config value comes from (DescribeConfigsResponse's ConfigSource)."""
-
-    DYNAMIC_TOPIC_CONFIG = 1
-    DYNAMIC_BROKER_CONFIG = 2
-    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
-    STATIC_BROKER_CONFIG = 4
-    DEFAULT_CONFIG = 5
-
-
-class ConfigType(IntEnum):
-    """A config's type (DescribeConfigsResponse's ConfigType, v3+)."""
-
-    UNKNOWN = 0  # a custom config
-    BOOLEAN = 1
-    STRING = 2
-    INT = 3
-    SHORT = 4
-    LONG = 5
-    DOUBLE = 6
-    LIST = 7
-    CLASS = 8
-    PASSWORD = 9
-
-
-class AlterOp(IntEnum):
-    """An edit of IncrementalAlterConfigs (its ``config_operation``)."""
-
-    SET = 0
-    DELETE = 1
-    APPEND = 2
-    SUBTRACT = 3
 
 
 class InvalidConfigurationError(ConfigError):
@@ -96,31 +64,6 @@ class UnknownTopicConfigError(InvalidConfigurationError):
 
 class ConfigOperationError(InvalidConfigurationError):
     """An incremental edit the config does not take (APPEND or SUBTRACT of a non-list)."""
-
-
-@dataclass(frozen=True)
-class ConfigSynonym:
-    name: str
-    value: str | None
-    source: ConfigSource
-
-
-@dataclass(frozen=True)
-class ConfigEntry:
-    """One config as DescribeConfigs lists it; ``source`` is that of its first synonym."""
-
-    name: str
-    value: str | None
-    source: ConfigSource
-    read_only: bool
-    synonyms: tuple[ConfigSynonym, ...]
-    config_type: ConfigType
-    documentation: str
-    sensitive: bool = False  # a password: its value and its synonyms' are never shown
-
-    @property
-    def is_default(self) -> bool:
-        return self.source == ConfigSource.DEFAULT_CONFIG
 
 
 # Kafka declares these LONG; the other integer configs known here are INT.
@@ -202,8 +145,8 @@ def _broker_synonyms(config: BrokerConfig, name: str) -> list[ConfigSynonym]:
 def _entry(name: str, value: str | None, synonyms: list[ConfigSynonym], config_type: ConfigType,
            documentation: str, *, read_only: bool) -> ConfigEntry:
     source = synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
-    return ConfigEntry(name, value, source, read_only, tuple(synonyms), config_type,
-                       documentation)
+    return ConfigEntry(name, value, source, read_only=read_only, synonyms=tuple(synonyms),
+                       config_type=config_type, documentation=documentation)
 
 
 def resolve_topic_config(config: BrokerConfig, overrides: Mapping[str, str]) -> LogConfig:
@@ -306,7 +249,7 @@ def _list_type(name: str, broker: bool) -> bool:
 
 
 def apply_incremental_operations(overrides: Mapping[str, str],
-                                 operations: Iterable[tuple[str, AlterOp, str | None]], *,
+                                 operations: Iterable[tuple[str, AlterConfigOpType, str | None]], *,
                                  broker: bool = False) -> dict[str, str]:
     """Kafka's ``prepareIncrementalConfigs``: the overrides (a topic's, or with ``broker`` the
     dynamic configs of a broker) after ``(name, op, value)`` edits. APPEND and SUBTRACT edit a
@@ -314,20 +257,20 @@ def apply_incremental_operations(overrides: Mapping[str, str],
     they raise :class:`ConfigOperationError`."""
     result = dict(overrides)
     for name, op, value in operations:
-        if op == AlterOp.SET:
+        if op == AlterConfigOpType.SET:
             result[name] = value
-        elif op == AlterOp.DELETE:
+        elif op == AlterConfigOpType.DELETE:
             result.pop(name, None)
         else:
             if not _list_type(name, broker):
-                verb = "append" if op == AlterOp.APPEND else "subtract"
+                verb = "append" if op == AlterConfigOpType.APPEND else "subtract"
                 raise ConfigOperationError(
                     f"Config value {verb} is not allowed for config key: {name}")
             default = _DEFAULTS.get(base_name(name)) if broker else _list_default(name)
             old = [v for v in (result[name] if name in result else default or "").split(",")
                    if v]
             given = [v for v in (value or "").split(",") if v]
-            if op == AlterOp.APPEND:
+            if op == AlterConfigOpType.APPEND:
                 new = old + [v for v in given if v not in old]
             else:
                 new = [v for v in old if v not in given]

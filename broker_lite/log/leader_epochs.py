@@ -8,10 +8,10 @@ offset of an epoch is the start offset of the next epoch, or the log end for the
 
 from pathlib import Path
 
+from broker_lite.protocol.enums import UNDEFINED_EPOCH
+
 from .checkpoints import LeaderEpochCheckpointFile
 from .files import LEADER_EPOCH_CHECKPOINT
-
-UNDEFINED_EPOCH = -1
 
 
 class LeaderEpochCache:

@@ -15,10 +15,10 @@ replicas have the records; a follower copies the leader's (:meth:`Log.append_as_
 ``replication-offset-checkpoint`` left it.
 
 Appends go to the last (active) segment, which rolls into a new one on ``segment.bytes``,
-``segment.ms`` (or ``max.compaction.lag.ms`` when smaller, on a compacted topic) or full
-indexes. Data reaches the disk (fsync) every ``flush.messages`` records or
-``flush.ms`` milliseconds, as the seeds describe; the recovery point is the offset below which all
-data is known to be on disk, so recovery after a crash scans only what lies past it.
+``segment.ms`` (or ``max.compaction.lag.ms`` when smaller, on a compacted topic) or full indexes.
+Data reaches the disk (fsync) every ``flush.messages`` records or ``flush.ms`` milliseconds, as
+Kafka's implementation chapter describes (5.4, the log); the recovery point is the offset below
+which all data is known to be on disk, so recovery after a crash scans only what lies past it.
 
 Appends of idempotent producers are checked against the partition's producer state
 (:mod:`.producer_state`) under the log lock, after offsets are assigned and before anything is

@@ -48,13 +48,13 @@ from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.log import LogError
 from broker_lite.log.leader_epochs import UNDEFINED_EPOCH, LeaderEpochCache
 from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.protocol.enums import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from broker_lite.records import BatchReader, RecordsError
 
 logger = logging.getLogger(__name__)
 
 FETCH_BY_NAME = 12  # the last Fetch version naming topics, with replica_id as a field
 UNDEFINED_OFFSET = -1
-LATEST, EARLIEST = -1, -2
 
 
 @dataclass(frozen=True)
@@ -368,7 +368,7 @@ class ReplicaFetcherThread:
 
     def _reset_out_of_range(self, connection: BrokerConnection, tp: TopicPartition,
                             state: _Fetching, replica) -> None:
-        leader_end = self._list_offset(connection, tp, state, LATEST)
+        leader_end = self._list_offset(connection, tp, state, LATEST_TIMESTAMP)
         end = replica.log.log_end_offset
         if leader_end is None:
             return
@@ -377,7 +377,7 @@ class ReplicaFetcherThread:
                            self.leader_id, leader_end, end)
             replica.follower_truncate(self.leader_id, state.leader_epoch, leader_end)
             return
-        leader_start = self._list_offset(connection, tp, state, EARLIEST)
+        leader_start = self._list_offset(connection, tp, state, EARLIEST_TIMESTAMP)
         if leader_start is not None and leader_start > end:
             logger.warning("%s-%d: our log ends at %d, below leader %d's log start %d: "
                            "starting afresh there", *tp, end, self.leader_id, leader_start)

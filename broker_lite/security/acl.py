@@ -30,6 +30,13 @@ import enum
 from dataclasses import dataclass
 
 from broker_lite.protocol import ErrorCode
+from broker_lite.protocol.enums import (
+    AclOperation,
+    AclPermissionType,
+    PatternType,
+    ResourceType,
+    member_of,
+)
 
 WILDCARD_RESOURCE = "*"  # a literal name matching every resource of its type
 WILDCARD_HOST = "*"
@@ -42,78 +49,20 @@ class InvalidAclError(ValueError):
     principal without a type, an unknown name); the message says which."""
 
 
-class ResourceType(enum.IntEnum):
-    UNKNOWN = 0
-    ANY = 1  # filters only
-    TOPIC = 2
-    GROUP = 3
-    CLUSTER = 4
-    TRANSACTIONAL_ID = 5
-    DELEGATION_TOKEN = 6
-    USER = 7
-
-
-class PatternType(enum.IntEnum):
-    UNKNOWN = 0
-    ANY = 1  # filters: any pattern type, the name exactly
-    MATCH = 2  # filters: every pattern that applies to the name
-    LITERAL = 3
-    PREFIXED = 4
-
-    @property
-    def is_specific(self) -> bool:
-        """A pattern type an ACL can have (LITERAL, PREFIXED), rather than a filter's."""
-        return self in (PatternType.LITERAL, PatternType.PREFIXED)
-
-
-class AclOperation(enum.IntEnum):
-    UNKNOWN = 0
-    ANY = 1  # filters only
-    ALL = 2
-    READ = 3
-    WRITE = 4
-    CREATE = 5
-    DELETE = 6
-    ALTER = 7
-    DESCRIBE = 8
-    CLUSTER_ACTION = 9
-    DESCRIBE_CONFIGS = 10
-    ALTER_CONFIGS = 11
-    IDEMPOTENT_WRITE = 12
-    CREATE_TOKENS = 13
-    DESCRIBE_TOKENS = 14
-
-
-class AclPermissionType(enum.IntEnum):
-    UNKNOWN = 0
-    ANY = 1  # filters only
-    DENY = 2
-    ALLOW = 3
-
-
-def _of(kind: type[enum.IntEnum], code: int):
-    """The member with ``code``, UNKNOWN for a code this model does not know (as Kafka's
-    ``fromCode``)."""
-    try:
-        return kind(code)
-    except ValueError:
-        return kind.UNKNOWN
-
-
 def resource_type_of(code: int) -> ResourceType:
-    return _of(ResourceType, code)
+    return member_of(ResourceType, code)
 
 
 def pattern_type_of(code: int) -> PatternType:
-    return _of(PatternType, code)
+    return member_of(PatternType, code)
 
 
 def operation_of(code: int) -> AclOperation:
-    return _of(AclOperation, code)
+    return member_of(AclOperation, code)
 
 
 def permission_type_of(code: int) -> AclPermissionType:
-    return _of(AclPermissionType, code)
+    return member_of(AclPermissionType, code)
 
 
 # -- names (Kafka's SecurityUtils) ------------------------------------------------------------

@@ -34,11 +34,10 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from broker_lite.protocol import ApiKey, RequestHeader
+from broker_lite.protocol.enums import AclOperation, ResourceType
 from broker_lite.security.acl import (
     CLUSTER_NAME,
     SUPPORTED_OPERATIONS,
-    AclOperation,
-    ResourceType,
     operation_name,
     operations_bit_field,
     resource_type_name,

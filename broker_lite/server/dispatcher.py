@@ -47,7 +47,8 @@ from broker_lite.protocol import (
     parse_request_header,
     read_request_body,
 )
-from broker_lite.security.acl import CLUSTER_NAME, AclOperation, ResourceType
+from broker_lite.protocol.enums import AclOperation, ResourceType
+from broker_lite.security.acl import CLUSTER_NAME
 from broker_lite.security.principal import ANONYMOUS
 
 from . import authorization

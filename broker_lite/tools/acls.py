@@ -45,6 +45,7 @@ import sys
 from collections.abc import Iterable
 
 from broker_lite.client.admin.admin import Admin
+from broker_lite.protocol.enums import AclOperation, AclPermissionType, PatternType, ResourceType
 from broker_lite.security.acl import (
     CLUSTER_NAME,
     SUPPORTED_OPERATIONS,
@@ -53,13 +54,9 @@ from broker_lite.security.acl import (
     AccessControlEntryFilter,
     AclBinding,
     AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
     InvalidAclError,
-    PatternType,
     ResourcePattern,
     ResourcePatternFilter,
-    ResourceType,
     operation_name,
     parse_operation,
     parse_pattern_type,

@@ -51,12 +51,9 @@ import argparse
 import re
 
 from broker_lite.client.admin.admin import Admin
-from broker_lite.client.admin.configs import (
-    AlterConfigOp,
-    ConfigEntry,
-    ConfigResource,
-    ConfigSource,
-)
+from broker_lite.client.admin.configs import AlterConfigOp, ConfigResource
+from broker_lite.protocol.config_entry import ConfigEntry
+from broker_lite.protocol.enums import ConfigSource
 
 from . import user_configs
 from .admin_support import client_errors

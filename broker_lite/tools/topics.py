@@ -53,12 +53,13 @@ import sys
 from dataclasses import dataclass
 
 from broker_lite.client.admin.admin import Admin, NewTopic
-from broker_lite.client.admin.configs import ConfigEntry, ConfigResource
+from broker_lite.client.admin.configs import ConfigResource
 from broker_lite.client.admin.replicas import PartitionReassignment, list_partition_reassignments
 from broker_lite.client.cluster.metadata import PartitionMetadata, TopicMetadata
 from broker_lite.client.errors import KafkaClientError, TopicAlreadyExistsError
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ZERO_UUID
+from broker_lite.protocol.config_entry import ConfigEntry
 from broker_lite.zk.layout import encode_uuid
 
 from .admin_support import client_errors, include_list

@@ -64,12 +64,11 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from broker_lite.protocol.enums import PatternType, ResourceType
 from broker_lite.security.acl import (
     AccessControlEntry,
     InvalidAclError,
-    PatternType,
     ResourcePattern,
-    ResourceType,
     operation_name,
     parse_operation,
     parse_permission_type,

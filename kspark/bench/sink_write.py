@@ -40,7 +40,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from broker_lite.client import KafkaClient, TopicPartition
+from broker_lite.client import LATEST, KafkaClient, TopicPartition
 from broker_lite.records import BatchReader
 from broker_lite.records.control import ControlRecordType
 from broker_lite.server.bench import BrokerLiteProcess
@@ -49,7 +49,6 @@ from kspark.bench.source_read import timed
 VALUE_BYTES = 100
 ROW_NUMBER_DIGITS = 12
 PRODUCER_BATCH_BYTES = 1_048_576  # the sink's batch.size and max.request.size defaults
-LATEST = -1  # ListOffsets timestamp of the end offset
 
 WAYS = {
     "kpy_eo": "kpy df.write, exactly_once (default)",

@@ -5,10 +5,11 @@ from collections.abc import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader
 
-from kspark.options import SOURCE_KAFKA_SETTINGS, SourceOptions, log_unused_kafka_settings
+from kspark.options import log_unused_kafka_settings
 
 from .connect import lease_client, with_offset_retries
-from .partition_reader import read_range
+from .options import SOURCE_KAFKA_SETTINGS, SourceOptions
+from .partition_reader import arrow_batches
 from .planning import OffsetRange, plan_ranges
 from .positions import OffsetResolutionError, resolve
 
@@ -54,9 +55,9 @@ def read_partition(options: SourceOptions, partition: OffsetRange) -> Iterator[p
     if not isinstance(partition, OffsetRange):
         return  # nothing was planned: Spark still runs one task, with a placeholder partition
     with lease_client(options, reading=True) as client:
-        yield from read_range(client, partition, include_headers=options.include_headers,
-                              isolation_level=options.isolation_level,
-                              fail_on_data_loss=options.fail_on_data_loss)
+        yield from arrow_batches(client, partition, include_headers=options.include_headers,
+                                 isolation_level=options.isolation_level,
+                                 fail_on_data_loss=options.fail_on_data_loss)
 
 
 def _check_assigned(client, partitions) -> None:

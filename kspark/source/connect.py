@@ -21,7 +21,8 @@ from typing import TypeVar
 from broker_lite.client import KafkaClient, shared_client
 from broker_lite.client.errors import ConfigError, InvalidArgumentError, KafkaClientError
 from broker_lite.common.vocabulary import INT32_MAX
-from kspark.options import SourceOptions
+
+from .options import SourceOptions
 
 logger = logging.getLogger(__name__)
 

@@ -37,8 +37,8 @@ class DataLossError(RuntimeError):
     """Offsets a query was about to read are gone (retention, deletion, truncation)."""
 
 
-def read_range(client: KafkaClient, r: OffsetRange, *, include_headers: bool,
-               isolation_level: str, fail_on_data_loss: bool) -> Iterator[pa.RecordBatch]:
+def arrow_batches(client: KafkaClient, r: OffsetRange, *, include_headers: bool,
+                  isolation_level: str, fail_on_data_loss: bool) -> Iterator[pa.RecordBatch]:
     """The records of ``r`` as Arrow batches of Spark's Kafka schema, in offset order."""
 
     def on_data_loss(gone: OutOfRange) -> int | None:

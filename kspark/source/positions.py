@@ -12,7 +12,9 @@ import logging
 from collections.abc import Iterable, Mapping
 
 from broker_lite.client import EARLIEST, LATEST, KafkaClient, TopicPartition
-from kspark.options import OffsetSpec, OptionError
+from kspark.options import OptionError
+
+from .options import OffsetSpec
 
 logger = logging.getLogger(__name__)
 

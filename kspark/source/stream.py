@@ -60,10 +60,11 @@ from broker_lite.client.errors import (
     GroupAuthorizationFailedError,
     TopicAuthorizationFailedError,
 )
-from kspark.options import SOURCE_KAFKA_SETTINGS, SourceOptions, log_unused_kafka_settings
+from kspark.options import log_unused_kafka_settings
 
 from .batch import read_partition
 from .connect import open_client, with_offset_retries
+from .options import SOURCE_KAFKA_SETTINGS, SourceOptions
 from .partition_reader import report_data_loss
 from .planning import OffsetRange, available, plan_ranges, rate_limit
 from .positions import from_json, resolve, to_json

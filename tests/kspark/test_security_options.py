@@ -9,8 +9,9 @@ import pytest
 
 from broker_lite.client import ClientConfig
 from broker_lite.security.testing import TestCertificateAuthority
-from kspark.options import OptionError, parse_source_options
+from kspark.options import OptionError
 from kspark.sink.options import parse_sink_options
+from kspark.source.options import parse_source_options
 
 SECRETS = ("alice-secret", "key-password")
 

@@ -3,16 +3,10 @@ with the option's name."""
 
 import pytest
 
-from broker_lite.client import TopicPartition
+from broker_lite.client import EARLIEST, LATEST, TopicPartition
 from broker_lite.client.java_settings import JAVA_CONSUMER_SETTINGS
-from kspark.options import (
-    EARLIEST,
-    LATEST,
-    SOURCE_KAFKA_SETTINGS,
-    OptionError,
-    parse_source_options,
-    unused_kafka_settings,
-)
+from kspark.options import OptionError, unused_kafka_settings
+from kspark.source.options import SOURCE_KAFKA_SETTINGS, parse_source_options
 
 BOOT = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 

@@ -23,12 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from broker_lite.protocol import ApiKey
-from broker_lite.security.acl import (
-    ANY_BINDING,
-    AclBinding,
-    AclBindingFilter,
-    PatternType,
-)
+from broker_lite.protocol.enums import PatternType
+from broker_lite.security.acl import ANY_BINDING, AclBinding, AclBindingFilter
 from broker_lite.security.acl_messages import (
     binding_of_matching_acl,
     bindings_of_resources,

@@ -15,19 +15,20 @@ not offered). A topic the cluster does not know is a final :class:`UnknownTopicO
 since the broker answers it from ZooKeeper, not from a possibly stale cache.
 
 >>> AlterConfigOp.set("retention.ms", "60000")
-AlterConfigOp(name='retention.ms', operation=<AlterOperation.SET: 0>, value='60000')
+AlterConfigOp(name='retention.ms', operation=<AlterConfigOpType.SET: 0>, value='60000')
 >>> ConfigResource.topic("events")
 ConfigResource(type=2, name='events')
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
 from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.protocol.config_entry import ConfigEntry, ConfigSynonym
+from broker_lite.protocol.enums import AlterConfigOpType, ConfigResourceType, ConfigSource
 
 from ..cluster.cluster import Cluster
 from ..cluster.connection import BrokerConnection
@@ -42,30 +43,9 @@ from ..errors import (
 from ..retry import Deadline, retry
 
 T = TypeVar("T")
-TOPIC = 2  # ConfigResource.Type
-BROKER = 4
+TOPIC = ConfigResourceType.TOPIC
+BROKER = ConfigResourceType.BROKER
 FIRST_DESCRIBE_CONFIGS_WITH_SOURCES = 1  # ConfigSource and synonyms instead of IsDefault
-
-
-class ConfigSource(enum.IntEnum):
-    """Where a config value comes from (DescribeConfigsResponse's ConfigSource)."""
-
-    UNKNOWN = 0
-    DYNAMIC_TOPIC_CONFIG = 1
-    DYNAMIC_BROKER_CONFIG = 2
-    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
-    STATIC_BROKER_CONFIG = 4
-    DEFAULT_CONFIG = 5
-    DYNAMIC_BROKER_LOGGER_CONFIG = 6
-    CLIENT_METRICS_CONFIG = 7
-    GROUP_CONFIG = 8
-
-    @classmethod
-    def of(cls, code: int) -> ConfigSource:
-        try:
-            return cls(code)
-        except ValueError:
-            return cls.UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -93,36 +73,6 @@ class ConfigResource:
 
 
 @dataclass(frozen=True)
-class ConfigSynonym:
-    name: str
-    value: str | None
-    source: ConfigSource
-
-
-@dataclass(frozen=True)
-class ConfigEntry:
-    """One config of a resource. ``value`` is None for sensitive configs and unset ones."""
-
-    name: str
-    value: str | None
-    source: ConfigSource
-    read_only: bool = False
-    sensitive: bool = False
-    synonyms: tuple[ConfigSynonym, ...] = ()
-
-    @property
-    def is_default(self) -> bool:
-        return self.source == ConfigSource.DEFAULT_CONFIG
-
-
-class AlterOperation(enum.IntEnum):
-    SET = 0
-    DELETE = 1
-    APPEND = 2  # list configs: add values not there yet
-    SUBTRACT = 3  # list configs: remove values
-
-
-@dataclass(frozen=True)
 class AlterConfigOp:
     name: str
     operation: int
@@ -130,11 +80,11 @@ class AlterConfigOp:
 
     @classmethod
     def set(cls, name: str, value: str) -> AlterConfigOp:
-        return cls(name, AlterOperation.SET, value)
+        return cls(name, AlterConfigOpType.SET, value)
 
     @classmethod
     def delete(cls, name: str) -> AlterConfigOp:
-        return cls(name, AlterOperation.DELETE)
+        return cls(name, AlterConfigOpType.DELETE)
 
 
 # -- requests and responses (sans I/O) ----------------------------------------------------------
@@ -232,8 +182,8 @@ class ConfigsAdmin:
         for resource, ops in changes.items():
             ops = list(ops)
             for op in ops:
-                if op.operation != AlterOperation.DELETE and op.value is None:
-                    raise InvalidArgumentError(f"{AlterOperation(op.operation).name} of "
+                if op.operation != AlterConfigOpType.DELETE and op.value is None:
+                    raise InvalidArgumentError(f"{AlterConfigOpType(op.operation).name} of "
                                                f"{op.name} for {resource} needs a value")
 
             def parse(version: int, response: dict, resource=resource) -> None:

@@ -17,13 +17,14 @@ from functools import partial
 
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ApiKey
+from broker_lite.protocol.enums import DELETE_RECORDS_HIGH_WATERMARK
 
 from ..cluster.cluster import Cluster
 from ..cluster.metadata import BrokerInfo
 from ..errors import KafkaClientError, KafkaTimeoutError, error_for
 from ..retry import Deadline, retry
 
-HIGH_WATERMARK = -1  # Kafka's DeleteRecordsRequest.HIGH_WATERMARK
+HIGH_WATERMARK = DELETE_RECORDS_HIGH_WATERMARK  # the client's name for it
 
 Outcome = int | KafkaClientError
 

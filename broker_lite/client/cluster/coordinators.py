@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from broker_lite.protocol import ApiKey
+from broker_lite.protocol.enums import CoordinatorType
 
 from ..errors import (
     CoordinatorNotAvailableError,
@@ -51,8 +52,8 @@ class KeyType:
         return f"{self.name} {key}"
 
 
-GROUP = KeyType(0, "group")
-TRANSACTIONAL_ID = KeyType(1, "transactional id", first_version=1)
+GROUP = KeyType(CoordinatorType.GROUP, "group")
+TRANSACTIONAL_ID = KeyType(CoordinatorType.TRANSACTION, "transactional id", first_version=1)
 
 
 def find_coordinator_request(key_type: KeyType, key: str, version: int) -> dict:

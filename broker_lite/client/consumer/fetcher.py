@@ -22,6 +22,7 @@ from functools import partial
 
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ZERO_UUID, ApiKey
+from broker_lite.protocol.enums import CONSUMER_REPLICA_ID
 
 from ..cluster.cluster import Cluster
 from ..cluster.metadata import BrokerInfo
@@ -53,7 +54,7 @@ def fetch_request(partitions: dict[TopicPartition, tuple[int, int]],
             "partition_max_bytes": larger_limits.get(tp, partition_max_bytes),
         })
     return {
-        "replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": min_bytes,
+        "replica_id": CONSUMER_REPLICA_ID, "max_wait_ms": max_wait_ms, "min_bytes": min_bytes,
         "max_bytes": max_bytes, "isolation_level": isolation_level,
         "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
         "topics": [{"topic": name, "topic_id": topic_ids.get(name, ZERO_UUID), "partitions": parts}

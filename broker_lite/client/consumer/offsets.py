@@ -13,6 +13,7 @@ from functools import partial
 
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ApiKey
+from broker_lite.protocol.enums import CONSUMER_REPLICA_ID
 
 from ..cluster.cluster import Cluster
 from ..cluster.metadata import BrokerInfo
@@ -42,7 +43,8 @@ def list_offsets_request(partitions: dict[TopicPartition, tuple[int, int]], *, v
             "partition_index": tp.partition, "current_leader_epoch": epoch, "timestamp": spec,
             "max_num_offsets": 1,
         })
-    return {"replica_id": -1, "isolation_level": isolation_level, "timeout_ms": timeout_ms,
+    return {"replica_id": CONSUMER_REPLICA_ID, "isolation_level": isolation_level,
+            "timeout_ms": timeout_ms,
             "topics": [{"name": name, "partitions": parts} for name, parts in topics.items()]}
 
 

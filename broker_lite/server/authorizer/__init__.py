@@ -25,7 +25,8 @@ from kazoo.client import KazooClient
 
 from broker_lite.config.broker import BrokerConfig
 from broker_lite.config.definitions import ACL_AUTHORIZERS, super_users
-from broker_lite.security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
+from broker_lite.protocol.enums import AclOperation, ResourceType
+from broker_lite.security.acl import AclBinding, AclBindingFilter
 
 from .acl_authorizer import AclAuthorizer, AclDeleteResult, AclError
 

@@ -36,15 +36,13 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 
 from broker_lite.protocol import ErrorCode
+from broker_lite.protocol.enums import AclOperation, PatternType, ResourceType
 from broker_lite.security.acl import (
     AccessControlEntry,
     AclBinding,
     AclBindingFilter,
-    AclOperation,
     InvalidAclError,
-    PatternType,
     ResourcePattern,
-    ResourceType,
     parse_principal,
     parse_resource_type,
 )

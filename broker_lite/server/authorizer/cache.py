@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
+from broker_lite.protocol.enums import AclOperation, AclPermissionType, PatternType, ResourceType
 from broker_lite.security.acl import (
     IMPLYING_OPERATIONS,
     WILDCARD_HOST,
@@ -45,11 +46,7 @@ from broker_lite.security.acl import (
     AccessControlEntry,
     AclBinding,
     AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
-    PatternType,
     ResourcePattern,
-    ResourceType,
 )
 
 NO_ZNODE = -1

@@ -16,14 +16,8 @@ pattern; DeleteAcls, for each filter, the bindings it removed.
 """
 
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import (
-    CLUSTER_NAME,
-    AclBinding,
-    AclBindingFilter,
-    AclOperation,
-    InvalidAclError,
-    ResourceType,
-)
+from broker_lite.protocol.enums import AclOperation, ResourceType
+from broker_lite.security.acl import CLUSTER_NAME, AclBinding, AclBindingFilter, InvalidAclError
 from broker_lite.security.acl_messages import (
     binding_of_creation,
     filter_of,

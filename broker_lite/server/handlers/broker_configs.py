@@ -28,14 +28,14 @@ from broker_lite.config.dynamic import (
     usable_configs,
 )
 from broker_lite.config.resolution import (
-    AlterOp,
-    ConfigEntry,
     ConfigOperationError,
     apply_incremental_operations,
     broker_config_entries,
     default_broker_config_entries,
 )
 from broker_lite.protocol import ErrorCode
+from broker_lite.protocol.config_entry import ConfigEntry
+from broker_lite.protocol.enums import AlterConfigOpType
 from broker_lite.zk.layout import DEFAULT_ENTITY
 
 from ..errors import ApiError
@@ -113,15 +113,20 @@ def incremental_alter_broker(services: HandlerServices, name: str, configs: list
     dynamic configs."""
     entity = _entity(services, name)
     per_broker = entity != DEFAULT_ENTITY
-    unknown = [c["config_operation"] for c in configs if c["config_operation"] not in set(AlterOp)]
+    unknown = [c["config_operation"] for c in configs
+               if c["config_operation"] not in set(AlterConfigOpType)]
     if unknown:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {unknown[0]}")
     current = usable_configs(services.admin.broker_config(entity), per_broker=per_broker)
     try:
-        props = apply_incremental_operations(
-            current, [(c["name"], AlterOp(c["config_operation"]), c["value"]) for c in configs],
-            broker=True)
+        props = apply_incremental_operations(current, operations_of(configs), broker=True)
     except ConfigOperationError as exc:
         raise ApiError(ErrorCode.INVALID_CONFIG, str(exc)) from None
     _check(services, props, per_broker)
     _write(services, name, entity, props, validate_only)
+
+
+def operations_of(configs: list[dict]) -> list[tuple[str, AlterConfigOpType, str | None]]:
+    """The edits an IncrementalAlterConfigs resource asks for, as config resolution takes them
+    (their operations known)."""
+    return [(c["name"], AlterConfigOpType(c["config_operation"]), c["value"]) for c in configs]

@@ -22,8 +22,6 @@ from collections.abc import Callable, Mapping
 
 from broker_lite.config.parsers import ConfigError
 from broker_lite.config.resolution import (
-    AlterOp,
-    ConfigEntry,
     ConfigOperationError,
     InvalidConfigurationError,
     UnknownTopicConfigError,
@@ -32,26 +30,32 @@ from broker_lite.config.resolution import (
     validate_topic_overrides,
 )
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import (
-    AUTHORIZATION_ERRORS,
-    CLUSTER_NAME,
+from broker_lite.protocol.config_entry import ConfigEntry
+from broker_lite.protocol.enums import (
     AclOperation,
+    AlterConfigOpType,
+    ConfigResourceType,
     ResourceType,
 )
+from broker_lite.security.acl import AUTHORIZATION_ERRORS, CLUSTER_NAME
 from broker_lite.zk.admin import validate_topic_name
 from broker_lite.zk.errors import InvalidTopicError, UnknownTopicError, ZooKeeperError
 
 from ..dispatcher import RequestContext
 from ..errors import ApiError, error_code_for
 from ..services import HandlerServices
-from .broker_configs import alter_broker, describe_broker, incremental_alter_broker
+from .broker_configs import (
+    alter_broker,
+    describe_broker,
+    incremental_alter_broker,
+    operations_of,
+)
 
 logger = logging.getLogger(__name__)
 
 # Resource types (Kafka's ConfigResource.Type).
-UNKNOWN_RESOURCE, TOPIC, BROKER, BROKER_LOGGER = 0, 2, 4, 8
-_RESOURCE_NAMES = {0: "UNKNOWN", 2: "TOPIC", 3: "GROUP", 4: "BROKER", 8: "BROKER_LOGGER",
-                   16: "CLIENT_METRICS"}
+TOPIC, BROKER, BROKER_LOGGER = (ConfigResourceType.TOPIC, ConfigResourceType.BROKER,
+                                ConfigResourceType.BROKER_LOGGER)
 
 
 def _check_authorized(context: RequestContext, operation: AclOperation, resource: dict) -> None:
@@ -112,7 +116,7 @@ def _describe(services: HandlerServices, resource: dict) -> list[ConfigEntry]:
     if kind == BROKER:
         return describe_broker(services, name)
     raise ApiError(ErrorCode.INVALID_REQUEST,
-                   f"Unsupported resource type: {_RESOURCE_NAMES.get(kind, kind)}")
+                   f"Unsupported resource type: {_resource_type_name(kind)}")
 
 
 def describe_configs(context: RequestContext, body: dict) -> dict:
@@ -214,8 +218,7 @@ def alter_configs(context: RequestContext, body: dict) -> dict:
 
 def _edited(overrides: Mapping[str, str], configs: list[dict]) -> dict[str, str]:
     try:
-        return apply_incremental_operations(
-            overrides, [(c["name"], AlterOp(c["config_operation"]), c["value"]) for c in configs])
+        return apply_incremental_operations(overrides, operations_of(configs))
     except (UnknownTopicConfigError, ConfigOperationError) as exc:
         raise ApiError(error_code_for(exc), str(exc)) from None
 
@@ -225,7 +228,7 @@ def _incremental_one(services: HandlerServices, resource: dict, validate_only: b
     if resource["resource_type"] == BROKER:
         incremental_alter_broker(services, name, configs, validate_only)
         return
-    unknown_ops = sorted({c["config_operation"] for c in configs} - set(AlterOp))
+    unknown_ops = sorted({c["config_operation"] for c in configs} - set(AlterConfigOpType))
     if unknown_ops:
         raise ApiError(ErrorCode.INVALID_REQUEST, f"Unknown operation type {unknown_ops[0]}")
     if not name:
@@ -237,4 +240,10 @@ def _incremental_one(services: HandlerServices, resource: dict, validate_only: b
 def incremental_alter_configs(context: RequestContext, body: dict) -> dict:
     """IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on the current overrides."""
     return _alter_each(context, body, _incremental_one,
-                       lambda c: c["config_operation"] != AlterOp.DELETE and c["value"] is None)
+                       lambda c: c["config_operation"] != AlterConfigOpType.DELETE
+                       and c["value"] is None)
+
+
+def _resource_type_name(code: int) -> str:
+    """Kafka's name of a resource type code (the code itself when no type has it)."""
+    return ConfigResourceType(code).name if code in set(ConfigResourceType) else str(code)

@@ -20,7 +20,7 @@ ElectLeaders, each partition named).
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.controller.controller import NotControllerError
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import AclOperation, ResourceType
+from broker_lite.protocol.enums import AclOperation, ResourceType
 
 from ..dispatcher import RequestContext
 from ..services import ControllerRequests

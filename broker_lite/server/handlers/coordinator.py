@@ -20,16 +20,17 @@ as in Kafka.
 import logging
 
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import AUTHORIZATION_ERRORS, AclOperation, ResourceType
+from broker_lite.protocol.enums import AclOperation, CoordinatorType, ResourceType
+from broker_lite.security.acl import AUTHORIZATION_ERRORS
 
 from ..dispatcher import RequestContext
 from ..services import CoordinatorTopic, HandlerServices
 
 logger = logging.getLogger(__name__)
 
-GROUP_KEY, TRANSACTION_KEY = 0, 1
 NO_NODE = (-1, "", -1)
-_KEY_RESOURCES = {GROUP_KEY: ResourceType.GROUP, TRANSACTION_KEY: ResourceType.TRANSACTIONAL_ID}
+_KEY_RESOURCES = {CoordinatorType.GROUP: ResourceType.GROUP,
+                  CoordinatorType.TRANSACTION: ResourceType.TRANSACTIONAL_ID}
 
 
 def find_coordinator(context: RequestContext, body: dict) -> dict:
@@ -61,9 +62,9 @@ def create_coordinator_topic(coordinator: CoordinatorTopic) -> None:
 
 
 def _coordinator(services: HandlerServices, key_type: int) -> CoordinatorTopic | None:
-    if key_type == GROUP_KEY:
+    if key_type == CoordinatorType.GROUP:
         return services.groups
-    if key_type == TRANSACTION_KEY:
+    if key_type == CoordinatorType.TRANSACTION:
         return services.transactions
     return None
 

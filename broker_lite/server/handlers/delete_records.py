@@ -32,7 +32,7 @@ from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.log import OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import AclOperation, ResourceType
+from broker_lite.protocol.enums import DELETE_RECORDS_HIGH_WATERMARK, AclOperation, ResourceType
 
 from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
 from ..errors import not_served_error
@@ -40,7 +40,6 @@ from ..services import HandlerServices
 
 logger = logging.getLogger(__name__)
 
-HIGH_WATERMARK = -1  # DeleteRecordsRequest.HIGH_WATERMARK
 INVALID_LOW_WATERMARK = -1
 
 
@@ -109,7 +108,7 @@ def _delete(services: HandlerServices, topic: str, request: dict) -> dict:
         return _result(index, not_served_error(services.cluster, topic, index))
     if not log.config.delete:
         return _result(index, ErrorCode.POLICY_VIOLATION)
-    target = log.high_watermark if offset == HIGH_WATERMARK else offset
+    target = log.high_watermark if offset == DELETE_RECORDS_HIGH_WATERMARK else offset
     if target < 0:
         return _result(index, ErrorCode.OFFSET_OUT_OF_RANGE)
     try:

@@ -42,11 +42,11 @@ not again while it waits), which may add the follower to the ISR and move the hi
 and answers with the high watermark after that.
 """
 
-from broker_lite.common.vocabulary import INT32_MAX, TopicPartition
+from broker_lite.common.vocabulary import INT32_MAX, NO_PARTITION_LEADER_EPOCH, TopicPartition
 from broker_lite.config.definitions import RACK_AWARE_REPLICA_SELECTOR
 from broker_lite.log import OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import AclOperation, ResourceType
+from broker_lite.protocol.enums import AclOperation, IsolationLevel, ResourceType
 from broker_lite.zk.layout import NO_LEADER
 
 from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
@@ -54,8 +54,6 @@ from ..errors import not_served_error
 from ..services import HandlerServices
 from . import down_conversion
 
-READ_UNCOMMITTED, READ_COMMITTED = 0, 1
-NO_EPOCH = -1
 FIRST_RACK_VERSION = 11  # Fetch v11+: rack_id, preferred_read_replica (KIP-392)
 
 
@@ -190,13 +188,13 @@ def _read_partition(services: HandlerServices, topic: str, request: dict, budget
             not (partition.is_leader or reader.may_read_follower):
         response["error_code"] = not_served_error(services.cluster, topic, index)
         return response, 0
-    response["error_code"] = _epoch_error(request.get("current_leader_epoch", NO_EPOCH),
-                                          partition.leader_epoch) or \
+    requested_epoch = request.get("current_leader_epoch", NO_PARTITION_LEADER_EPOCH)
+    response["error_code"] = _epoch_error(requested_epoch, partition.leader_epoch) or \
         down_conversion.partition_error(partition.log.config, reader.version)
     if response["error_code"]:
         return response, 0
     log = partition.log
-    committed = isolation_level == READ_COMMITTED and not reader.from_follower
+    committed = isolation_level == IsolationLevel.READ_COMMITTED and not reader.from_follower
     if reader.client_rack is not None:
         preferred = partition.preferred_read_replica(reader.client_rack, request["fetch_offset"],
                                                      reader.rack_of)
@@ -252,7 +250,7 @@ def _read_partition(services: HandlerServices, topic: str, request: dict, budget
 
 def _epoch_error(requested: int, current: int) -> ErrorCode:
     """KIP-320's fencing of a fetcher whose leader epoch is not the partition's."""
-    if requested == NO_EPOCH or requested == current:
+    if requested == NO_PARTITION_LEADER_EPOCH or requested == current:
         return ErrorCode.NONE
     return ErrorCode.FENCED_LEADER_EPOCH if requested < current else \
         ErrorCode.UNKNOWN_LEADER_EPOCH

@@ -27,18 +27,16 @@ it named TOPIC_AUTHORIZATION_FAILED; OffsetDelete Delete on the group and Read o
 
 import logging
 
-from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.common.vocabulary import NO_OFFSET, NO_PARTITION_LEADER_EPOCH, TopicPartition
 from broker_lite.coordinator.group.offsets import OffsetAndMetadata
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import AclOperation, ResourceType
+from broker_lite.protocol.enums import AclOperation, ResourceType
 
 from ..dispatcher import RequestContext
 from ..services import ClusterView
 
 logger = logging.getLogger(__name__)
 
-NO_OFFSET = -1
-NO_LEADER_EPOCH = -1
 NO_METADATA = ""
 NO_RETENTION_TIME = -1
 NO_COMMIT_TIMESTAMP = -1
@@ -106,8 +104,8 @@ def offset_commit(context: RequestContext, body: dict) -> dict:
                 NO_COMMIT_TIMESTAMP
             offsets[tp] = OffsetAndMetadata(
                 partition["committed_offset"],
-                partition.get("committed_leader_epoch", NO_LEADER_EPOCH) if version >= 6
-                else NO_LEADER_EPOCH,
+                partition.get("committed_leader_epoch", NO_PARTITION_LEADER_EPOCH) if version >= 6
+                else NO_PARTITION_LEADER_EPOCH,
                 partition["committed_metadata"] or NO_METADATA,
                 now if commit_timestamp == NO_COMMIT_TIMESTAMP else commit_timestamp,
                 None if retention == NO_RETENTION_TIME else now + retention)
@@ -247,7 +245,7 @@ def _fetch(context: RequestContext, group_id: str, requested, require_stable: bo
 def _partition(index: int, value: OffsetAndMetadata | None, error: ErrorCode) -> dict:
     if value is None:
         return {"partition_index": index, "committed_offset": NO_OFFSET,
-                "committed_leader_epoch": NO_LEADER_EPOCH, "metadata": NO_METADATA,
+                "committed_leader_epoch": NO_PARTITION_LEADER_EPOCH, "metadata": NO_METADATA,
                 "error_code": error}
     return {"partition_index": index, "committed_offset": value.offset,
             "committed_leader_epoch": value.leader_epoch, "metadata": value.metadata,

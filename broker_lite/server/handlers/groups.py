@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from broker_lite.coordinator.group.coordinator import LeavingMember
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import AclOperation, ResourceType
+from broker_lite.protocol.enums import AclOperation, ResourceType
 
 from ..authorization import NOT_REQUESTED
 from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext

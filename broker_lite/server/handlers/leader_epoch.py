@@ -17,15 +17,17 @@ Describe on the topic (KIP-320), else TOPIC_AUTHORIZATION_FAILED.
 """
 
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import AclOperation, ResourceType
+from broker_lite.protocol.enums import (
+    DEBUGGING_REPLICA_ID,
+    UNDEFINED_EPOCH,
+    UNDEFINED_EPOCH_OFFSET,
+    AclOperation,
+    ResourceType,
+)
 
 from ..dispatcher import RequestContext
 from ..errors import not_served_error
 from ..services import HandlerServices
-
-UNDEFINED_EPOCH = -1
-UNDEFINED_OFFSET = -1
-DEBUGGING_REPLICA_ID = -2
 
 
 def handle(context: RequestContext, body: dict) -> dict:
@@ -46,13 +48,13 @@ def handle(context: RequestContext, body: dict) -> dict:
 
 def _refused(request: dict) -> dict:
     return {"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED, "partition": request["partition"],
-            "leader_epoch": UNDEFINED_EPOCH, "end_offset": UNDEFINED_OFFSET}
+            "leader_epoch": UNDEFINED_EPOCH, "end_offset": UNDEFINED_EPOCH_OFFSET}
 
 
 def _partition(services: HandlerServices, topic: str, request: dict, leader_only: bool) -> dict:
     index = request["partition"]
     response = {"error_code": 0, "partition": index, "leader_epoch": UNDEFINED_EPOCH,
-                "end_offset": UNDEFINED_OFFSET}
+                "end_offset": UNDEFINED_EPOCH_OFFSET}
     state = services.partitions.state(topic, index)
     log = services.logs.get(topic, index) if state is not None else None
     if state is None or log is None:

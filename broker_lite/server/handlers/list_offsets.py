@@ -24,15 +24,23 @@ A topic the principal may not Describe is answered TOPIC_AUTHORIZATION_FAILED, a
 from itertools import dropwhile
 
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import AclOperation, ResourceType
+from broker_lite.protocol.enums import (
+    CONSUMER_REPLICA_ID,
+    EARLIEST_LOCAL_TIMESTAMP,
+    EARLIEST_TIMESTAMP,
+    LATEST_TIMESTAMP,
+    MAX_TIMESTAMP,
+    AclOperation,
+    IsolationLevel,
+    ResourceType,
+)
 
 from ..dispatcher import RequestContext
 from ..errors import not_served_error
 from ..services import HandlerServices
 
-EARLIEST, LATEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -2, -1, -3, -4
-READ_COMMITTED = 1
-CONSUMER_REPLICA_ID = -1
+# timestamps that name a position of the log rather than a time
+_LOG_POSITIONS = (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP, LATEST_TIMESTAMP)
 
 
 def handle(context: RequestContext, body: dict) -> dict:
@@ -40,7 +48,7 @@ def handle(context: RequestContext, body: dict) -> dict:
     allowed = context.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC,
                                        (t["name"] for t in body["topics"]))
     from_consumer = body["replica_id"] == CONSUMER_REPLICA_ID
-    committed = body.get("isolation_level", 0) == READ_COMMITTED
+    committed = body.get("isolation_level", 0) == IsolationLevel.READ_COMMITTED
     from_replica = body["replica_id"] >= 0  # a follower (or a tool speaking for one)
 
     def answer(topic: str, request: dict) -> dict:
@@ -76,9 +84,9 @@ def _offset(services: HandlerServices, topic: str, request: dict, committed: boo
     target = request["timestamp"]
     fetchable = log.log_end_offset if from_replica else \
         log.last_stable_offset if committed else log.high_watermark
-    if target in (EARLIEST, EARLIEST_LOCAL):
+    if target in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
         found = (-1, log.log_start_offset)
-    elif target == LATEST:
+    elif target == LATEST_TIMESTAMP:
         found = (-1, fetchable)
     elif target == MAX_TIMESTAMP:
         found = log.record_with_max_timestamp()
@@ -87,12 +95,11 @@ def _offset(services: HandlerServices, topic: str, request: dict, committed: boo
     else:
         response["error_code"] = ErrorCode.INVALID_REQUEST
         return response
-    if found is not None and target not in (EARLIEST, EARLIEST_LOCAL, LATEST) \
-            and found[1] >= fetchable:
+    if found is not None and target not in _LOG_POSITIONS and found[1] >= fetchable:
         found = None
     if found is not None:
         timestamp, offset = found
-        epoch = log.leader_epochs.latest_epoch if target == LATEST else \
+        epoch = log.leader_epochs.latest_epoch if target == LATEST_TIMESTAMP else \
             log.epoch_for_offset(offset)
         response.update(timestamp=timestamp, offset=offset, leader_epoch=epoch)
     return response
@@ -102,7 +109,7 @@ def _old_style_offsets(services: HandlerServices, topic: str, request: dict,
                        from_consumer: bool) -> dict:
     index = request["partition_index"]
     response = {"partition_index": index, "error_code": 0, "old_style_offsets": []}
-    if request["timestamp"] < EARLIEST:
+    if request["timestamp"] < EARLIEST_TIMESTAMP:
         response["error_code"] = ErrorCode.UNSUPPORTED_VERSION
         return response
     log = services.partitions.leader_log(topic, index)

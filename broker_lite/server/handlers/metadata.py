@@ -20,7 +20,7 @@ brokers' SASL_SSL endpoints."""
 from broker_lite.config.parsers import ConfigError
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import AclOperation, ResourceType
+from broker_lite.protocol.enums import AclOperation, ResourceType
 from broker_lite.zk.admin import TopicSpec
 from broker_lite.zk.errors import TopicExistsError, ZooKeeperError
 

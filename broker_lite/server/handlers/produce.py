@@ -58,6 +58,7 @@ from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.log import LogError
 from broker_lite.log.record_checks import RecordValidationError
 from broker_lite.protocol import ErrorCode
+from broker_lite.protocol.enums import AclOperation, ResourceType
 from broker_lite.records import CompressionType, RecordsError
 from broker_lite.records.record_batch import (
     ATTRIBUTES_OFFSET,
@@ -69,7 +70,6 @@ from broker_lite.records.record_batch import (
     TRANSACTIONAL_FLAG,
 )
 from broker_lite.replication.errors import NotEnoughReplicasError, NotLeaderError
-from broker_lite.security.acl import AclOperation, ResourceType
 
 from ..dispatcher import RequestContext
 from ..errors import error_code_for, not_served_error

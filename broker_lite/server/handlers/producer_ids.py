@@ -30,7 +30,7 @@ import logging
 from broker_lite.common.vocabulary import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from broker_lite.coordinator.transaction.coordinator import InitProducerIdResult
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import AclOperation, ResourceType
+from broker_lite.protocol.enums import AclOperation, ResourceType
 from broker_lite.zk.errors import ProducerIdsExhaustedError, ProducerIdsUnavailableError
 
 from ..authorization import authorize_by_resource_type

@@ -8,7 +8,7 @@ principal may not Read TOPIC_AUTHORIZATION_FAILED (as Kafka's).
 """
 
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import AclOperation, ResourceType
+from broker_lite.protocol.enums import AclOperation, ResourceType
 
 from ..dispatcher import RequestContext
 from ..errors import not_served_error

@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection
 from broker_lite.config.parsers import ConfigError
 from broker_lite.config.resolution import topic_config_entries
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import AclOperation, ResourceType
+from broker_lite.protocol.enums import AclOperation, ResourceType
 from broker_lite.zk.admin import TopicSpec
 from broker_lite.zk.errors import TopicAlreadyMarkedForDeletionError, ZooKeeperError
 

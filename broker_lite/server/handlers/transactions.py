@@ -27,19 +27,18 @@ named), showing the partitions of topics it may Describe.
 
 from dataclasses import dataclass
 
-from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.common.vocabulary import NO_PARTITION_LEADER_EPOCH, TopicPartition
 from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.coordinator.group.offsets import OffsetAndMetadata
 from broker_lite.coordinator.group.txn_offset_commit import handle_txn_commit_offsets
 from broker_lite.protocol import ErrorCode
-from broker_lite.security.acl import AclOperation, ResourceType
+from broker_lite.protocol.enums import AclOperation, ResourceType
 
 from ..dispatcher import RequestContext
 from ..errors import not_served_error
 from ..services import HandlerServices
 from .delayed_replication import DelayedReplication
 
-NO_LEADER_EPOCH = -1
 UNKNOWN_MEMBER_ID = ""
 WRITE, READ, DESCRIBE = AclOperation.WRITE, AclOperation.READ, AclOperation.DESCRIBE
 CLUSTER_ACTION = AclOperation.CLUSTER_ACTION
@@ -188,7 +187,7 @@ def txn_offset_commit(context: RequestContext, body: dict) -> dict:
                 continue
             offsets[tp] = OffsetAndMetadata(
                 partition["committed_offset"],
-                partition["committed_leader_epoch"] if version >= 2 else NO_LEADER_EPOCH,
+                partition["committed_leader_epoch"] if version >= 2 else NO_PARTITION_LEADER_EPOCH,
                 partition["committed_metadata"] or "", now)
     if offsets:
         errors.update(handle_txn_commit_offsets(

@@ -13,18 +13,15 @@ from broker_lite.client.errors import (
     UnsupportedVersionError,
 )
 from broker_lite.common.tiers import needs
+from broker_lite.protocol.enums import AclOperation, AclPermissionType, PatternType, ResourceType
 from broker_lite.security.acl import (
     ANY_BINDING,
     AccessControlEntry,
     AccessControlEntryFilter,
     AclBinding,
     AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
-    PatternType,
     ResourcePattern,
     ResourcePatternFilter,
-    ResourceType,
 )
 from broker_lite.server.network.authenticator import ANONYMOUS
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers

@@ -8,11 +8,7 @@ import pytest
 from broker_lite.client import KafkaClient
 from broker_lite.client.admin.configs import (
     AlterConfigOp,
-    AlterOperation,
-    ConfigEntry,
     ConfigResource,
-    ConfigSource,
-    ConfigSynonym,
     describe_configs_request,
     incremental_alter_configs_request,
     parse_alter_configs,
@@ -26,6 +22,8 @@ from broker_lite.client.errors import (
     UnknownTopicOrPartitionError,
 )
 from broker_lite.protocol import ApiKey, ErrorCode, encode_request, parse_request
+from broker_lite.protocol.config_entry import ConfigEntry, ConfigSynonym
+from broker_lite.protocol.enums import AlterConfigOpType, ConfigSource
 from broker_lite.server.testing import bootstrap
 
 TOPIC = ConfigResource.topic("events")
@@ -92,7 +90,7 @@ def test_an_unknown_topic_is_a_final_error_naming_it():
 @pytest.mark.parametrize("version", [0, 1])
 def test_incremental_alter_requests_encode(version):
     ops = [AlterConfigOp.set("retention.ms", "1000"), AlterConfigOp.delete("segment.ms"),
-           AlterConfigOp("cleanup.policy", AlterOperation.APPEND, "compact")]
+           AlterConfigOp("cleanup.policy", AlterConfigOpType.APPEND, "compact")]
     body = incremental_alter_configs_request({TOPIC: ops}, validate_only=True)
     _, decoded = parse_request(
         encode_request(ApiKey.INCREMENTAL_ALTER_CONFIGS, version, 1, "t", body)[4:])
@@ -143,7 +141,7 @@ def test_topic_overrides_are_set_appended_and_deleted(client):
     assert before["segment.ms"].is_default
     client.admin.configs.incremental_alter({TOPIC: [
         AlterConfigOp.set("segment.ms", "120000"), AlterConfigOp.delete("retention.ms"),
-        AlterConfigOp("cleanup.policy", AlterOperation.APPEND, "compact")]})
+        AlterConfigOp("cleanup.policy", AlterConfigOpType.APPEND, "compact")]})
     after = entries(client, TOPIC)
     assert (after["segment.ms"].value, after["segment.ms"].source) == (
         "120000", ConfigSource.DYNAMIC_TOPIC_CONFIG)

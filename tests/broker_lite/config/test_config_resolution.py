@@ -7,11 +7,7 @@ from broker_lite.config.broker import BrokerConfig
 from broker_lite.config.kafka_configs import DYNAMIC_UPDATE_MODES
 from broker_lite.config.parsers import ConfigError
 from broker_lite.config.resolution import (
-    AlterOp,
     ConfigOperationError,
-    ConfigSource,
-    ConfigSynonym,
-    ConfigType,
     InvalidConfigurationError,
     UnknownTopicConfigError,
     apply_incremental_operations,
@@ -21,6 +17,9 @@ from broker_lite.config.resolution import (
     topic_config_entries,
     validate_topic_overrides,
 )
+from broker_lite.protocol.config_entry import ConfigSynonym
+from broker_lite.protocol.enums import AlterConfigOpType as Op
+from broker_lite.protocol.enums import ConfigSource, ConfigType
 
 STATIC, DEFAULT, TOPIC = (ConfigSource.STATIC_BROKER_CONFIG, ConfigSource.DEFAULT_CONFIG,
                           ConfigSource.DYNAMIC_TOPIC_CONFIG)
@@ -135,14 +134,14 @@ def test_passwords_are_sensitive_and_custom_configs_are_listed():
 def test_incremental_operations_on_broker_configs():
     assert apply_incremental_operations(
         {"background.threads": "9"},
-        [("log.cleanup.policy", AlterOp.APPEND, "compact"),
-         ("background.threads", AlterOp.DELETE, None)], broker=True) == \
+        [("log.cleanup.policy", Op.APPEND, "compact"),
+         ("background.threads", Op.DELETE, None)], broker=True) == \
         {"log.cleanup.policy": "delete,compact"}
     with pytest.raises(ConfigOperationError,
                        match="Config value append is not allowed for config key: num.io.threads"):
-        apply_incremental_operations({}, [("num.io.threads", AlterOp.APPEND, "1")], broker=True)
+        apply_incremental_operations({}, [("num.io.threads", Op.APPEND, "1")], broker=True)
     with pytest.raises(ConfigOperationError, match="Unknown config name: my.list"):
-        apply_incremental_operations({}, [("my.list", AlterOp.SUBTRACT, "1")], broker=True)
+        apply_incremental_operations({}, [("my.list", Op.SUBTRACT, "1")], broker=True)
 
 
 def test_overrides_broker_lite_cannot_use_are_left_out_of_the_resolved_config():
@@ -193,22 +192,22 @@ def test_topic_configs_without_a_broker_default_are_described_with_their_own():
         str(2**63 - 1), ConfigType.LONG,
         (ConfigSynonym("log.cleaner.max.compaction.lag.ms", str(2**63 - 1), DEFAULT),))
     assert apply_incremental_operations(
-        {}, [("follower.replication.throttled.replicas", AlterOp.APPEND, "0:1")]) == \
+        {}, [("follower.replication.throttled.replicas", Op.APPEND, "0:1")]) == \
         {"follower.replication.throttled.replicas": "0:1"}
 
 
 @pytest.mark.parametrize("overrides,operations,expected", [
-    ({}, [("retention.ms", AlterOp.SET, "1000")], {"retention.ms": "1000"}),
-    ({"retention.ms": "1000"}, [("retention.ms", AlterOp.DELETE, None)], {}),
-    ({}, [("retention.ms", AlterOp.DELETE, None)], {}),
+    ({}, [("retention.ms", Op.SET, "1000")], {"retention.ms": "1000"}),
+    ({"retention.ms": "1000"}, [("retention.ms", Op.DELETE, None)], {}),
+    ({}, [("retention.ms", Op.DELETE, None)], {}),
     # APPEND and SUBTRACT start from the default of a config without an override
-    ({}, [("cleanup.policy", AlterOp.APPEND, "compact")], {"cleanup.policy": "delete,compact"}),
-    ({"cleanup.policy": "compact"}, [("cleanup.policy", AlterOp.APPEND, "compact,delete")],
+    ({}, [("cleanup.policy", Op.APPEND, "compact")], {"cleanup.policy": "delete,compact"}),
+    ({"cleanup.policy": "compact"}, [("cleanup.policy", Op.APPEND, "compact,delete")],
      {"cleanup.policy": "compact,delete"}),
-    ({}, [("cleanup.policy", AlterOp.SUBTRACT, "delete")], {"cleanup.policy": ""}),
-    ({"cleanup.policy": "compact,delete"}, [("cleanup.policy", AlterOp.SUBTRACT, "compact")],
+    ({}, [("cleanup.policy", Op.SUBTRACT, "delete")], {"cleanup.policy": ""}),
+    ({"cleanup.policy": "compact,delete"}, [("cleanup.policy", Op.SUBTRACT, "compact")],
      {"cleanup.policy": "delete"}),
-    ({}, [("segment.ms", AlterOp.SET, "1"), ("segment.ms", AlterOp.DELETE, None)], {}),
+    ({}, [("segment.ms", Op.SET, "1"), ("segment.ms", Op.DELETE, None)], {}),
 ])
 def test_incremental_operations(overrides, operations, expected):
     assert apply_incremental_operations(overrides, operations) == expected
@@ -217,6 +216,6 @@ def test_incremental_operations(overrides, operations, expected):
 def test_incremental_operations_a_config_does_not_take():
     with pytest.raises(ConfigOperationError,
                        match="Config value append is not allowed for config key: retention.ms"):
-        apply_incremental_operations({}, [("retention.ms", AlterOp.APPEND, "1")])
+        apply_incremental_operations({}, [("retention.ms", Op.APPEND, "1")])
     with pytest.raises(UnknownTopicConfigError, match="Unknown topic config name: nope"):
-        apply_incremental_operations({}, [("nope", AlterOp.SUBTRACT, "1")])
+        apply_incremental_operations({}, [("nope", Op.SUBTRACT, "1")])

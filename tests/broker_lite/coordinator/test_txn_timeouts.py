@@ -4,6 +4,7 @@ A real __transaction_state log and state manager; the marker writer is a recorde
 the timer are manual."""
 
 import pytest
+from manual_clock import ManualClock
 
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.config.topic import LogConfig
@@ -43,18 +44,10 @@ class RecordingMarkerWriter:
         self.jobs.clear()
 
 
-class Clock:
-    def __init__(self):
-        self.now = NOW
-
-    def __call__(self):
-        return self.now
-
-
 @pytest.fixture
 def setup(tmp_path):
     log = Log(tmp_path / "__transaction_state-0", LogConfig(cleanup_policy=("compact",)))
-    clock, writer = Clock(), RecordingMarkerWriter()
+    clock, writer = ManualClock(NOW), RecordingMarkerWriter()
     manager = TransactionStateManager(TransactionConfig(num_partitions=1),
                                       lambda partition: (log, 0), clock_ms=clock)
     ids = iter(range(1000, 2000))

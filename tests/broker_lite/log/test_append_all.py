@@ -2,13 +2,12 @@
 with the outcome Log.append gives it when called on each in turn."""
 
 import pytest
+from manual_clock import NOW
 
 from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log
 from broker_lite.log.segment import LogSegment
 from broker_lite.records import build_batch
-
-NOW = 1_700_000_000_000
 
 
 def plain(i: int, count: int = 2) -> bytes:
@@ -52,7 +51,7 @@ RUNS = {
 }
 
 
-def open_log(path, **config) -> Log:
+def log_with_a_producer(path, **config) -> Log:
     config = {"max_message_bytes": 2048, "index_interval_bytes": 64, **config}
     log = Log(path, LogConfig(**config), clock=lambda: NOW)
     log.append(idempotent(0, count=4))  # the producer 7 the runs go on from
@@ -73,7 +72,8 @@ def log_files(log: Log) -> list[bytes]:
 
 @pytest.mark.parametrize("name", RUNS)
 def test_each_request_gets_what_appending_it_in_turn_gives(tmp_path, name):
-    together, in_turn = open_log(tmp_path / "together-0"), open_log(tmp_path / "in-turn-0")
+    together = log_with_a_producer(tmp_path / "together-0")
+    in_turn = log_with_a_producer(tmp_path / "in-turn-0")
     expected = []
     for records in RUNS[name]:
         try:
@@ -91,7 +91,7 @@ def test_each_request_gets_what_appending_it_in_turn_gives(tmp_path, name):
 
 
 def test_the_records_taken_are_written_at_once(tmp_path, monkeypatch):
-    log = open_log(tmp_path / "t-0")
+    log = log_with_a_producer(tmp_path / "t-0")
     writes = []
     original = LogSegment.append
     monkeypatch.setattr(LogSegment, "append",
@@ -104,7 +104,7 @@ def test_the_records_taken_are_written_at_once(tmp_path, monkeypatch):
 def test_the_run_rolls_the_segment_as_one_append(tmp_path):
     """A run that does not fit the active segment goes whole into a new one, as one request's
     records do."""
-    log = open_log(tmp_path / "t-0", segment_bytes=600)
+    log = log_with_a_producer(tmp_path / "t-0", segment_bytes=600)
     outcomes = log.append_all([plain(i, count=1) for i in range(6)])
     assert [s.base_offset for s in log.segments] == [0, outcomes[0].first_offset]
     assert log.log_end_offset == outcomes[-1].last_offset + 1 == 10

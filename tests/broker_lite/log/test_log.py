@@ -5,6 +5,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from log_support import LogOpener
+from manual_clock import ManualClock
 
 from broker_lite.config.topic import LogConfig
 from broker_lite.log import InvalidRecordError, Log, OffsetOutOfRangeError
@@ -20,14 +22,6 @@ from broker_lite.records import (
     build_message_set,
     iter_records,
 )
-
-
-class Clock:
-    def __init__(self, now: int = 1_700_000_000_000):
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
 
 
 def small_config(**overrides) -> LogConfig:
@@ -60,24 +54,14 @@ def segment_bases(directory: Path) -> list[int]:
 
 @pytest.fixture
 def clock():
-    return Clock()
+    return ManualClock()
 
 
 @pytest.fixture
 def open_log(tmp_path, clock):
-    opened = []
-
-    def factory(config=None, **kwargs):
-        log = Log(tmp_path / "topic-0", config or small_config(), clock=clock, **kwargs)
-        opened.append(log)
-        return log
-
-    yield factory
-    for log in opened:
-        try:
-            log.close()
-        except Exception:
-            pass
+    opener = LogOpener(tmp_path, clock, small_config())
+    yield opener
+    opener.close_all()
 
 
 def test_offsets_are_assigned_consecutively_and_reads_return_what_was_appended(open_log):

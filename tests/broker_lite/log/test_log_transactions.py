@@ -6,6 +6,8 @@ import shutil
 from dataclasses import replace
 
 import pytest
+from log_support import LogOpener
+from manual_clock import NOW, ManualClock
 
 from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log
@@ -23,17 +25,8 @@ from broker_lite.records import (
     iter_batches,
 )
 
-NOW = 1_700_000_000_000
 COMMIT, ABORT = ControlRecordType.COMMIT, ControlRecordType.ABORT
 P1, P2, P3 = 1000, 2000, 3000
-
-
-class Clock:
-    def __init__(self, now: int = NOW):
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
 
 
 def config(**overrides) -> LogConfig:
@@ -76,24 +69,14 @@ class Writer:
 
 @pytest.fixture
 def clock():
-    return Clock()
+    return ManualClock()
 
 
 @pytest.fixture
 def open_log(tmp_path, clock):
-    opened = []
-
-    def factory(cfg=None, **kwargs):
-        log = Log(tmp_path / "txns-0", cfg or config(), clock=clock, **kwargs)
-        opened.append(log)
-        return log
-
-    yield factory
-    for log in opened:
-        try:
-            log.close()
-        except Exception:
-            pass
+    opener = LogOpener(tmp_path, clock, config(), name="txns-0")
+    yield opener
+    opener.close_all()
 
 
 def aborted_entries(log: Log) -> list[tuple[int, AbortedTxn]]:
@@ -345,7 +328,7 @@ def test_an_unclean_restart_rebuilds_the_same_state(open_log, tmp_path, checkpoi
     # The files as a killed broker leaves them: no snapshot at the end, nothing closed.
     crashed = tmp_path / "crashed" / "txns-0"
     shutil.copytree(log.directory, crashed)
-    reopened = Log(crashed, config(), clock=Clock(), recovery_point=recovery_point)
+    reopened = Log(crashed, config(), clock=ManualClock(), recovery_point=recovery_point)
     try:
         assert observed(reopened) == before
         assert index_files(reopened) == files
@@ -361,7 +344,7 @@ def test_an_unclean_restart_from_the_log_start_rewrites_lost_index_files(open_lo
     shutil.copytree(log.directory, crashed)
     for path in crashed.glob("*" + TXN_INDEX_SUFFIX):
         path.unlink()
-    reopened = Log(crashed, config(), clock=Clock(), recovery_point=0)
+    reopened = Log(crashed, config(), clock=ManualClock(), recovery_point=0)
     try:
         assert observed(reopened) == before
     finally:

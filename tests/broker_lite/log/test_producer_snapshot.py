@@ -6,6 +6,7 @@ import struct
 
 import crc32c
 import pytest
+from manual_clock import NOW
 
 from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log
@@ -29,7 +30,6 @@ from broker_lite.log.producer_state import (
 from broker_lite.log.retention import enforce_retention
 from broker_lite.records import build_batch
 
-NOW = 1_700_000_000_000
 ENTRIES = [
     SnapshotEntry(producer_id=1000, epoch=3, last_sequence=41, last_offset=99, offset_delta=4,
                   timestamp=NOW, coordinator_epoch=-1, current_txn_first_offset=-1),
@@ -162,13 +162,13 @@ def fill(log: Log, batches: int, count: int = 2) -> list[int]:
     return [log.append(producer_batch(i * count, count)).first_offset for i in range(batches)]
 
 
-def open_log(directory, clean_shutdown=False, recovery_point=0, **config) -> Log:
+def log_in(directory, clean_shutdown=False, recovery_point=0, **config) -> Log:
     return Log(directory, LogConfig(**config), clock=lambda: NOW, clean_shutdown=clean_shutdown,
                recovery_point=recovery_point)
 
 
 def test_rolls_and_close_write_snapshots(tmp_path):
-    log = open_log(tmp_path / "t-0", segment_bytes=1000)
+    log = log_in(tmp_path / "t-0", segment_bytes=1000)
     fill(log, 20)
     bases = [s.base_offset for s in log.segments]
     assert len(bases) > 3
@@ -179,7 +179,7 @@ def test_rolls_and_close_write_snapshots(tmp_path):
 
 
 def test_a_log_without_producers_writes_no_snapshot(tmp_path):
-    log = open_log(tmp_path / "t-0", segment_bytes=1000)
+    log = log_in(tmp_path / "t-0", segment_bytes=1000)
     for _ in range(20):
         log.append(build_batch([(None, b"x" * 100)], timestamp=NOW))
     log.close()
@@ -187,10 +187,10 @@ def test_a_log_without_producers_writes_no_snapshot(tmp_path):
 
 
 def test_after_a_clean_shutdown_the_snapshot_is_the_state(tmp_path):
-    log = open_log(tmp_path / "t-0")
+    log = log_in(tmp_path / "t-0")
     offsets = fill(log, 6)
     log.close()
-    reopened = open_log(tmp_path / "t-0", clean_shutdown=True)
+    reopened = log_in(tmp_path / "t-0", clean_shutdown=True)
     entry = reopened.producer_state.last_entry(PID)
     assert len(entry.batches) == 1  # from the snapshot alone, not from reading the log
     assert reopened.append(producer_batch(10, 2)).first_offset == offsets[-1]
@@ -199,11 +199,11 @@ def test_after_a_clean_shutdown_the_snapshot_is_the_state(tmp_path):
 
 
 def test_after_a_crash_the_state_is_read_from_the_log(tmp_path):
-    log = open_log(tmp_path / "t-0")
+    log = log_in(tmp_path / "t-0")
     offsets = fill(log, 6)
     log.flush()  # no close: no snapshot, as after a crash
     assert list_snapshots(tmp_path / "t-0") == []
-    reopened = open_log(tmp_path / "t-0", recovery_point=log.recovery_point)
+    reopened = log_in(tmp_path / "t-0", recovery_point=log.recovery_point)
     entry = reopened.producer_state.last_entry(PID)
     assert [b.first_offset for b in entry.batches] == offsets[1:]  # the last five
     for i, offset in list(enumerate(offsets))[1:]:
@@ -214,13 +214,13 @@ def test_after_a_crash_the_state_is_read_from_the_log(tmp_path):
 
 
 def test_a_corrupt_snapshot_is_ignored_with_a_warning_and_the_log_read(tmp_path, caplog):
-    log = open_log(tmp_path / "t-0")
+    log = log_in(tmp_path / "t-0")
     offsets = fill(log, 6)
     log.close()
     path = snapshot_path(tmp_path / "t-0", 12)
     path.write_bytes(_flip(path.read_bytes(), 12))
     with caplog.at_level(logging.WARNING):
-        reopened = open_log(tmp_path / "t-0", clean_shutdown=True)
+        reopened = log_in(tmp_path / "t-0", clean_shutdown=True)
     assert "ignoring producer state snapshot 00000000000000000012.snapshot" in caplog.text
     entry = reopened.producer_state.last_entry(PID)
     assert [b.first_offset for b in entry.batches] == offsets[1:]
@@ -229,45 +229,45 @@ def test_a_corrupt_snapshot_is_ignored_with_a_warning_and_the_log_read(tmp_path,
 
 
 def test_after_a_crash_a_snapshot_above_the_recovery_point_is_not_trusted(tmp_path):
-    log = open_log(tmp_path / "t-0")
+    log = log_in(tmp_path / "t-0")
     fill(log, 3)
     log.flush()
     # a snapshot at the log end that disagrees with the log (epoch 9)
     write_snapshot(snapshot_path(tmp_path / "t-0", 6),
                    [SnapshotEntry(PID, 9, 0, 5, 0, NOW, -1, -1)])
-    reopened = open_log(tmp_path / "t-0", recovery_point=4)
+    reopened = log_in(tmp_path / "t-0", recovery_point=4)
     assert reopened.producer_state.last_entry(PID).producer_epoch == 0
     reopened.close()
-    trusted = open_log(tmp_path / "t-0", recovery_point=6)
+    trusted = log_in(tmp_path / "t-0", recovery_point=6)
     assert trusted.producer_state.last_entry(PID).producer_epoch == 9
     trusted.close()
 
 
 def test_a_snapshot_beside_no_segment_survives_loading(tmp_path):
-    log = open_log(tmp_path / "t-0", segment_bytes=1000)
+    log = log_in(tmp_path / "t-0", segment_bytes=1000)
     fill(log, 12)
     end = log.log_end_offset
     log.close()
     assert end not in [s.base_offset for s in log.segments]
-    reopened = open_log(tmp_path / "t-0", clean_shutdown=True, segment_bytes=1000)
+    reopened = log_in(tmp_path / "t-0", clean_shutdown=True, segment_bytes=1000)
     assert end in list_snapshots(tmp_path / "t-0")
     reopened.close()
 
 
 def test_a_clean_shutdown_without_a_snapshot_means_no_producer(tmp_path):
     """What a log written before producer state was kept looks like: not read through."""
-    log = open_log(tmp_path / "t-0")
+    log = log_in(tmp_path / "t-0")
     fill(log, 3)
     log.close()
     snapshot_path(tmp_path / "t-0", 6).unlink()
-    reopened = open_log(tmp_path / "t-0", clean_shutdown=True)
+    reopened = log_in(tmp_path / "t-0", clean_shutdown=True)
     assert reopened.producer_state.producers == {}
     assert reopened.append(producer_batch(57)).first_offset == 6  # an unknown producer: taken
     reopened.close()
 
 
 def test_truncation_rebuilds_the_state_and_drops_later_snapshots(tmp_path):
-    log = open_log(tmp_path / "t-0", segment_bytes=1000)
+    log = log_in(tmp_path / "t-0", segment_bytes=1000)
     fill(log, 20)
     snapshots = log.producer_state.snapshot_offsets
     cut = snapshots[1] + 2
@@ -301,7 +301,7 @@ def test_the_log_replays_markers_through_the_coordinator_origin(tmp_path):
         build_control_batch,
     )
 
-    log = open_log(tmp_path / "t-0")
+    log = log_in(tmp_path / "t-0")
     log.append(build_batch([(None, b"t")], timestamp=NOW, producer_id=PID, producer_epoch=0,
                            base_sequence=0, is_transactional=True))
     assert log.producer_state.last_entry(PID).current_txn_first_offset == 0
@@ -309,7 +309,7 @@ def test_the_log_replays_markers_through_the_coordinator_origin(tmp_path):
                                    producer_id=PID, producer_epoch=0, timestamp=NOW),
                origin=AppendOrigin.COORDINATOR)
     log.flush()
-    reopened = open_log(tmp_path / "t-0", recovery_point=0)
+    reopened = log_in(tmp_path / "t-0", recovery_point=0)
     entry = reopened.producer_state.last_entry(PID)
     assert (entry.current_txn_first_offset, entry.coordinator_epoch) == (None, 3)
     reopened.close()

@@ -2,6 +2,7 @@
 each remembered batch, and the state carried through appends to a real log."""
 
 import pytest
+from manual_clock import NOW
 
 from broker_lite.common.vocabulary import MAX_SEQUENCE
 from broker_lite.config.topic import LogConfig
@@ -31,7 +32,7 @@ from broker_lite.records import (
 )
 
 PID = 1000
-NOW = 1_700_000_000_000
+
 
 
 class Writer:

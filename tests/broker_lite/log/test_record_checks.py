@@ -5,6 +5,7 @@ is written."""
 from dataclasses import replace
 
 import pytest
+from manual_clock import NOW
 
 from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log
@@ -24,7 +25,6 @@ from broker_lite.records import (
     build_message_set,
 )
 
-NOW = 1_700_000_000_000
 HOUR = 3_600_000
 
 

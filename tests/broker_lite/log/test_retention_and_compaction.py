@@ -2,6 +2,7 @@ import os
 from dataclasses import replace
 
 import pytest
+from manual_clock import ManualClock
 
 from broker_lite.config.topic import LogConfig
 from broker_lite.log import Log
@@ -24,14 +25,6 @@ from broker_lite.records import (
 DAY = 86_400_000
 
 
-class Clock:
-    def __init__(self, now: int = 1_700_000_000_000):
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
-
-
 def config(**overrides) -> LogConfig:
     defaults = dict(segment_bytes=600, index_interval_bytes=64, file_delete_delay_ms=0)
     return replace(LogConfig(), **{**defaults, **overrides})
@@ -39,7 +32,7 @@ def config(**overrides) -> LogConfig:
 
 @pytest.fixture
 def clock():
-    return Clock()
+    return ManualClock()
 
 
 @pytest.fixture

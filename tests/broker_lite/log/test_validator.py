@@ -8,6 +8,8 @@ from dataclasses import replace
 
 import crc32c
 import pytest
+from log_support import LogOpener
+from manual_clock import NOW
 
 from broker_lite.config.topic import LogConfig
 from broker_lite.log import InvalidRecordError, Log, validator
@@ -33,23 +35,14 @@ from broker_lite.records.record_batch import (
     TIMESTAMP_TYPE_FLAG,
 )
 
-NOW = 1_700_000_000_000
 GZIP, NONE, SNAPPY = CompressionType.GZIP, CompressionType.NONE, CompressionType.SNAPPY
 
 
 @pytest.fixture
 def open_log(tmp_path):
-    opened = []
-
-    def factory(**config) -> Log:
-        log = Log(tmp_path / f"t-{len(opened)}", replace(LogConfig(), **config),
-                  clock=lambda: NOW)
-        opened.append(log)
-        return log
-
-    yield factory
-    for log in opened:
-        log.close()
+    opener = LogOpener(tmp_path, lambda: NOW, LogConfig(), name=None)
+    yield lambda **overrides: opener(replace(LogConfig(), **overrides))
+    opener.close_all()
 
 
 def stored(log: Log) -> list:

@@ -23,7 +23,7 @@ LEGACY_CODECS = [CompressionType.NONE, CompressionType.GZIP, CompressionType.SNA
 
 
 def test_golden_v0_message_from_kafka_dump_log():
-    # kafka 0.8.2.1 DumpLogSegments after producing key="key", value="value" (seeds):
+    # kafka 0.8.2.1 DumpLogSegments after producing key="key", value="value":
     # offset: 0 position: 0 isvalid: true payloadsize: 5 magic: 0 ... crc: 592888119; file is 34 B
     data = build_message_set([(b"key", b"value")], magic=0)
     assert len(data) == 34
@@ -33,7 +33,7 @@ def test_golden_v0_message_from_kafka_dump_log():
 
 
 def test_v1_message_layout_and_size():
-    # The same message in v1 takes 42 bytes (seeds): 8 more for the timestamp.
+    # The same message in v1 takes 42 bytes: 8 more for the timestamp.
     data = build_message_set([(b"key", b"value")], magic=1, timestamp=1234)
     assert len(data) == 42
     offset, size, crc, magic, attributes, timestamp = struct.unpack_from(">qiIbbq", data)

@@ -21,7 +21,8 @@ from broker_lite.records.record_batch import CRC_OFFSET, HEADER_SIZE, encode_rec
 
 
 def test_golden_batch_from_kafka_dump_log():
-    # kafka-dump-log of Kafka 1.0.0 after producing key="key", value="value" (seeds, 5.3 v2):
+    # kafka-dump-log of Kafka 1.0.0 after producing key="key", value="value" (the v2 record batch
+    # of Kafka's implementation chapter, 5.3):
     # baseOffset: 0 ... partitionLeaderEpoch: 0 CreateTime: 1524709879130 size: 76 crc: 2857248333
     data = build_batch([(b"key", b"value")], timestamp=1524709879130, partition_leader_epoch=0)
     batch = RecordBatch(data)

@@ -8,6 +8,7 @@ import threading
 from dataclasses import replace
 
 import pytest
+from manual_clock import ManualClock
 
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.config.topic import LogConfig
@@ -20,14 +21,6 @@ from broker_lite.zk.layout import PartitionState
 
 TP = TopicPartition("events", 0)
 LAG_MS = 10_000
-
-
-class Clock:
-    def __init__(self):
-        self.now = 1_000_000
-
-    def __call__(self) -> int:
-        return self.now
 
 
 class RecordingWriter:
@@ -44,7 +37,7 @@ class RecordingWriter:
 
 @pytest.fixture
 def clock():
-    return Clock()
+    return ManualClock(1_000_000)
 
 
 @pytest.fixture
@@ -70,7 +63,7 @@ def append(partition: Partition, n: int = 1, acks: int = -1):
                                       required_acks=acks)
 
 
-def fetch(partition: Partition, replica: int, offset: int, clock: Clock) -> bool:
+def fetch(partition: Partition, replica: int, offset: int, clock: ManualClock) -> bool:
     return partition.update_follower_fetch_state(
         replica, fetch_offset=offset, log_start_offset=0,
         leader_end_offset=partition.log.log_end_offset, now=clock.now)

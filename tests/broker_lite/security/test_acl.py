@@ -4,19 +4,16 @@ AccessControlEntryFilter.matches, case by case)."""
 
 import pytest
 
+from broker_lite.protocol.enums import AclOperation, AclPermissionType, PatternType, ResourceType
 from broker_lite.security.acl import (
     ANY_BINDING,
     AccessControlEntry,
     AccessControlEntryFilter,
     AclBinding,
     AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
     InvalidAclError,
-    PatternType,
     ResourcePattern,
     ResourcePatternFilter,
-    ResourceType,
     operation_name,
     parse_operation,
     parse_pattern_type,

@@ -19,15 +19,8 @@ from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.config.broker import BrokerConfig
 from broker_lite.config.properties import read_properties
 from broker_lite.local import LocalKafka
-from broker_lite.security.acl import (
-    AccessControlEntry,
-    AclBinding,
-    AclOperation,
-    AclPermissionType,
-    PatternType,
-    ResourcePattern,
-    ResourceType,
-)
+from broker_lite.protocol.enums import AclOperation, AclPermissionType, PatternType, ResourceType
+from broker_lite.security.acl import AccessControlEntry, AclBinding, ResourcePattern
 from broker_lite.security.scram import ScramCredential
 from broker_lite.security.testing import TestCertificateAuthority
 from broker_lite.server.broker import Broker

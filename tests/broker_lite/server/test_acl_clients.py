@@ -41,14 +41,8 @@ from kafka.admin import ResourceType as KpResource
 
 from broker_lite.common.tiers import needs
 from broker_lite.protocol import ApiKey, ErrorCode
-from broker_lite.security.acl import (
-    AccessControlEntry,
-    AclBinding,
-    AclOperation,
-    AclPermissionType,
-    PatternType,
-    ResourceType,
-)
+from broker_lite.protocol.enums import AclOperation, AclPermissionType, PatternType, ResourceType
+from broker_lite.security.acl import AccessControlEntry, AclBinding
 from broker_lite.security.acl import ResourcePattern as Pattern
 from broker_lite.server.network.authenticator import ANONYMOUS
 from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers

@@ -13,6 +13,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from broker_lite.log.producer_state import AppendOrigin
 from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.protocol.enums import IsolationLevel
 from broker_lite.records import (
     ControlRecordType,
     EndTransactionMarker,
@@ -23,7 +24,7 @@ from broker_lite.records import (
 from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers
 from broker_lite.zk.testing import wait_until
 
-READ_UNCOMMITTED, READ_COMMITTED = 0, 1
+READ_UNCOMMITTED, READ_COMMITTED = IsolationLevel.READ_UNCOMMITTED, IsolationLevel.READ_COMMITTED
 COMMIT, ABORT = ControlRecordType.COMMIT, ControlRecordType.ABORT
 NOW = int(time.time() * 1000)
 

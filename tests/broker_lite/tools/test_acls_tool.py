@@ -5,14 +5,8 @@ what the broker's authorizer then decides."""
 import pytest
 
 from broker_lite.common.tiers import needs
-from broker_lite.security.acl import (
-    AccessControlEntry,
-    AclBinding,
-    AclOperation,
-    AclPermissionType,
-    ResourcePattern,
-    ResourceType,
-)
+from broker_lite.protocol.enums import AclOperation, AclPermissionType, ResourceType
+from broker_lite.security.acl import AccessControlEntry, AclBinding, ResourcePattern
 from broker_lite.server.network.authenticator import ANONYMOUS
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 from broker_lite.tools.testing import closed_port, run_tool

@@ -4,14 +4,8 @@ writes it), and both kinds of change notification."""
 
 import pytest
 
-from broker_lite.security.acl import (
-    AccessControlEntry,
-    AclOperation,
-    AclPermissionType,
-    PatternType,
-    ResourcePattern,
-    ResourceType,
-)
+from broker_lite.protocol.enums import AclOperation, AclPermissionType, PatternType, ResourceType
+from broker_lite.security.acl import AccessControlEntry, ResourcePattern
 from broker_lite.zk import MalformedZnodeError
 from broker_lite.zk.layout import (
     ACL_PATHS,

@@ -7,10 +7,10 @@ import time
 import pytest
 
 from broker_lite.client.errors import ConfigError, KafkaClientError
-from kspark.options import parse_source_options
 from kspark.source import OffsetRange
 from kspark.source.batch import read_partition
 from kspark.source.connect import lease_client, with_offset_retries
+from kspark.source.options import parse_source_options
 
 
 def closed_port() -> int:

@@ -11,18 +11,12 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from broker_lite.client.errors import GroupAuthorizationFailedError
-from broker_lite.security.acl import (
-    AccessControlEntry,
-    AclBinding,
-    AclOperation,
-    AclPermissionType,
-    ResourcePattern,
-    ResourceType,
-)
+from broker_lite.protocol.enums import AclOperation, AclPermissionType, ResourceType
+from broker_lite.security.acl import AccessControlEntry, AclBinding, ResourcePattern
 from broker_lite.server.network.authenticator import ANONYMOUS
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
-from kspark.options import parse_source_options
 from kspark.source import KpyStreamReader
+from kspark.source.options import parse_source_options
 from kspark.testing.tiers import needs
 
 from .conftest import create_topic, produce, sample_rows

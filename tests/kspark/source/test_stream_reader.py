@@ -11,8 +11,8 @@ from confluent_kafka.admin import AdminClient
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMinRows
 
 from broker_lite.client.errors import KafkaClientError
-from kspark.options import parse_source_options
 from kspark.source import KpyStreamReader
+from kspark.source.options import parse_source_options
 from kspark.source.positions import from_json
 
 from .conftest import create_topic, produce, sample_rows

@@ -9,17 +9,14 @@ import pytest
 from kazoo.client import KazooClient
 
 from broker_lite.protocol import ErrorCode
+from broker_lite.protocol.enums import AclOperation, AclPermissionType, PatternType, ResourceType
 from broker_lite.security.acl import (
     AccessControlEntry,
     AccessControlEntryFilter,
     AclBinding,
     AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
-    PatternType,
     ResourcePattern,
     ResourcePatternFilter,
-    ResourceType,
 )
 from broker_lite.server.authorizer import AclAuthorizer
 from broker_lite.zk.client import connect

@@ -5,17 +5,14 @@ authorizeByResourceType (KIP-679), with the cases of Kafka's BaseAuthorizerTest.
 
 import pytest
 
+from broker_lite.protocol.enums import AclOperation, AclPermissionType, PatternType, ResourceType
 from broker_lite.security.acl import (
     AccessControlEntry,
     AccessControlEntryFilter,
     AclBinding,
     AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
-    PatternType,
     ResourcePattern,
     ResourcePatternFilter,
-    ResourceType,
 )
 from broker_lite.server.authorizer.cache import AclCache, VersionedAcls
 

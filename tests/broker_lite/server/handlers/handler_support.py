@@ -34,15 +34,9 @@ from broker_lite.protocol import (
     encode_response,
     parse_request,
 )
+from broker_lite.protocol.enums import AclOperation, AclPermissionType, PatternType, ResourceType
 from broker_lite.replication.partition_manager import PartitionManager
-from broker_lite.security.acl import (
-    AccessControlEntry,
-    AclOperation,
-    AclPermissionType,
-    PatternType,
-    ResourcePattern,
-    ResourceType,
-)
+from broker_lite.security.acl import AccessControlEntry, ResourcePattern
 from broker_lite.server.apis import handlers
 from broker_lite.server.authorizer.cache import AclCache, VersionedAcls
 from broker_lite.server.config_changes import DynamicBrokerConfigs

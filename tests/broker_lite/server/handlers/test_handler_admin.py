@@ -3,8 +3,8 @@ topic admin: requests translated, refusals mapped to error codes, per resource o
 
 import pytest
 
-from broker_lite.config.resolution import ConfigSource
 from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.protocol.enums import ConfigSource
 from broker_lite.zk.admin import TopicSpec
 from broker_lite.zk.errors import (
     ConflictingTopicSettingsError,

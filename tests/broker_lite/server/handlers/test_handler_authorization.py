@@ -11,10 +11,10 @@ from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.coordinator.transaction.coordinator import TransactionDescription
 from broker_lite.coordinator.transaction.state import TxnState
 from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.protocol.enums import AclOperation as Op
+from broker_lite.protocol.enums import AclPermissionType, PatternType
+from broker_lite.protocol.enums import ResourceType as R
 from broker_lite.records import build_batch
-from broker_lite.security.acl import AclOperation as Op
-from broker_lite.security.acl import AclPermissionType, PatternType
-from broker_lite.security.acl import ResourceType as R
 
 from .handler_support import BROKER_ID, OTHER_BROKER
 

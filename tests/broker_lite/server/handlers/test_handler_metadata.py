@@ -116,7 +116,7 @@ NOT_REQUESTED = -2147483648
 
 def operations(bits: int) -> list[str]:
     """Kafka's AclOperation names of the bits set."""
-    from broker_lite.security.acl import AclOperation
+    from broker_lite.protocol.enums import AclOperation
 
     return [AclOperation(code).name for code in range(32) if bits >> code & 1]
 
