@@ -60,6 +60,7 @@ from ..errors import (
     CorruptMessageError,
     InvalidArgumentError,
     InvalidResponseError,
+    KafkaClientError,
     OffsetOutOfRangeError,
     RecordTooLargeError,
     error_for,
@@ -211,19 +212,24 @@ class PartitionReader:
 
     ``ends`` optionally gives partitions an end (an offset, or :data:`LOG_END`): the reader
     stops them there. ``isolation_level`` defaults to the client's; ``check.crcs`` is the
-    client's setting. ``on_out_of_range`` (see :class:`OutOfRange`) defaults to raising.
+    client's setting. ``on_out_of_range`` (see :class:`OutOfRange`) defaults to raising. A
+    partition whose fetch failed for good otherwise (the client's retries spent) raises its
+    error, unless ``on_error`` is given: it is told, and the partition is fetched again from the
+    same position next round, while the others read on.
     """
 
     def __init__(self, client: FetchingClient, positions: Mapping[TopicPartition, int], *,
                  ends: Mapping[TopicPartition, int] | None = None,
                  isolation_level: str | None = None,
-                 on_out_of_range: OutOfRangeHook | None = None):
+                 on_out_of_range: OutOfRangeHook | None = None,
+                 on_error: Callable[[TopicPartition, KafkaClientError], None] | None = None):
         self.client = client
         self.config = client.config
         self.isolation_level = isolation_level or self.config.isolation_level
         self.read_committed = (isolation_level_code(self.isolation_level)
                                == isolation_level_code(READ_COMMITTED))
         self.on_out_of_range = on_out_of_range or raise_out_of_range
+        self.on_error = on_error
         self._partitions: dict[TopicPartition, _Partition] = {}
         ends = ends or {}
         for tp, position in positions.items():
@@ -282,7 +288,10 @@ class PartitionReader:
             self._out_of_range(tp, state)
             return None
         if fetched.error is not None:
-            raise fetched.error
+            if self.on_error is None:
+                raise fetched.error
+            self.on_error(tp, fetched.error)
+            return None
         position = state.position
         keep = _is_data
         if self.read_committed:

@@ -19,13 +19,13 @@ from .errors import (
     ZooKeeperConsumerError,
 )
 from .offsets import OffsetStorage, ZooKeeperOffsets
-from .records import ConsumerRecord, decode_records
+from .records import ConsumerRecord, consumer_records
 from .registry import GroupRegistry
 
 __all__ = [
     "ConsumerIdInUseError", "ConsumerRebalanceFailedError", "ConsumerRecord", "GroupRegistry",
     "InvalidOffsetZNodeError", "NotSubscribedError", "OffsetStorage", "ZooKeeperConsumerConfig",
     "ZooKeeperConsumerError", "ZooKeeperGroupConsumer", "ZooKeeperOffsets", "assign_ranges",
-    "consumer_threads", "decode_records", "discover_bootstrap_servers", "resolve_subscription",
+    "consumer_threads", "consumer_records", "discover_bootstrap_servers", "resolve_subscription",
     "thread_id",
 ]

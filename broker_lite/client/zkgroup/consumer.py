@@ -49,13 +49,13 @@ from broker_lite.zk.errors import MalformedZnodeError
 from broker_lite.zk.registration import get_broker, live_broker_ids
 
 from ..client import KafkaClient
+from ..consumer.partition_reader import OutOfRange, PartitionReader
 from ..errors import (
     BrokerNotAvailableError,
     ClientClosedError,
     ConfigError,
     InvalidArgumentError,
     KafkaClientError,
-    OffsetOutOfRangeError,
 )
 from ..types import EARLIEST, LATEST
 from .assignment import (
@@ -72,7 +72,7 @@ from .errors import (
     ZooKeeperConsumerError,
 )
 from .offsets import OffsetStorage, ZooKeeperOffsets
-from .records import ConsumerRecord, decode_records
+from .records import ConsumerRecord, consumer_records
 from .registry import GroupRegistry
 
 log = logging.getLogger(__name__)
@@ -152,6 +152,8 @@ class ZooKeeperGroupConsumer:
         self._subscription: dict[str, int] = {}
         self._positions: dict[TopicPartition, int] = {}  # the published assignment
         self._epoch = 0  # bumped whenever the assignment is withdrawn: in-flight polls drop out
+        self._reader: PartitionReader | None = None  # reads the assignment of _reader_epoch
+        self._reader_epoch = -1
         self._parked: dict[TopicPartition, int] | None = None  # positions while disconnected
         self._session_lost = False
         self._closed = False
@@ -254,40 +256,37 @@ class ZooKeeperGroupConsumer:
                 self._check_open()
                 if not self._positions:
                     return []
-                positions, epoch = dict(self._positions), self._epoch
+                if self._reader is None or self._reader_epoch != self._epoch:
+                    self._reader = PartitionReader(
+                        self._client, self._positions, on_out_of_range=self._reset_position,
+                        on_error=self._fetch_failed)
+                    self._reader_epoch = self._epoch
+                reader, epoch = self._reader, self._epoch
             wait_ms = int(max(deadline - time.monotonic(), 0.0) * 1000)
-            fetched = self._client.fetch(positions, max_wait_ms=wait_ms, min_bytes=1)
-            decoded, out_of_range = {}, []
-            for tp in sorted(fetched):
-                error = fetched[tp].error
-                if error is None:
-                    decoded[tp] = decode_records(tp, fetched[tp].records, positions[tp],
-                                                 check_crcs=self._client.config.check_crcs)
-                elif isinstance(error, OffsetOutOfRangeError):
-                    out_of_range.append(tp)
-                else:
-                    log.warning("group %s: fetching %s at %d failed: %s", self.group_id, tp,
-                                positions[tp], error)
-            resets = self._reset_positions(out_of_range) if out_of_range else {}
-            failed = len(decoded) + len(resets) < len(fetched)
+            chunks = reader.poll(wait_ms)
+            records = [record for chunk in chunks for record in consumer_records(chunk)]
             with self._lock:
                 if self._epoch == epoch:
-                    records: list[ConsumerRecord] = []
-                    for tp, (found, next_position) in decoded.items():
-                        records.extend(found)
-                        self._positions[tp] = next_position
-                    for tp, offset in resets.items():
-                        log.warning("group %s: offset %d of %s is out of range; resuming at %d "
-                                    "(auto.offset.reset=%s)", self.group_id, positions[tp], tp,
-                                    offset, self.config.auto_offset_reset)
-                        self._positions[tp] = offset
+                    self._positions.update(reader.positions)
                     if records:
                         return records
-                    if failed:
-                        return []  # the next poll tries again
                 # else the assignment changed meanwhile: what was fetched is not ours to return
             if time.monotonic() >= deadline:
                 return []
+
+    def _reset_position(self, gone: OutOfRange) -> int:
+        """Where a partition out of range goes on, as ``auto.offset.reset`` says (the reader's
+        hook)."""
+        offset = gone.log_start if self.config.auto_offset_reset == SMALLEST else gone.log_end
+        log.warning("group %s: offset %d of %s is out of range; resuming at %d "
+                    "(auto.offset.reset=%s)", self.group_id, gone.position, gone.tp, offset,
+                    self.config.auto_offset_reset)
+        return offset
+
+    def _fetch_failed(self, tp: TopicPartition, error: KafkaClientError) -> None:
+        """A partition's fetch failed for good this round: said, and fetched again next round,
+        as the old consumer's fetcher threads go on."""
+        log.warning("group %s: fetching %s failed: %s", self.group_id, tp, error)
 
     def commit(self, offsets: Mapping[TopicPartition, int] | None = None) -> None:
         """Commit ``offsets`` (next offsets to consume), by default the positions of the

@@ -1,4 +1,5 @@
-"""Records as a group consumer hands them out, decoded from fetched record batches."""
+"""Records as a group consumer hands them out, decoded from what the client's partition reader
+(:mod:`broker_lite.client.consumer.partition_reader`) fetched."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.records.record import Header, TimestampType
 
-from ..consumer.partition_reader import scan_batches
+from ..consumer.partition_reader import FetchedChunk
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,21 +30,10 @@ class ConsumerRecord:
         return TopicPartition(self.topic, self.partition)
 
 
-def decode_records(tp: TopicPartition, data: bytes, position: int, *, check_crcs: bool = True
-                   ) -> tuple[list[ConsumerRecord], int]:
-    """The records of the complete batches in ``data`` (a Fetch answer for ``tp`` at
-    ``position``) from ``position`` on, and the position after them.
-
-    Batches are read by the client's partition reader
-    (:func:`broker_lite.client.consumer.partition_reader.scan_batches`): checked with
-    ``check_crcs``;
-    one may start before ``position`` (compressed batches come whole) and its earlier records
-    are skipped; control batches (transaction markers) yield nothing but move the position past
-    them, as do gaps left by compaction. :class:`CorruptMessageError` names the partition and
-    the offset of bad data.
-    """
-    batches, next_position, _ = scan_batches(tp, data, position, check_crcs=check_crcs)
-    records = [ConsumerRecord(tp.topic, tp.partition, r.offset, r.key, r.value, r.timestamp,
-                              r.headers, r.timestamp_type)
-               for batch in batches for r in batch if r.offset >= position]
-    return records, next_position
+def consumer_records(chunk: FetchedChunk) -> list[ConsumerRecord]:
+    """The new records of what the client's partition reader fetched for one partition, in
+    offset order, as the group consumer hands them out (control batches and records before the
+    position already left out by the reader)."""
+    topic, partition = chunk.tp
+    return [ConsumerRecord(topic, partition, r.offset, r.key, r.value, r.timestamp, r.headers,
+                           r.timestamp_type) for r in chunk.records()]

@@ -23,8 +23,9 @@ from broker_lite.client import (
     RecordTooLargeError,
     TopicPartition,
 )
-from broker_lite.client.errors import CorruptMessageError
-from broker_lite.protocol import ApiKey
+from broker_lite.client.errors import CorruptMessageError, error_for
+from broker_lite.client.types import FetchedPartition
+from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import BatchReader, CompressionType
 from broker_lite.records.record_batch import RECORDS_OFFSET
 from broker_lite.server.testing import bootstrap
@@ -198,6 +199,28 @@ def test_a_round_that_fails_moves_no_position(scripted):
         with pytest.raises(CorruptMessageError, match="events-1 at offset 3"):
             reader.poll(0)
         assert reader.positions == {TP: 0, TP1: 0}
+
+
+def test_a_failed_partition_is_raised_or_told_and_asked_again_while_the_others_read_on(scripted):
+    serve(scripted, ScriptedLog([3]), ScriptedLog([3]))
+    error = error_for(ErrorCode.KAFKA_STORAGE_ERROR, where=str(TP1))
+    told = []
+    with client_for(scripted) as client:
+        strict = PartitionReader(client, {TP: 0, TP1: 0})
+        fetched = strict.fetch(0)
+        fetched[TP1] = FetchedPartition.failed(error)
+        with pytest.raises(type(error)):
+            strict.accept(fetched)
+        assert strict.positions == {TP: 0, TP1: 0}
+
+        lenient = PartitionReader(client, {TP: 0, TP1: 0},
+                                  on_error=lambda tp, failure: told.append((tp, failure)))
+        fetched = lenient.fetch(0)
+        fetched[TP1] = FetchedPartition.failed(error)
+        assert [chunk.tp for chunk in lenient.accept(fetched)] == [TP]
+        assert told == [(TP1, error)] and lenient.positions == {TP: 3, TP1: 0}
+        assert [chunk.tp for chunk in lenient.poll(0)] == [TP1]  # asked again: it comes now
+        assert lenient.positions == {TP: 3, TP1: 3}
 
 
 # -- out of range ---------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
-"""Decoding fetched batches into the records a group consumer returns, and the position after
-them."""
+"""The records a group consumer returns from fetched batches, and the position after them: the
+answers go through the client's partition reader, as the consumer's polls do."""
 
 import pytest
 
-from broker_lite.client import TopicPartition
+from broker_lite.client import ClientConfig, PartitionReader, TopicPartition
 from broker_lite.client.errors import CorruptMessageError
-from broker_lite.client.zkgroup import ConsumerRecord, decode_records
+from broker_lite.client.types import FetchedPartition
+from broker_lite.client.zkgroup import ConsumerRecord, consumer_records
 from broker_lite.records import (
     ControlRecordType,
     EndTransactionMarker,
@@ -16,6 +17,20 @@ from broker_lite.records.record import TimestampType
 from broker_lite.records.record_batch import build_control_batch
 
 TP = TopicPartition("events", 3)
+
+
+class Client:
+    """All a reader needs of a client to take answers it is handed (it fetches nothing)."""
+
+    config = ClientConfig({"bootstrap.servers": "127.0.0.1:9"})
+
+
+def decode_records(tp: TopicPartition, data: bytes, position: int):
+    """The records of ``data`` (a Fetch answer for ``tp`` at ``position``) and the position
+    after them."""
+    reader = PartitionReader(Client(), {tp: position})
+    chunks = reader.accept({tp: FetchedPartition(memoryview(data), 1000, 1000, 0)})
+    return [r for chunk in chunks for r in consumer_records(chunk)], reader.positions[tp]
 
 
 def test_records_from_the_position_on_and_the_next_position():
