@@ -112,10 +112,12 @@ class KafkaClient:
     @property
     def cluster(self) -> Cluster:
         """The connections and cluster metadata of this client, which the producers and
-        transaction calls given this client share; :class:`ClientClosedError` once the client
-        is closed."""
-        self._check_open()
+        transaction calls given this client share."""
         return self._cluster
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     # -- cluster metadata -----------------------------------------------------------------------
 

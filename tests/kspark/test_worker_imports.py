@@ -67,7 +67,7 @@ def loaded_after(statement: str) -> set[str]:
 
 
 def test_the_source_loads_no_producer_admin_or_broker_configuration():
-    loaded = loaded_after("import kspark.datasource, kspark.source")
+    loaded = loaded_after("import kspark.datasource, kspark.source.batch, kspark.source.stream")
     assert "broker_lite.client.client" in loaded  # the reading client itself is there
     assert sorted(loaded & set(NOT_FOR_READING)) == []
 

@@ -17,7 +17,7 @@ since the broker answers it from ZooKeeper, not from a possibly stale cache.
 >>> AlterConfigOp.set("retention.ms", "60000")
 AlterConfigOp(name='retention.ms', operation=<AlterConfigOpType.SET: 0>, value='60000')
 >>> ConfigResource.topic("events")
-ConfigResource(type=2, name='events')
+ConfigResource(type=<ConfigResourceType.TOPIC: 2>, name='events')
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ FIRST_DESCRIBE_CONFIGS_WITH_SOURCES = 1  # ConfigSource and synonyms instead of 
 
 @dataclass(frozen=True)
 class ConfigResource:
-    type: int  # TOPIC or BROKER
+    type: ConfigResourceType  # TOPIC or BROKER
     name: str
 
     @classmethod

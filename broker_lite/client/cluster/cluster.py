@@ -229,10 +229,13 @@ def _call(fn: Callable[[], R]) -> R | KafkaClientError:
 
 class ClusterUser(Protocol):
     """What lends its connections, metadata and settings to producers and transaction calls: a
-    :class:`~broker_lite.client.KafkaClient`, whose ``cluster`` refuses once it is closed."""
+    :class:`~broker_lite.client.KafkaClient`."""
 
     @property
     def cluster(self) -> Cluster: ...
 
     @property
     def config(self) -> ClientConfig: ...
+
+    @property
+    def closed(self) -> bool: ...

@@ -357,7 +357,7 @@ class Producer:
 
 def _shared_cluster(client: ClusterUser) -> Cluster:
     """The connections of ``client``, which the producer shares."""
-    cluster = getattr(client, "cluster", None)  # raises ClientClosedError once it is closed
+    cluster = getattr(client, "cluster", None)
     if not isinstance(cluster, Cluster):
         raise InvalidArgumentError(f"expected a KafkaClient, a ClientConfig or a mapping of "
                                    f"settings, got {type(client).__name__}")

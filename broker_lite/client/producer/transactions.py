@@ -45,6 +45,7 @@ from broker_lite.protocol import ApiKey, ErrorCode
 from ..cluster.cluster import Cluster, ClusterUser
 from ..cluster.coordinators import TRANSACTIONAL_ID, Coordinators
 from ..errors import (
+    ClientClosedError,
     CoordinatorNotAvailableError,
     InvalidArgumentError,
     KafkaClientError,
@@ -267,9 +268,11 @@ def _cluster_of(client: ClusterUser | Cluster) -> Cluster:
     :class:`Cluster` itself)."""
     if isinstance(client, Cluster):
         return client
-    cluster = getattr(client, "cluster", None)  # raises ClientClosedError once it is closed
+    cluster = getattr(client, "cluster", None)
     if not isinstance(cluster, Cluster):
         raise InvalidArgumentError(f"expected a KafkaClient, got {type(client).__name__}")
+    if client.closed:
+        raise ClientClosedError("the client is closed")
     return cluster
 
 

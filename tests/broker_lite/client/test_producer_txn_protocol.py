@@ -179,8 +179,10 @@ def test_an_unknown_outcome_is_aborted_then_the_epoch_is_bumped(coordinator):
     silent = [True]
     coordinator.handlers[ApiKey.PRODUCE] = lambda header, body: \
         SILENT if silent[0] else coordinator.partitions(header, body)
-    with transactional(coordinator, delivery_timeout_ms=500,
-                       config={"request.timeout.ms": "200"}) as producer:
+    # The silence lasts the delivery timeout; every request after it (a new connection's
+    # handshake, the abort, InitProducerId) has 1.5 s, ample on a busy machine.
+    with transactional(coordinator, delivery_timeout_ms=2000,
+                       config={"request.timeout.ms": "1500"}) as producer:
         producer.init_transactions()
         producer.begin_transaction()
         with pytest.raises(KafkaTimeoutError):

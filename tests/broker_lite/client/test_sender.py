@@ -134,8 +134,10 @@ def test_after_an_unknown_outcome_the_next_call_starts_a_new_producer_id(scripte
     silent = [True]
     scripted.handlers[ApiKey.PRODUCE] = lambda header, body: \
         SILENT if silent[0] else scripted.partitions(header, body)
-    with producer_for(scripted, delivery_timeout_ms=500,
-                      config={"request.timeout.ms": "200"}) as producer:
+    # The silence lasts the delivery timeout; the requests after it (a new connection's
+    # handshake, InitProducerId, the send) have 1.5 s each, ample on a busy machine.
+    with producer_for(scripted, delivery_timeout_ms=2000,
+                      config={"request.timeout.ms": "1500"}) as producer:
         with pytest.raises(KafkaTimeoutError, match=f"delivery of 2 records to {TOPIC}-0"):
             producer.send_batch(TOPIC, 0, rows(2))
         assert producer.producer_id == -1

@@ -87,8 +87,10 @@ def test_a_connection_lost_during_a_lease_is_not_lent_again(broker, cache):
     """The broker closes the connection mid-request: the lease fails, the cluster is dropped
     and closed, and the next lease starts on a fresh one."""
     broker.handlers[ApiKey.METADATA] = sequence(CLOSE, broker.metadata({"t": 3}))
-    settings = {"bootstrap.servers": broker.bootstrap, "request.timeout.ms": "300",
-                "retry.backoff.ms": "1000"}
+    # a backoff longer than the request timeout: the first lease fails at the closed connection
+    # rather than retrying it; the second has the whole timeout for a fresh connection
+    settings = {"bootstrap.servers": broker.bootstrap, "request.timeout.ms": "2000",
+                "retry.backoff.ms": "5000", "retry.backoff.max.ms": "5000"}
     with pytest.raises(Exception), cache.lease(settings) as client:  # noqa: B017, PT011
         client.partitions("t")
     failed = client.cluster
