@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from producer_checks import consume, raw_batches, unique
+from tcp_proxy import TcpProxy, shut
 
 from broker_lite.client import (
     KafkaClient,
@@ -87,39 +88,26 @@ def test_batches_the_broker_finds_too_large_are_halved(broker, client):
 
 # -- idempotence under failures -------------------------------------------------------------------
 
-class ProduceAnswerCutter:
-    """A TCP proxy in front of the broker that lets every request through and cuts the
-    connection halfway into some of the answers to Produce requests (every ``every``-th, give
-    or take): the batches were written, their answers never arrive, and the producer must send
-    them again. Requests are matched with answers by their order on the connection."""
+class ProduceAnswerCutter(TcpProxy):
+    """A proxy that lets every request through and cuts the connection halfway into some of
+    the answers to Produce requests (every ``every``-th, give or take): the batches were
+    written, their answers never arrive, and the producer must send them again. Requests are
+    matched with answers by their order on the connection."""
 
     def __init__(self, every=(2, 6), seed=11):
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
+        super().__init__()
         self.every, self.rng = every, random.Random(seed)
         self.cutting = True
         self.cuts = 0
         self._countdown = self.rng.randint(*every)
         self._lock = threading.Lock()
-        self._sockets: list[socket.socket] = []
 
-    def start(self, target_port: int) -> "ProduceAnswerCutter":
-        def accept():
-            while True:
-                try:
-                    downstream, _ = self.listener.accept()
-                except OSError:
-                    return
-                upstream = socket.create_connection(("127.0.0.1", target_port))
-                self._sockets += [downstream, upstream]
-                api_keys: list[int] = []  # of the requests not answered yet, in order
-                threading.Thread(target=self._requests, args=(downstream, upstream, api_keys),
-                                 daemon=True).start()
-                threading.Thread(target=self._answers, args=(upstream, downstream, api_keys),
-                                 daemon=True).start()
-
-        threading.Thread(target=accept, daemon=True).start()
-        return self
+    def relay(self, client, broker):
+        api_keys: list[int] = []  # of the requests not answered yet, in order
+        threading.Thread(target=self._requests, args=(client, broker, api_keys),
+                         daemon=True).start()
+        threading.Thread(target=self._answers, args=(broker, client, api_keys),
+                         daemon=True).start()
 
     def _requests(self, source, sink, api_keys):
         try:
@@ -128,7 +116,7 @@ class ProduceAnswerCutter:
                 api_keys.append(struct.unpack_from(">h", frame, 4)[0])
                 sink.sendall(frame)
         except (OSError, ConnectionError):
-            self._shut(source, sink)
+            shut(source, sink)
 
     def _answers(self, source, sink, api_keys):
         try:
@@ -141,7 +129,7 @@ class ProduceAnswerCutter:
                 sink.sendall(frame)
         except (OSError, ConnectionError, IndexError):
             pass
-        self._shut(source, sink)
+        shut(source, sink)
 
     def _cut_now(self) -> bool:
         with self._lock:
@@ -153,19 +141,6 @@ class ProduceAnswerCutter:
             self._countdown = self.rng.randint(*self.every)
             self.cuts += 1
             return True
-
-    @staticmethod
-    def _shut(*socks):
-        for sock in socks:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def close(self):
-        self.listener.close()
-        for sock in self._sockets:
-            sock.close()
 
 
 def _read_frame(sock: socket.socket) -> bytes:

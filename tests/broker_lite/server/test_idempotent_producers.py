@@ -5,12 +5,12 @@ across a cluster, and bad producer fields on the wire."""
 import logging
 import random
 import signal
-import socket
 import threading
 import time
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
+from tcp_proxy import TcpProxy, pump, shut
 
 from broker_lite.common.tiers import needs
 from broker_lite.local.cluster import BrokerProcess
@@ -89,43 +89,28 @@ def consume_partition(broker, topic: str, partition: int, count: int,
 
 # -- confluent-kafka (librdkafka) -----------------------------------------------------------------
 
-class CuttingProxy:
-    """A TCP proxy in front of the broker that cuts the connection carrying its responses each
-    time another ``budget`` bytes of them went through, halfway into a response: the request
-    was handled, but its answer never arrives, so the client sends it again."""
+class CuttingProxy(TcpProxy):
+    """A proxy that cuts the connection carrying its responses each time another ``budget``
+    bytes of them went through, halfway into a response: the request was handled, but its
+    answer never arrives, so the client sends it again."""
 
     def __init__(self, budget=(600, 1500), seed=7):
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.target_port = None
+        super().__init__()
         self.budget, self.rng = budget, random.Random(seed)
         self.cutting = True
         self.cuts = 0
         self._left = self.rng.randint(*budget)
         self._lock = threading.Lock()
-        self._sockets = []
 
-    def start(self, target_port: int) -> "CuttingProxy":
-        self.target_port = target_port
-        threading.Thread(target=self._accept, daemon=True).start()
-        return self
+    def relay(self, client, broker):
+        threading.Thread(target=pump, args=(client, broker), daemon=True).start()
+        threading.Thread(target=self._responses, args=(broker, client), daemon=True).start()
 
-    def _accept(self):
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            server = socket.create_connection(("127.0.0.1", self.target_port))
-            self._sockets += [client, server]
-            threading.Thread(target=self._pump, args=(client, server, False), daemon=True).start()
-            threading.Thread(target=self._pump, args=(server, client, True), daemon=True).start()
-
-    def _pump(self, source, sink, responses):
+    def _responses(self, source, sink):
         try:
             while data := source.recv(65536):
                 cut = False
-                if responses and self.cutting:
+                if self.cutting:
                     with self._lock:
                         if len(data) >= self._left:
                             data, cut = data[:self._left], True
@@ -138,16 +123,7 @@ class CuttingProxy:
                     break
         except OSError:
             pass
-        for sock in (source, sink):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def close(self):
-        self.listener.close()
-        for sock in self._sockets:
-            sock.close()
+        shut(source, sink)
 
 
 def produce_through_failures(servers: str, topic, partitions, total, cutter) -> list:

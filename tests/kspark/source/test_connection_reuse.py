@@ -5,60 +5,19 @@ The broker advertises a counting proxy in front of it (``advertised.listeners``)
 connection any client opens to it, from any process, goes through the proxy and is counted;
 Spark's Python processes are sampled meanwhile, since the bound is per Python worker."""
 
-import socket
 import threading
 import time
 import uuid
 
 import psutil
 import pytest
+from tcp_proxy import TcpProxy
 
 from broker_lite.client import KafkaClient, Producer
 from broker_lite.server.broker import Broker
 from broker_lite.server.testing import broker_config
 from broker_lite.zk.testing import wait_until
 from kspark.testing.tiers import needs
-
-
-class CountingProxy:
-    """Forwards every connection to ``target`` (set once the broker runs) and counts them."""
-
-    def __init__(self):
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        self.target: tuple[str, int] | None = None
-        self.accepted = 0
-        self._stopped = False
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while not self._stopped:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            upstream = socket.create_connection(self.target)
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
-
-    def stop(self) -> None:
-        self._stopped = True
-        self._listener.close()
-
-
-def _pump(source: socket.socket, sink: socket.socket) -> None:
-    try:
-        while data := source.recv(1 << 20):
-            sink.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for sock in (source, sink):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 class PythonWorkers:
@@ -90,15 +49,15 @@ class PythonWorkers:
 def proxied_broker(kpy_zookeeper_connect, tmp_path):
     """A broker whose every client connection goes through a :class:`CountingProxy`; yields
     (the proxy, bootstrap.servers)."""
-    proxy = CountingProxy()
+    proxy = TcpProxy()
     broker = Broker(broker_config(kpy_zookeeper_connect, tmp_path / "logs", properties={
         "advertised.listeners": f"PLAINTEXT://127.0.0.1:{proxy.port}"})).start()
-    proxy.target = ("127.0.0.1", broker.port)
+    proxy.start(broker.port)
     try:
         yield proxy, f"127.0.0.1:{proxy.port}"
     finally:
         broker.stop()
-        proxy.stop()
+        proxy.close()
 
 
 def keep_producing(bootstrap: str, topic: str, stop: threading.Event) -> threading.Thread:
