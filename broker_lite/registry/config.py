@@ -106,6 +106,34 @@ SERVER_TLS = ("ssl.keystore.location", "ssl.keystore.password", "ssl.keystore.ty
               "ssl.truststore.certificates", "ssl.enabled.protocols", "ssl.cipher.suites")
 
 
+#: The prefix of a registry's settings in a broker's ``server.properties``.
+BROKER_PREFIX = "schema.registry."
+
+
+def embedded_properties(broker: Mapping[str, str], bootstrap_servers: str,
+                        client_settings: Mapping[str, str]) -> dict[str, str]:
+    """The settings of a registry run in a broker's process: its own cluster
+    (``bootstrap_servers``, reached with the broker's ``client_settings``), and every
+    ``schema.registry.*`` setting of the broker's, unprefixed (``schema.registry.listeners`` is
+    ``listeners``) unless the registry knows the prefixed name itself
+    (``schema.registry.group.id``).
+
+    >>> embedded_properties({"schema.registry.listeners": "http://127.0.0.1:0",
+    ...                      "schema.registry.group.id": "g", "log.dirs": "/x"},
+    ...                     "127.0.0.1:9092", {"security.protocol": "SSL"})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'kafkastore.bootstrap.servers': '127.0.0.1:9092', 'kafkastore.security.protocol': 'SSL',
+     'listeners': 'http://127.0.0.1:0', 'schema.registry.group.id': 'g'}
+    """
+    properties = {"kafkastore.bootstrap.servers": bootstrap_servers}
+    properties.update({f"kafkastore.{name}": value for name, value in client_settings.items()})
+    for name, value in broker.items():
+        if name.startswith(BROKER_PREFIX):
+            known = name in SETTINGS or name in ALIASES
+            properties[name if known else name.removeprefix(BROKER_PREFIX)] = value
+    return properties
+
+
 class RegistryConfig:
     """Settings by Confluent's names, checked when made (:class:`ConfigError` names the
     setting); ``config[name]`` is a setting's parsed value."""
