@@ -16,7 +16,8 @@ the error types are those of Confluent's ``ProtobufSchema`` diff:
   ``RESERVED_FIELD_REUSED``: a reader field whose number or name the writer reserved (it was
   removed, and its old data may still be read as the new field);
 - oneofs: ``MULTIPLE_FIELDS_MOVED_TO_ONEOF``, ``FIELD_MOVED_TO_EXISTING_ONEOF``,
-  ``ONEOF_FIELD_REMOVED`` (a field of a writer's oneof gone from the reader's).
+  ``ONEOF_FIELD_REMOVED`` (a field of a writer's oneof gone from the reader). Fields moved
+  out of a oneof, or into a new one from the reader's side, read as before.
 
 >>> from broker_lite.registry.schemas.protobuf import ProtobufSchema
 >>> def proto(text): return ProtobufSchema.parse('syntax = "proto3";' + text, (), {})
@@ -179,8 +180,7 @@ def _oneofs(reader: DP, writer: DP, read: dict[int, FieldDP], written: dict[int,
         for field in writer.field:
             if _real_oneof(field) != index:
                 continue
-            counterpart = read.get(field.number)
-            if counterpart is None or _real_oneof(counterpart) is None:
+            if field.number not in read:
                 found.append(Incompatibility("ONEOF_FIELD_REMOVED", f"#/{name}/{oneof.name}",
                                              f"the field {field.name} left the oneof "
                                              f"{oneof.name}"))
