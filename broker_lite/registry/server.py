@@ -23,6 +23,7 @@ import logging
 import socket
 import ssl
 import threading
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -66,6 +67,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        # an answer is one write; without this, a keep-alive client's next request could
+        # wait for a delayed ACK (Nagle's algorithm)
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if isinstance(self.connection, ssl.SSLSocket):
             self.connection.settimeout(HANDSHAKE_TIMEOUT_S)
             try:
@@ -96,18 +100,27 @@ class _Handler(BaseHTTPRequestHandler):
             response = Response.error(error)
             if error.status == 401 and registry.authenticator is not None:
                 response.headers["WWW-Authenticate"] = registry.authenticator.challenge()
-        self.send_response(response.status)
-        self.send_header("Content-Type", response.content_type)
-        self.send_header("Content-Length", str(len(response.body)))
-        for name, value in response.headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(response.body)
+        self.log_request(response.status)
+        head = [f"{self.protocol_version} {response.status} {_reason(response.status)}",
+                f"Server: {self.version_string()}", f"Date: {self.date_time_string()}",
+                f"Content-Type: {response.content_type}",
+                f"Content-Length: {len(response.body)}"]
+        head.extend(f"{name}: {value}" for name, value in response.headers.items())
+        if self.close_connection:
+            head.append("Connection: close")
+        self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + response.body)
 
     do_GET = do_POST = do_PUT = do_DELETE = _serve
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("%s " + format, self.client_address[0], *args)
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 class SchemaRegistry:
@@ -122,7 +135,8 @@ class SchemaRegistry:
                 tuple(config["authentication.roles"]))
         self.store = KafkaStore(config.client_settings(), config["kafkastore.topic"],
                                 config["kafkastore.topic.replication.factor"],
-                                config["kafkastore.init.timeout.ms"])
+                                config["kafkastore.init.timeout.ms"],
+                                config["kafkastore.timeout.ms"])
         self.service = SchemaRegistryService(self.store, config["schema.compatibility.level"])
         self.elector: PrimaryElector | None = None
         self.api = RestApi(self.service)

@@ -5,11 +5,12 @@ As Confluent's ``KafkaStore`` does, the store
 - makes sure the topic exists, with one partition, ``cleanup.policy=compact`` and
   ``kafkastore.topic.replication.factor`` replicas (fewer when the cluster has fewer brokers,
   with a warning), and refuses a topic of several partitions or that is not compacted;
-- reads it from the start in a thread of its own (long-polling fetches, so a write made by
-  any registry process is read within moments) and applies every record to a
+- reads it from the start in a thread of its own (long-polling fetches: the broker answers
+  as soon as records come, so a write made by any registry process is read within moments) and applies every record to a
   :class:`~.state.RegistryState`, in offset order, under :attr:`KafkaStore.lock`;
 - is ready (:meth:`KafkaStore.start` returns) only once it has read the topic up to the end
-  it had when it started;
+  it had when it started: as Confluent's store does, it writes a ``NOOP`` record and reads
+  until it meets it;
 - writes records with acks=all and returns once its own reader has applied them
   (:meth:`KafkaStore.write`), so the writer's next read sees them;
 - catches up on demand (:meth:`KafkaStore.catch_up`): reads up to the topic's current end,
@@ -30,11 +31,13 @@ from typing import Any
 import pyarrow as pa
 
 from broker_lite.client import KafkaClient, KafkaClientError, TopicPartition
+from broker_lite.client.consumer.partition_reader import scan_batches
 from broker_lite.client.types import LATEST
 
 from .errors import StoreError, StoreTimeout
 from .records import (
     Key,
+    NoopKey,
     RecordFormatError,
     Value,
     decode_key,
@@ -54,12 +57,15 @@ class KafkaStore:
     reach (Kafka's client setting names)."""
 
     def __init__(self, client_settings: Mapping[str, Any], topic: str = "_schemas",
-                 replication_factor: int = 3, timeout_ms: int = 60000):
+                 replication_factor: int = 3, timeout_ms: int = 60000,
+                 write_timeout_ms: int = 10000):
         self.client = KafkaClient(dict(client_settings))
+        self._client_settings = dict(client_settings)
         self.topic = topic
         self.tp = TopicPartition(topic, 0)
         self.replication_factor = replication_factor
         self.timeout_ms = timeout_ms
+        self.write_timeout_s = write_timeout_ms / 1000
         self.state = RegistryState()
         self.lock = threading.RLock()
         self._applied = threading.Condition(self.lock)
@@ -74,11 +80,17 @@ class KafkaStore:
     def start(self) -> KafkaStore:
         """Create or check the topic, read it to its end, and keep reading."""
         self._ensure_topic()
-        self._producer = self.client.producer(acks="all")
+        from broker_lite.client import Producer
+
+        # connections of its own: a fetch waiting for records holds its connection, and a
+        # write must not queue behind it
+        self._producer = Producer(self._client_settings, acks="all")
         self._thread = threading.Thread(target=self._read_loop, daemon=True,
                                         name=f"registry-store-{self.topic}")
         self._thread.start()
-        self.catch_up(self.timeout_ms / 1000)
+        # As Confluent's KafkaStore starts: a NOOP record written and read back marks the
+        # end of the topic as it is now (and readies the producer for the first write).
+        self.write([(NoopKey(), None)], self.timeout_ms / 1000)
         return self
 
     def stop(self) -> None:
@@ -120,17 +132,20 @@ class KafkaStore:
 
     def _read_loop(self) -> None:
         while not self._stopping.is_set():
+            position = self.position
             try:
-                for chunk in self.client.read_range(self.tp, self.position,
-                                                    max_wait_ms=POLL_WAIT_MS):
-                    self._apply(chunk.records(), chunk.next_position)
-                    if self._stopping.is_set():
-                        return
+                fetched = self.client.fetch({self.tp: position},
+                                            max_wait_ms=POLL_WAIT_MS)[self.tp]
+                if fetched.error is not None:
+                    raise fetched.error
+                batches, next_position, _ = scan_batches(self.tp, fetched.records, position)
+                self._apply((record for batch in batches for record in batch
+                             if record.offset >= position), next_position)
             except KafkaClientError as exc:
                 if self._stopping.is_set():
                     return
                 logger.warning("reading %s failed, retrying: %s", self.topic, exc)
-                time.sleep(0.5)
+                self._stopping.wait(0.5)
             except Exception as exc:  # a bug must not silently stop the registry's reads
                 logger.exception("reading %s stopped", self.topic)
                 with self.lock:
@@ -181,8 +196,10 @@ class KafkaStore:
 
     # -- writing --------------------------------------------------------------------------------
 
-    def write(self, records: Sequence[tuple[Key, Value]]) -> None:
-        """Write ``records`` in one batch and wait until they are read back."""
+    def write(self, records: Sequence[tuple[Key, Value]], timeout_s: float | None = None
+              ) -> None:
+        """Write ``records`` in one batch and wait until they are read back (at most
+        ``timeout_s``, by default ``kafkastore.timeout.ms``)."""
         if not records:
             return
         rows = pa.record_batch({
@@ -193,4 +210,4 @@ class KafkaStore:
         except KafkaClientError as exc:
             raise StoreError(f"Error while writing to the schema topic {self.topic}: "
                              f"{exc}") from None
-        self.wait_for(base + count, self.timeout_ms / 1000)
+        self.wait_for(base + count, self.write_timeout_s if timeout_s is None else timeout_s)

@@ -262,6 +262,7 @@ def test_the_schemas_topic_holds_confluents_records(kpy_schema_registries,
                   if e.name == "cleanup.policy")
     assert policy == "compact"
     assert records == [
+        (b'{"keytype":"NOOP","magic":0}', None),  # the start's end marker, as Confluent's
         (b'{"keytype":"SCHEMA","subject":"raw-value","version":1,"magic":1}',
          b'{"subject":"raw-value","version":1,"id":%d,"schema":"\\"string\\"","deleted":false}'
          % schema_id),
