@@ -6,8 +6,9 @@ As Confluent's ``KafkaStore`` does, the store
   ``kafkastore.topic.replication.factor`` replicas (fewer when the cluster has fewer brokers,
   with a warning), and refuses a topic of several partitions or that is not compacted;
 - reads it from the start in a thread of its own (long-polling fetches: the broker answers
-  as soon as records come, so a write made by any registry process is read within moments) and applies every record to a
-  :class:`~.state.RegistryState`, in offset order, under :attr:`KafkaStore.lock`;
+  as soon as records come, so a write made by any registry process is read within moments)
+  and applies every record to a :class:`~.state.RegistryState`, in offset order, under
+  :attr:`KafkaStore.lock`;
 - is ready (:meth:`KafkaStore.start` returns) only once it has read the topic up to the end
   it had when it started: as Confluent's store does, it writes a ``NOOP`` record and reads
   until it meets it;
