@@ -29,6 +29,7 @@ from . import properties
 from .admin_support import include_list
 from .common import DEFAULT_TIMEOUT_MS, ToolError, kafka_client, progress
 from .message_formatter import FormatError, MessageFormatter
+from .schema_formats import add_format_arguments, topic_formats
 from .topic_reader import TopicReader, start_positions, topic_partitions
 
 NAME = "console-consumer"
@@ -85,6 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "null.literal, key.deserializer, value.deserializer")
     parser.add_argument("--formatter", choices=FORMATTERS, default=FORMATTERS[0],
                         help="the record formatter (Kafka's default one)")
+    add_format_arguments(parser)
     parser.add_argument("--formatter-config", metavar="PATH",
                         help="a properties file of formatter properties")
     parser.add_argument("--key-deserializer", metavar="CLASS",
@@ -143,9 +145,16 @@ def _formatter(args: argparse.Namespace) -> MessageFormatter:
     if args.value_deserializer:
         settings["value.deserializer"] = args.value_deserializer
     try:
-        return MessageFormatter(settings)
+        formatter = MessageFormatter(settings)
+        key, value = topic_formats(args.topic or "", args.key_format, args.value_format,
+                                   settings)
     except FormatError as exc:
         raise ToolError(str(exc)) from exc
+    if key is not None:
+        formatter.key_deserializer = key.decode
+    if value is not None:
+        formatter.value_deserializer = value.decode
+    return formatter
 
 
 def _topics(client: KafkaClient, args: argparse.Namespace) -> list[str]:
