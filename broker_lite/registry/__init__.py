@@ -22,8 +22,9 @@ module              concept
 ``config``          the settings, by Confluent's names
 ``server``          the process: HTTP(S) listeners, store, election
 ``testing``         the operations over an in-memory store, for tests
-``bench``           the benchmark: lookups by id and re-registrations, 8 clients
 ==================  ==========================================================================
+
+The benchmark is :mod:`broker_lite.local.bench_registry`.
 
 >>> from broker_lite.registry import RegistryConfig, SchemaRegistry
 """
