@@ -5,16 +5,14 @@ same ids, versions, configs, modes and deletions; a broker with ``schema.registr
 runs one."""
 
 import json
-import os
-import subprocess
 import sys
 import time
-import uuid
 
 import httpx
 import pytest
 
 from broker_lite.local.cluster import START_TIMEOUT_S
+from broker_lite.tools.testing import CommandProcess
 
 SCHEMA = '{"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]}'
 JSON_TYPE = {"Content-Type": "application/vnd.schemaregistry.v1+json"}
@@ -64,30 +62,6 @@ def populate(url: str) -> None:
         assert http.delete("/subjects/hard-value", params={"permanent": "true"}).json() == [1]
 
 
-class CliRegistry:
-    """``broker-lite schema-registry`` as a process of its own; ``url`` from its stdout."""
-
-    def __init__(self, properties: dict[str, str], workdir):
-        overrides = [arg for name, value in properties.items()
-                     for arg in ("--override", f"{name}={value}")]
-        self.log = open(workdir / f"registry-{uuid.uuid4().hex[:6]}.log", "wb")  # noqa: SIM115
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "broker_lite", "schema-registry", *overrides],
-            stdout=subprocess.PIPE, stderr=self.log, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        line = self.process.stdout.readline().decode()
-        if not line.startswith("broker-lite: schema registry listening on "):
-            self.stop()
-            pytest.fail(f"the registry process did not start: {line!r}, see {self.log.name}")
-        self.url = line.rsplit(" ", 1)[1].strip()
-
-    def stop(self) -> int:
-        self.process.terminate()
-        try:
-            return self.process.wait(timeout=30)
-        finally:
-            self.log.close()
-
-
 def wait_for(condition, timeout_s: float, what: str):
     deadline = time.monotonic() + timeout_s
     while True:
@@ -104,33 +78,38 @@ def test_a_second_process_sees_writes_within_a_second_and_forwards_its_own(
         kpy_schema_registries, kpy_bootstrap_servers, tmp_path):
     first = kpy_schema_registries()
     topic, group = first.config["kafkastore.topic"], first.config["schema.registry.group.id"]
-    second = CliRegistry({"kafkastore.bootstrap.servers": kpy_bootstrap_servers,
-                          "listeners": "http://127.0.0.1:0", "kafkastore.topic": topic,
-                          "schema.registry.group.id": group}, tmp_path)
+    overrides = {"kafkastore.bootstrap.servers": kpy_bootstrap_servers,
+                 "listeners": "http://127.0.0.1:0", "kafkastore.topic": topic,
+                 "schema.registry.group.id": group}
+    second = CommandProcess([sys.executable, "-m", "broker_lite", "schema-registry",
+                             *(arg for name, value in overrides.items()
+                               for arg in ("--override", f"{name}={value}"))],
+                            tmp_path / "registry.log")
     try:
+        second_url = second.address()  # "broker-lite: schema registry listening on <url>"
         assert first.wait_for_primary(30) is not None
-        wait_for(lambda: httpx.get(f"{second.url}/subjects").status_code == 200, 30,
+        wait_for(lambda: httpx.get(f"{second_url}/subjects").status_code == 200, 30,
                  "the second process serving")
         for i in range(5):  # each write of the first is served by the second within a second
             written = register(first.url, "seen-value", avro(i + 1))
             start = time.monotonic()
-            wait_for(lambda w=written: httpx.get(f"{second.url}/schemas/ids/{w['id']}")
+            wait_for(lambda w=written: httpx.get(f"{second_url}/schemas/ids/{w['id']}")
                      .status_code == 200, 1.0, f"id {written['id']} at the second process")
             assert time.monotonic() - start < 1.0
         # the second's writes go to the primary, and it answers them with its own state read
         for i in range(3):
-            written = register(second.url, "forwarded-value", avro(i + 1))
+            written = register(second_url, "forwarded-value", avro(i + 1))
             assert written["version"] == i + 1
-            assert httpx.get(f"{second.url}/subjects/forwarded-value/versions/latest"
+            assert httpx.get(f"{second_url}/subjects/forwarded-value/versions/latest"
                              ).json()["id"] == written["id"]  # a client sees its own write
             assert httpx.get(f"{first.url}/schemas/ids/{written['id']}").status_code == 200
-        assert httpx.put(f"{second.url}/config/forwarded-value", headers=JSON_TYPE,
+        assert httpx.put(f"{second_url}/config/forwarded-value", headers=JSON_TYPE,
                          json={"compatibility": "NONE"}).json() == {"compatibility": "NONE"}
         assert httpx.get(f"{first.url}/config/forwarded-value").json() == \
             {"compatibilityLevel": "NONE"}
-        assert snapshot(first.url) == snapshot(second.url)
+        assert snapshot(first.url) == snapshot(second_url)
     finally:
-        assert second.stop() == 0
+        assert second.stop() == 0, second.log_tail()
 
 
 @pytest.mark.slow
