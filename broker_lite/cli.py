@@ -81,31 +81,45 @@ def start_properties(path: str | None, overrides: dict[str, str]) -> dict[str, s
     return properties
 
 
-def start(args: argparse.Namespace) -> int:
-    from broker_lite.server.broker import Broker
-
+def run_in_foreground(what: str, configure: Callable[[], Any], launch: Callable[[Any], Any],
+                      announce: Callable[[Any, Any], None]) -> int:
+    """Run a server until SIGINT or SIGTERM: ``configure()`` its config (a usage error: 2),
+    ``launch(config)`` it (a failure: 1), ``announce(config, server)`` it on stdout, stop it
+    cleanly (0)."""
     try:
-        config = BrokerConfig(start_properties(args.properties, dict(args.override)))
+        config = configure()
     except (ConfigError, UsageError) as exc:
         print(f"broker-lite: {exc}", file=sys.stderr)
         return 2
     stop = termination_requested()
     try:
-        broker = Broker(config).start()
+        server = launch(config)
     except Exception as exc:
-        logging.getLogger("broker_lite").error("the broker could not start: %s", exc)
+        logging.getLogger("broker_lite").error("the %s could not start: %s", what, exc)
         return 1
-    for listener in broker.listeners:  # the first line is the first listener's
-        name = "" if listener.name == "PLAINTEXT" else f" ({listener.name})"
-        print(f"broker-lite: broker {broker.broker_id} listening on "
-              f"{listener.endpoint.host}:{broker.bound_port(listener.name)}{name}", flush=True)
-    print(f"broker-lite: data in {','.join(config.log_dirs)}", flush=True)
-    if broker.schema_registry is not None:
-        _print_registry_urls(broker.schema_registry.urls)
+    announce(config, server)
     stop.wait()
     logging.getLogger("broker_lite").info("shutting down")
-    broker.stop()
+    server.stop()
     return 0
+
+
+def start(args: argparse.Namespace) -> int:
+    from broker_lite.server.broker import Broker
+
+    def announce(config: BrokerConfig, broker: Broker) -> None:
+        for listener in broker.listeners:  # the first line is the first listener's
+            name = "" if listener.name == "PLAINTEXT" else f" ({listener.name})"
+            print(f"broker-lite: broker {broker.broker_id} listening on "
+                  f"{listener.endpoint.host}:{broker.bound_port(listener.name)}{name}",
+                  flush=True)
+        print(f"broker-lite: data in {','.join(config.log_dirs)}", flush=True)
+        if broker.schema_registry is not None:
+            _print_registry_urls(broker.schema_registry.urls)
+
+    return run_in_foreground(
+        "broker", lambda: BrokerConfig(start_properties(args.properties, dict(args.override))),
+        lambda config: Broker(config).start(), announce)
 
 
 def _print_registry_urls(urls: list[str]) -> None:
@@ -117,24 +131,14 @@ def schema_registry(args: argparse.Namespace) -> int:
     from broker_lite.registry.config import RegistryConfig
     from broker_lite.registry.server import SchemaRegistry
 
-    try:
+    def configure() -> RegistryConfig:
         properties = read_command_properties(args.properties, "schema-registry",
                                              defaults.registry_properties)
-        config = RegistryConfig({**properties, **dict(args.override)})
-    except (ConfigError, UsageError) as exc:
-        print(f"broker-lite: {exc}", file=sys.stderr)
-        return 2
-    stop = termination_requested()
-    try:
-        registry = SchemaRegistry(config).start()
-    except Exception as exc:
-        logging.getLogger("broker_lite").error("the schema registry could not start: %s", exc)
-        return 1
-    _print_registry_urls(registry.urls)
-    stop.wait()
-    logging.getLogger("broker_lite").info("shutting down")
-    registry.stop()
-    return 0
+        return RegistryConfig({**properties, **dict(args.override)})
+
+    return run_in_foreground("schema registry", configure,
+                             lambda config: SchemaRegistry(config).start(),
+                             lambda config, registry: _print_registry_urls(registry.urls))
 
 
 def _add_server_command(commands: Any, name: str, run: Callable[[argparse.Namespace], int],

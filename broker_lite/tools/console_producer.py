@@ -45,7 +45,7 @@ from broker_lite.records.arrow.schema import HEADERS_TYPE
 from . import properties
 from .common import ToolError, add_bootstrap_server, kafka_client
 from .line_reader import LineFormatError, LineReader
-from .schema_formats import PayloadError, add_format_arguments, topic_formats
+from .schema_formats import PayloadError, add_format_arguments
 
 if TYPE_CHECKING:
     from .schema_codec import SchemaFormat
@@ -101,8 +101,7 @@ def run(args: argparse.Namespace) -> int:
     reader_properties = properties.merged(args.reader_config, "--reader-config", args.property)
     try:
         reader = LineReader(reader_properties)
-        formats = topic_formats(args.topic, args.key_format, args.value_format,
-                                reader_properties)
+        formats = _formats(args.topic, args, reader_properties)
     except (LineFormatError, PayloadError) as exc:
         raise ToolError(str(exc)) from exc
     settings = properties.merged(args.producer_config, "--producer.config",
@@ -218,3 +217,13 @@ def _produce_stdin(sender: _Sender, batch_size: int, linger_s: float) -> None:
         if sender.pending and time.monotonic() >= first_at + linger_s:
             sender.send()
     sender.send()
+
+
+def _formats(topic: str, args: argparse.Namespace, settings: dict[str, str]
+             ) -> "tuple[SchemaFormat | None, SchemaFormat | None]":
+    """The key's and value's formats asked for; the codecs are loaded only then."""
+    if args.key_format is None and args.value_format is None:
+        return None, None
+    from .schema_codec import topic_formats
+
+    return topic_formats(topic, args.key_format, args.value_format, settings)

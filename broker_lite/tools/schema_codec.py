@@ -26,7 +26,7 @@ from google.protobuf.message import DecodeError
 from broker_lite.registry.schemas.protobuf import well_known
 
 from .registry_client import RegistryClient, RegistryRequestError
-from .schema_formats import FORMATS, PayloadError
+from .schema_formats import FORMATS, REGISTRY_PROPERTIES, PayloadError
 
 MAGIC = 0
 
@@ -235,3 +235,26 @@ def _indexes(descriptor: Descriptor) -> list[int]:
         descriptor = parent
     path.append(list(descriptor.file.message_types_by_name.values()).index(descriptor))
     return path[::-1]
+
+
+def topic_formats(topic: str, key_format: str | None, value_format: str | None,
+                  properties: Mapping[str, str]
+                  ) -> tuple[SchemaFormat | None, SchemaFormat | None]:
+    """The key's and the value's formats of ``topic`` (None: bytes as they are), their subjects
+    ``<topic>-key`` and ``<topic>-value``; the registry from ``schema.registry.url``."""
+    if key_format is None and value_format is None:
+        return None, None
+    settings = {ours: properties[theirs] for theirs, ours in REGISTRY_PROPERTIES.items()
+                if theirs in properties}
+    if "url" not in settings:
+        raise PayloadError("--key-format and --value-format need --property "
+                           "schema.registry.url=<the registry's URL>")
+    try:
+        registry = RegistryClient(settings)
+    except (RegistryRequestError, OSError) as exc:
+        raise PayloadError(str(exc)) from None
+    key = SchemaFormat(key_format, registry, f"{topic}-key", properties, "key") \
+        if key_format else None
+    value = SchemaFormat(value_format, registry, f"{topic}-value", properties, "value") \
+        if value_format else None
+    return key, value

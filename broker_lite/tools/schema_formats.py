@@ -21,13 +21,9 @@ tools that need none start without the schema libraries.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .message_formatter import FormatError
-
-if TYPE_CHECKING:
-    from .schema_codec import SchemaFormat
 
 FORMATS = {"avro": "AVRO", "protobuf": "PROTOBUF", "json-schema": "JSON"}
 
@@ -52,29 +48,3 @@ def add_format_arguments(parser: Any) -> None:
                             help=f"the {side} in Confluent's wire format with a schema of the "
                                  f"registry of --property schema.registry.url (JSON on the "
                                  f"console)")
-
-
-def topic_formats(topic: str, key_format: str | None, value_format: str | None,
-                  properties: Mapping[str, str]
-                  ) -> tuple[SchemaFormat | None, SchemaFormat | None]:
-    """The key's and the value's formats of ``topic`` (None: bytes as they are), their subjects
-    ``<topic>-key`` and ``<topic>-value``; the registry from ``schema.registry.url``."""
-    if key_format is None and value_format is None:
-        return None, None
-    settings = {ours: properties[theirs] for theirs, ours in REGISTRY_PROPERTIES.items()
-                if theirs in properties}
-    if "url" not in settings:
-        raise PayloadError("--key-format and --value-format need --property "
-                           "schema.registry.url=<the registry's URL>")
-    from .registry_client import RegistryClient, RegistryRequestError
-    from .schema_codec import SchemaFormat
-
-    try:
-        registry = RegistryClient(settings)
-    except (RegistryRequestError, OSError) as exc:
-        raise PayloadError(str(exc)) from None
-    key = SchemaFormat(key_format, registry, f"{topic}-key", properties, "key") \
-        if key_format else None
-    value = SchemaFormat(value_format, registry, f"{topic}-value", properties, "value") \
-        if value_format else None
-    return key, value

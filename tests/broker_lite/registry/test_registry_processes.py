@@ -13,6 +13,7 @@ import pytest
 
 from broker_lite.local.cluster import START_TIMEOUT_S
 from broker_lite.tools.testing import CommandProcess
+from broker_lite.zk.testing import wait_until
 
 SCHEMA = '{"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]}'
 JSON_TYPE = {"Content-Type": "application/vnd.schemaregistry.v1+json"}
@@ -62,17 +63,6 @@ def populate(url: str) -> None:
         assert http.delete("/subjects/hard-value", params={"permanent": "true"}).json() == [1]
 
 
-def wait_for(condition, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        found = condition()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            pytest.fail(f"not within {timeout_s} s: {what}")
-        time.sleep(0.02)
-
-
 @pytest.mark.slow
 def test_a_second_process_sees_writes_within_a_second_and_forwards_its_own(
         kpy_schema_registries, kpy_bootstrap_servers, tmp_path):
@@ -88,13 +78,13 @@ def test_a_second_process_sees_writes_within_a_second_and_forwards_its_own(
     try:
         second_url = second.address()  # "broker-lite: schema registry listening on <url>"
         assert first.wait_for_primary(30) is not None
-        wait_for(lambda: httpx.get(f"{second_url}/subjects").status_code == 200, 30,
-                 "the second process serving")
+        wait_until(lambda: httpx.get(f"{second_url}/subjects").status_code == 200, 30,
+                   "the second process serving")
         for i in range(5):  # each write of the first is served by the second within a second
             written = register(first.url, "seen-value", avro(i + 1))
             start = time.monotonic()
-            wait_for(lambda w=written: httpx.get(f"{second_url}/schemas/ids/{w['id']}")
-                     .status_code == 200, 1.0, f"id {written['id']} at the second process")
+            wait_until(lambda w=written: httpx.get(f"{second_url}/schemas/ids/{w['id']}")
+                       .status_code == 200, 1.0, f"id {written['id']} at the second process")
             assert time.monotonic() - start < 1.0
         # the second's writes go to the primary, and it answers them with its own state read
         for i in range(3):
