@@ -92,3 +92,28 @@ def test_basic_auth_needs_its_realm_and_files(tmp_path):
                              "java.security.auth.login.config": str(jaas)})
     with pytest.raises(ConfigError, match="no entry SchemaRegistry"):
         SchemaRegistry(config)
+
+
+def test_https_with_required_client_certificates(kpy_schema_registries, tmp_path):
+    from broker_lite.security.testing import TestCertificateAuthority
+
+    ca = TestCertificateAuthority("registry test CA")
+    server = ca.issue("registry", hosts=["127.0.0.1"], server=True)
+    client = ca.issue("reader", client=True)
+    registry = kpy_schema_registries(properties={
+        "listeners": "https://127.0.0.1:0", "ssl.client.authentication": "REQUIRED",
+        "ssl.keystore.certificate.chain": server.certificate_pem,
+        "ssl.keystore.key": server.key_pem, "ssl.keystore.type": "PEM",
+        "ssl.truststore.certificates": ca.certificate_pem, "ssl.truststore.type": "PEM"})
+    (tmp_path / "ca.pem").write_text(ca.certificate_pem)
+    (tmp_path / "client.pem").write_text(client.certificate_pem)
+    (tmp_path / "client.key").write_text(client.key_pem)
+    trust = ssl.create_default_context(cafile=str(tmp_path / "ca.pem"))
+    with pytest.raises(httpx.HTTPError):  # no certificate: the handshake is refused
+        httpx.get(f"{registry.url}/subjects", verify=trust, timeout=10)
+    confluent = SchemaRegistryClient({"url": registry.url,
+                                      "ssl.ca.location": str(tmp_path / "ca.pem"),
+                                      "ssl.certificate.location": str(tmp_path / "client.pem"),
+                                      "ssl.key.location": str(tmp_path / "client.key")})
+    assert confluent.register_schema("mtls-value", Schema('"int"', "AVRO")) > 0
+    assert confluent.get_subjects() == ["mtls-value"]

@@ -199,3 +199,20 @@ def test_protobuf_and_json_schema_types_and_formats(api):
                 {"schema": serialized["schema"], "schemaType": "PROTOBUF"})[1] == body
     assert call(api, "GET", "/schemas/types") == (200, ["JSON", "PROTOBUF", "AVRO"])
     assert call(api, "GET", "/subjects/points-value/versions/1/schema") == (200, proto)
+
+
+def test_normalize_makes_two_spellings_of_one_schema_meet(api):
+    reordered = json.dumps({"namespace": "ex", "fields": [{"type": "string", "name": "name"}],
+                            "name": "User", "type": "record"})
+    assert call(api, "POST", "/subjects/users-value", {"schema": reordered})[1][
+        "error_code"] == 40403  # not the same text
+    status, body = call(api, "POST", "/subjects/norm-value/versions", {"schema": reordered},
+                        "normalize=true")
+    assert status == 200
+    qualified = json.dumps({"type": "record", "name": "ex.User",
+                            "fields": [{"name": "name", "type": {"type": "string"}}]})
+    assert call(api, "POST", "/subjects/norm-value/versions", {"schema": qualified},
+                "normalize=true") == (200, body)
+    status, found = call(api, "POST", "/subjects/norm-value", {"schema": qualified},
+                         "normalize=true")
+    assert (status, found["id"]) == (200, body["id"])
