@@ -1,6 +1,7 @@
 """``broker-lite``: the command line, shaped like Kafka's bin/ scripts.
 
     broker-lite start [PATH/server.properties] [--override key=value ...]
+    broker-lite schema-registry [PATH/schema-registry.properties] [--override key=value ...]
     broker-lite <tool> ...        (topics, console-producer, ...: see broker_lite.tools)
 
 ``python -m broker_lite`` is the same command.
@@ -17,15 +18,28 @@ lives in :func:`broker_lite.config.defaults.data_dir`. Once the broker serves re
 
 The first line is what scripts wait for; it ends with the address. With several listeners,
 each has its line, in the order of ``listeners``, the listener's name after the address when it
-is not ``PLAINTEXT`` (``listening on 127.0.0.1:9093 (SASL_SSL)``). Exit status: 0 after a clean
-shutdown, 1 when the broker could not start, 2 for a usage error (a missing or malformed
+is not ``PLAINTEXT`` (``listening on 127.0.0.1:9093 (SASL_SSL)``); with
+``schema.registry.listeners``, the registry the broker runs has one too
+(``broker-lite: schema registry listening on http://127.0.0.1:8081``). Exit status: 0 after a
+clean shutdown, 1 when the broker could not start, 2 for a usage error (a missing or malformed
 properties file, a bad ``--override``).
+
+``schema-registry`` runs a schema registry (:mod:`broker_lite.registry`) against any Kafka
+cluster, with Confluent's setting names (the shipped ``schema-registry.properties`` without a
+file, ``conf/schema-registry.properties`` its template), until SIGINT or SIGTERM. Once it has
+read ``_schemas`` to its end and serves, stdout gets one line per listener::
+
+    broker-lite: schema registry listening on http://127.0.0.1:8081
+
+with the same exit statuses as ``start``.
 """
 
 import argparse
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from broker_lite.common.foreground import termination_requested
 from broker_lite.config import defaults
@@ -41,68 +55,124 @@ class UsageError(Exception):
     """A properties file that is missing or cannot be read."""
 
 
+def read_command_properties(path: str | None, command: str,
+                            shipped: Callable[[], dict[str, str]]) -> dict[str, str]:
+    """The properties of ``broker-lite <command> [path]``: the file's, or the ``shipped``
+    defaults without one."""
+    if path is None:
+        return shipped()
+    if not Path(path).is_file():
+        raise UsageError(f"no such properties file: {path} (without a file, broker-lite "
+                         f"{command} runs with its built-in defaults)")
+    try:
+        return read_properties(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read properties file {path}: {exc}") from None
+
+
 def start_properties(path: str | None, overrides: dict[str, str]) -> dict[str, str]:
     """The broker properties of ``broker-lite start [path] --override ...``: the file's (the
     shipped defaults without one), then the overrides, and the default data directory as
     ``log.dirs`` when neither ``log.dirs`` nor ``log.dir`` is set."""
-    if path is None:
-        properties = defaults.server_properties()
-    else:
-        if not Path(path).is_file():
-            raise UsageError(f"no such properties file: {path} (without a file, broker-lite "
-                             "start runs with its built-in defaults)")
-        try:
-            properties = read_properties(path)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read properties file {path}: {exc}") from None
-    properties = {**properties, **overrides}
+    properties = {**read_command_properties(path, "start", defaults.server_properties),
+                  **overrides}
     if "log.dirs" not in properties and "log.dir" not in properties:
         properties["log.dirs"] = str(defaults.data_dir())
     return properties
 
 
-def start(args: argparse.Namespace) -> int:
-    from broker_lite.server.broker import Broker
-
+def run_in_foreground(what: str, configure: Callable[[], Any], launch: Callable[[Any], Any],
+                      announce: Callable[[Any, Any], None]) -> int:
+    """Run a server until SIGINT or SIGTERM: ``configure()`` its config (a usage error: 2),
+    ``launch(config)`` it (a failure: 1), ``announce(config, server)`` it on stdout, stop it
+    cleanly (0)."""
     try:
-        config = BrokerConfig(start_properties(args.properties, dict(args.override)))
+        config = configure()
     except (ConfigError, UsageError) as exc:
         print(f"broker-lite: {exc}", file=sys.stderr)
         return 2
     stop = termination_requested()
     try:
-        broker = Broker(config).start()
+        server = launch(config)
     except Exception as exc:
-        logging.getLogger("broker_lite").error("the broker could not start: %s", exc)
+        logging.getLogger("broker_lite").error("the %s could not start: %s", what, exc)
         return 1
-    for listener in broker.listeners:  # the first line is the first listener's
-        name = "" if listener.name == "PLAINTEXT" else f" ({listener.name})"
-        print(f"broker-lite: broker {broker.broker_id} listening on "
-              f"{listener.endpoint.host}:{broker.bound_port(listener.name)}{name}", flush=True)
-    print(f"broker-lite: data in {','.join(config.log_dirs)}", flush=True)
+    announce(config, server)
     stop.wait()
     logging.getLogger("broker_lite").info("shutting down")
-    broker.stop()
+    server.stop()
     return 0
+
+
+def start(args: argparse.Namespace) -> int:
+    from broker_lite.server.broker import Broker
+
+    def announce(config: BrokerConfig, broker: Broker) -> None:
+        for listener in broker.listeners:  # the first line is the first listener's
+            name = "" if listener.name == "PLAINTEXT" else f" ({listener.name})"
+            print(f"broker-lite: broker {broker.broker_id} listening on "
+                  f"{listener.endpoint.host}:{broker.bound_port(listener.name)}{name}",
+                  flush=True)
+        print(f"broker-lite: data in {','.join(config.log_dirs)}", flush=True)
+        if broker.schema_registry is not None:
+            _print_registry_urls(broker.schema_registry.urls)
+
+    return run_in_foreground(
+        "broker", lambda: BrokerConfig(start_properties(args.properties, dict(args.override))),
+        lambda config: Broker(config).start(), announce)
+
+
+def _print_registry_urls(urls: list[str]) -> None:
+    for url in urls:
+        print(f"broker-lite: schema registry listening on {url}", flush=True)
+
+
+def schema_registry(args: argparse.Namespace) -> int:
+    from broker_lite.registry.config import RegistryConfig
+    from broker_lite.registry.server import SchemaRegistry
+
+    def configure() -> RegistryConfig:
+        properties = read_command_properties(args.properties, "schema-registry",
+                                             defaults.registry_properties)
+        return RegistryConfig({**properties, **dict(args.override)})
+
+    return run_in_foreground("schema registry", configure,
+                             lambda config: SchemaRegistry(config).start(),
+                             lambda config, registry: _print_registry_urls(registry.urls))
+
+
+def _add_server_command(commands: Any, name: str, run: Callable[[argparse.Namespace], int],
+                        help: str, description: str, file_help: str,
+                        setting_help: str) -> None:  # noqa: A002
+    parser = commands.add_parser(name, help=help, description=description)
+    parser.add_argument("properties", nargs="?", default=None, help=file_help)
+    parser.add_argument("--override", action="append", default=[], type=key_value,
+                        metavar="KEY=VALUE", help=setting_help)
+    parser.add_argument("--log-level", default="INFO", help="stderr log level")
+    parser.set_defaults(run=run)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="broker-lite", description="A lightweight Kafka broker.")
     commands = parser.add_subparsers(dest="command", required=True)
-    start_parser = commands.add_parser(
-        "start", help="run a broker in the foreground",
-        description="Run a broker in the foreground until Ctrl-C or SIGTERM. Without a "
-                    "properties file it runs with the built-in defaults (those of "
-                    "conf/server.properties: a loopback listener on 127.0.0.1:9092, an embedded "
-                    "ZooKeeper); without log.dirs its data lives in "
-                    "$XDG_STATE_HOME/broker-lite (~/.local/state/broker-lite).")
-    start_parser.add_argument("properties", nargs="?", default=None,
-                              help="a server.properties file (default: the built-in defaults)")
-    start_parser.add_argument("--override", action="append", default=[], type=key_value,
-                              metavar="KEY=VALUE",
-                              help="a broker property, with Kafka's name (repeatable)")
-    start_parser.add_argument("--log-level", default="INFO", help="stderr log level")
-    start_parser.set_defaults(run=start)
+    _add_server_command(
+        commands, "start", start, "run a broker in the foreground",
+        "Run a broker in the foreground until Ctrl-C or SIGTERM. Without a "
+        "properties file it runs with the built-in defaults (those of "
+        "conf/server.properties: a loopback listener on 127.0.0.1:9092, an embedded "
+        "ZooKeeper); without log.dirs its data lives in "
+        "$XDG_STATE_HOME/broker-lite (~/.local/state/broker-lite).",
+        "a server.properties file (default: the built-in defaults)",
+        "a broker property, with Kafka's name (repeatable)")
+    _add_server_command(
+        commands, "schema-registry", schema_registry,
+        "run a schema registry (Confluent's REST API) in the foreground",
+        "Run a schema registry in the foreground until Ctrl-C or SIGTERM, keeping its schemas "
+        "in the _schemas topic of kafkastore.bootstrap.servers. Without a properties file it "
+        "runs with the built-in defaults (those of conf/schema-registry.properties: "
+        "http://127.0.0.1:8081, the cluster on 127.0.0.1:9092).",
+        "a schema-registry.properties file (default: the built-in defaults)",
+        "a registry setting, with Confluent's name (repeatable)")
     for tool in TOOLS:
         tool_parser = commands.add_parser(tool.NAME, help=tool.HELP, description=tool.HELP)
         tool.add_arguments(tool_parser)

@@ -32,6 +32,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("controller", ("broker_lite.controller",)),
     ("replication", ("broker_lite.replication",)),
     ("coordinator", ("broker_lite.coordinator",)),
+    # the schema registry: a service of its own over the client, which a broker may run
+    ("registry", ("broker_lite.registry",)),
     ("server", ("broker_lite.server",)),
     ("tools", ("broker_lite.tools",)),
     ("local", ("broker_lite.local",)),

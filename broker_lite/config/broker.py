@@ -131,6 +131,11 @@ def is_listener_config(name: str) -> bool:
     return config in ALL_BROKER_CONFIG or config.partition(".")[2] in _PER_MECHANISM
 
 
+#: The prefix of the settings of a schema registry run in the broker's process
+#: (``schema.registry.listeners``, ``schema.registry.kafkastore.topic``, ...).
+REGISTRY_PREFIX = "schema.registry."
+
+
 class BrokerConfig(Mapping):
     """Typed broker settings. Unknown names are kept (plugins, client settings) with a warning,
     as Kafka does; malformed values of known names raise :class:`ConfigError`.
@@ -154,7 +159,8 @@ class BrokerConfig(Mapping):
         self.dynamic_broker: dict[str, str] = {}
         self._values = _resolve(self.originals)
         for name in self.originals:
-            if name not in ALL_BROKER_CONFIG and not is_listener_config(name):
+            if name not in ALL_BROKER_CONFIG and not is_listener_config(name) \
+                    and not name.startswith(REGISTRY_PREFIX):
                 warnings.warn(f"unknown broker config {name!r} is ignored", stacklevel=2)
 
     def with_dynamic(self, default: Mapping[str, str], broker: Mapping[str, str]) -> dict:

@@ -188,6 +188,10 @@ BROKER_CONFIG = _defs(
             "per-address limits, host:count,ip:count (Kafka's syntax)"),
     Setting("metrics.listener", string, None,
             "http://host:port serving the broker's metrics as JSON; unset: none (broker_lite's)"),
+    Setting("schema.registry.listeners", string, None,
+            "http(s)://host:port of a schema registry run in the broker's process against its "
+            "own cluster (other schema.registry.* settings: the registry's, see "
+            "broker_lite.registry.config); unset: none (broker_lite's)"),
     Setting("offsets.topic.num.partitions", int32(1), 50, "partitions of __consumer_offsets"),
     Setting("offsets.topic.replication.factor", int16(1), 3,
             "replicas of __consumer_offsets (fewer while fewer brokers are alive)"),

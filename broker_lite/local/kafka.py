@@ -33,18 +33,33 @@ client's settings for one of them (see :mod:`broker_lite.local.security`)::
         settings = kafka.client_settings("alice", "SCRAM-SHA-512")   # Kafka's names
 
 A secured LocalKafka is one broker; the replicated cluster listens in plain text.
+
+``schema_registry=True`` adds a schema registry (:mod:`broker_lite.registry`, Confluent's REST
+API) in this process, on a free port, its schemas in the cluster's ``_schemas``; with
+``security``, it serves HTTPS (the broker's certificate) and, with SASL, asks for the users'
+Basic logins. ``registry_client_settings()`` gives confluent-kafka's ``SchemaRegistryClient``
+settings::
+
+    with LocalKafka(schema_registry=True) as kafka:
+        kafka.schema_registry_url                    # http://127.0.0.1:<a free port>
+        SchemaRegistryClient(kafka.registry_client_settings())
 """
+
+from __future__ import annotations
 
 import logging
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from broker_lite.config.broker import BrokerConfig
 from broker_lite.local.cluster import LOCAL_PROPERTIES, LocalCluster
 from broker_lite.local.security import DEFAULT_MECHANISMS, LocalSecurity
 from broker_lite.server.broker import Broker
+
+if TYPE_CHECKING:
+    from broker_lite.registry import SchemaRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -78,12 +93,18 @@ class LocalKafka:
         added).
     client_auth
         ``ssl.client.auth``: ``none``, ``requested`` or ``required``.
+    schema_registry
+        Whether to run a schema registry too (:attr:`schema_registry`).
+    registry_properties
+        The registry's settings (Confluent's names) over those made for the cluster.
     """
 
     def __init__(self, directory: str | Path | None = None,
                  properties: dict[str, str] | None = None, *, brokers: int = 1,
                  security: str = "PLAINTEXT", users: dict[str, str] | None = None,
-                 mechanisms: tuple[str, ...] = DEFAULT_MECHANISMS, client_auth: str = "none"):
+                 mechanisms: tuple[str, ...] = DEFAULT_MECHANISMS, client_auth: str = "none",
+                 schema_registry: bool = False,
+                 registry_properties: dict[str, str] | None = None):
         self.security = LocalSecurity(security, users, mechanisms, client_auth)
         if brokers > 1 and self.security.protocol != "PLAINTEXT":
             raise ValueError(f"a {self.security.protocol} LocalKafka runs one broker "
@@ -97,6 +118,9 @@ class LocalKafka:
                            "log.dirs": str(self.directory / "logs"), **(properties or {})}
         self.broker = None
         self.cluster: LocalCluster | None = None
+        self.schema_registry: SchemaRegistry | None = None
+        self._registry_wanted = schema_registry
+        self._registry_properties = registry_properties or {}
         if brokers > 1:
             self.cluster = LocalCluster(brokers, self.directory, properties)
 
@@ -106,13 +130,47 @@ class LocalKafka:
         self.directory.mkdir(parents=True, exist_ok=True)
         if self.cluster is not None:
             self.cluster.start()
-            return self
-        self.broker = Broker(BrokerConfig(self.properties)).start()
-        for user in self.security.store_credentials(self.broker.zookeeper.client):
-            self.broker.scram_credentials.reload_user(user)  # usable before start() returns
-        logger.info("local Kafka on %s, ZooKeeper %s, data in %s", self.bootstrap_servers,
-                    self.zookeeper_connect, self.directory)
+        else:
+            self.broker = Broker(BrokerConfig(self.properties)).start()
+            for user in self.security.store_credentials(self.broker.zookeeper.client):
+                self.broker.scram_credentials.reload_user(user)  # usable before start() returns
+            logger.info("local Kafka on %s, ZooKeeper %s, data in %s", self.bootstrap_servers,
+                        self.zookeeper_connect, self.directory)
+        if self._registry_wanted:
+            self.start_schema_registry()
         return self
+
+    def start_schema_registry(self) -> SchemaRegistry:
+        """Start the schema registry (again, after :meth:`stop_schema_registry`)."""
+        from broker_lite.registry import RegistryConfig, SchemaRegistry
+
+        if self.schema_registry is not None:
+            raise RuntimeError("this LocalKafka's schema registry is already started")
+        properties = {**self.security.registry_properties(self.bootstrap_servers,
+                                                          self.directory),
+                      **self._registry_properties}
+        self.schema_registry = SchemaRegistry(RegistryConfig(properties)).start()
+        logger.info("schema registry on %s", self.schema_registry.url)
+        return self.schema_registry
+
+    def stop_schema_registry(self) -> None:
+        if self.schema_registry is not None:
+            self.schema_registry.stop()
+            self.schema_registry = None
+
+    @property
+    def schema_registry_url(self) -> str:
+        """The schema registry's URL (``http://127.0.0.1:<port>``, https when secured)."""
+        if self.schema_registry is None:
+            raise RuntimeError("this LocalKafka runs no schema registry "
+                               "(LocalKafka(schema_registry=True))")
+        return self.schema_registry.url
+
+    def registry_client_settings(self, user: str | None = None) -> dict[str, str]:
+        """confluent-kafka ``SchemaRegistryClient`` settings for the registry (``url``; when
+        secured ``ssl.ca.location`` and ``user``'s ``basic.auth.user.info``)."""
+        return self.security.registry_client_settings(self.schema_registry_url,
+                                                      self.directory, user)
 
     @property
     def bootstrap_servers(self) -> str:
@@ -136,7 +194,9 @@ class LocalKafka:
         return self._started().zookeeper.connect_string
 
     def stop(self) -> None:
-        """Stop the broker (cleanly: the next start skips recovery) and its ZooKeeper."""
+        """Stop the registry, the broker (cleanly: the next start skips recovery) and its
+        ZooKeeper."""
+        self.stop_schema_registry()
         if self.cluster is not None:
             self.cluster.stop()
         if self.broker is not None:

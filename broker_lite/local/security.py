@@ -27,8 +27,10 @@ certificate per user (``CN=<user>``) when asked; and gives
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from broker_lite.security.jaas import jaas_config
 from broker_lite.security.scram import MECHANISMS as SCRAM_MECHANISMS
@@ -155,6 +157,54 @@ class LocalSecurity:
                                                      **credentials})
             written.append(user)
         return written
+
+    # -- the schema registry -----------------------------------------------------------------
+
+    def registry_properties(self, bootstrap_servers: str, directory: Path) -> dict[str, str]:
+        """A schema registry's settings (Confluent's names) for this cluster: its store
+        reaches the cluster as the broker's user; with TLS it serves HTTPS with the broker's
+        certificate, with SASL it asks for HTTP Basic logins of the users (their passwords
+        written only as MD5 digests, in ``directory``), any role let in."""
+        properties = {f"kafkastore.{name}": value for name, value in
+                      self.client_settings(bootstrap_servers, BROKER_USER).items()}
+        properties["kafkastore.bootstrap.servers"] = bootstrap_servers
+        properties["listeners"] = f"{'https' if self.tls else 'http'}://127.0.0.1:0"
+        if self.tls:
+            properties.update({
+                "ssl.keystore.certificate.chain": self.broker_certificate.certificate_pem,
+                "ssl.keystore.key": self.broker_certificate.key_pem,
+                "ssl.keystore.type": "PEM",
+                "ssl.truststore.certificates": self.ca.certificate_pem,
+                "ssl.truststore.type": "PEM"})
+        if self.sasl:
+            users = directory / "registry-users.properties"
+            users.write_text("".join(
+                f"{name}: MD5:{hashlib.md5(password.encode()).hexdigest()},user\n"  # noqa: S324
+                for name, password in self._all_users().items()), encoding="utf-8")
+            jaas = directory / "registry-jaas.conf"
+            jaas.write_text(f'SchemaRegistry {{\n  org.eclipse.jetty.jaas.spi.'
+                            f'PropertyFileLoginModule required\n  file="{users}";\n}};\n',
+                            encoding="utf-8")
+            properties.update({"authentication.method": "BASIC",
+                               "authentication.realm": "SchemaRegistry",
+                               "authentication.roles": "*",
+                               "java.security.auth.login.config": str(jaas)})
+        return properties
+
+    def registry_client_settings(self, url: str, directory: Path, user: str | None = None
+                                 ) -> dict[str, str]:
+        """confluent-kafka's ``SchemaRegistryClient`` settings for ``user`` (default: the first
+        user) of this cluster's registry at ``url``: the CA as a file (the client reads files
+        only), the user's Basic login."""
+        settings = {"url": url}
+        if self.tls:
+            ca = directory / "registry-ca.pem"
+            ca.write_text(self.ca.certificate_pem, encoding="utf-8")
+            settings["ssl.ca.location"] = str(ca)
+        if self.sasl:
+            user = user or next(iter(self.users), BROKER_USER)
+            settings["basic.auth.user.info"] = f"{user}:{self._all_users()[user]}"
+        return settings
 
     # -- clients -----------------------------------------------------------------------------
 

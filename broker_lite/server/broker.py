@@ -26,6 +26,7 @@ described in :mod:`broker_lite.server.network`.
 import logging
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kazoo.client import KazooClient
 
@@ -72,6 +73,9 @@ from .scram_credentials import ScramCredentialCache
 from .services import HandlerServices
 from .zk_broker import ZkBroker
 
+if TYPE_CHECKING:
+    from broker_lite.registry.server import SchemaRegistry
+
 logger = logging.getLogger(__name__)
 
 
@@ -91,6 +95,7 @@ class Broker:
         self.request_handlers: RequestHandlerPool | None = None
         self.metrics: BrokerMetrics | None = None
         self.metrics_listener: MetricsListener | None = None
+        self.schema_registry: SchemaRegistry | None = None
         self.zk_broker: ZkBroker | None = None
         self.services: HandlerServices | None = None
         self.purgatory: Purgatory | None = None
@@ -218,6 +223,19 @@ class Broker:
         logger.info("broker %d listening on %s (ZooKeeper %s)", services.broker_id,
                     ", ".join(e.connection_string for e in advertised),
                     self.zookeeper.connect_string)
+        if config["schema.registry.listeners"]:
+            self._start_schema_registry(inter_broker, inter_broker_security)
+
+    def _start_schema_registry(self, listener: str, security: dict[str, str]) -> None:
+        """A schema registry in this process (``schema.registry.listeners``), its store this
+        broker's cluster, reached on the inter-broker listener as brokers reach each other."""
+        from broker_lite.registry.config import RegistryConfig, embedded_properties
+        from broker_lite.registry.server import SchemaRegistry
+
+        endpoint = next(e for e in self.advertised if e.listener_name == listener)
+        properties = embedded_properties(self.config.originals, f"{endpoint.host}:{endpoint.port}",
+                                         security)
+        self.schema_registry = SchemaRegistry(RegistryConfig(properties)).start()
 
     def _on_topic_config_change(self, topic: str) -> None:
         """A topic's overrides changed somewhere in the cluster: apply them to the partitions
@@ -312,6 +330,9 @@ class Broker:
         if self._serving and self.config["controlled.shutdown.enable"]:
             self._controlled_shutdown()
         self._serving = False
+        if self.schema_registry is not None:  # a client of this broker: stopped first
+            self.schema_registry.stop()
+            self.schema_registry = None
         if self.config_changes is not None:
             self.config_changes.stop()
         if self.metrics_listener is not None:

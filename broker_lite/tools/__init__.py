@@ -21,6 +21,7 @@ from . import (
     metrics,
     producer_perf_test,
     reassign_partitions,
+    schemas,
     topics,
     zookeeper_shell,
 )
@@ -36,6 +37,7 @@ TOOLS = (
     zookeeper_shell,
     console_producer,
     console_consumer,
+    schemas,
     dump_log,
     producer_perf_test,
     consumer_perf_test,

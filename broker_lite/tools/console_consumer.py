@@ -20,6 +20,7 @@ import re
 import signal
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
@@ -29,7 +30,11 @@ from . import properties
 from .admin_support import include_list
 from .common import DEFAULT_TIMEOUT_MS, ToolError, kafka_client, progress
 from .message_formatter import FormatError, MessageFormatter
+from .schema_formats import add_format_arguments
 from .topic_reader import TopicReader, start_positions, topic_partitions
+
+if TYPE_CHECKING:
+    from .schema_codec import SchemaFormat
 
 NAME = "console-consumer"
 HELP = "print the records of a topic (kafka-console-consumer)"
@@ -85,6 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "null.literal, key.deserializer, value.deserializer")
     parser.add_argument("--formatter", choices=FORMATTERS, default=FORMATTERS[0],
                         help="the record formatter (Kafka's default one)")
+    add_format_arguments(parser)
     parser.add_argument("--formatter-config", metavar="PATH",
                         help="a properties file of formatter properties")
     parser.add_argument("--key-deserializer", metavar="CLASS",
@@ -143,9 +149,15 @@ def _formatter(args: argparse.Namespace) -> MessageFormatter:
     if args.value_deserializer:
         settings["value.deserializer"] = args.value_deserializer
     try:
-        return MessageFormatter(settings)
+        formatter = MessageFormatter(settings)
+        key, value = _formats(args.topic or "", args, settings)
     except FormatError as exc:
         raise ToolError(str(exc)) from exc
+    if key is not None:
+        formatter.key_deserializer = key.decode
+    if value is not None:
+        formatter.value_deserializer = value.decode
+    return formatter
 
 
 def _topics(client: KafkaClient, args: argparse.Namespace) -> list[str]:
@@ -309,3 +321,13 @@ class _Termination:
         if self.signum is not None:
             raise KeyboardInterrupt
         self.signum = signum
+
+
+def _formats(topic: str, args: argparse.Namespace, settings: dict[str, str]
+             ) -> "tuple[SchemaFormat | None, SchemaFormat | None]":
+    """The key's and value's formats asked for; the codecs are loaded only then."""
+    if args.key_format is None and args.value_format is None:
+        return None, None
+    from .schema_codec import topic_formats
+
+    return topic_formats(topic, args.key_format, args.value_format, settings)

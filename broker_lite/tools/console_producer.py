@@ -15,6 +15,16 @@ waits for it. Records with a key go to the partition its murmur2 hash picks, rec
 one to a partition picked per batch, as Kafka's default partitioner does. Every batch is
 acknowledged before the next one is read (``--request-required-acks``: all or 1).
 
+``--value-format`` and ``--key-format`` (``avro``, ``protobuf``, ``json-schema``) read the
+value and key as JSON and send them in Confluent's wire format, as
+``kafka-avro-console-producer`` and its siblings do, with the schema registry of
+``--property schema.registry.url=...`` and the schema of ``--property value.schema=...``
+(``value.schema.file``, ``value.schema.id``, ``key.*``; see :mod:`.schema_formats`)::
+
+    echo '{"name": "ada"}' | broker-lite console-producer --bootstrap-server 127.0.0.1:9092 \\
+        --topic users --value-format avro --property schema.registry.url=http://127.0.0.1:8081 \\
+        --property value.schema.file=user.avsc
+
 Exit status 1, with the reason on stderr, when a line cannot be read as asked (the lines before
 it were sent), when the topic does not exist and the broker does not create it, or when the
 cluster cannot be reached.
@@ -25,6 +35,7 @@ import os
 import select
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -34,6 +45,10 @@ from broker_lite.records.arrow.schema import HEADERS_TYPE
 from . import properties
 from .common import ToolError, add_bootstrap_server, kafka_client
 from .line_reader import LineFormatError, LineReader
+from .schema_formats import PayloadError, add_format_arguments
+
+if TYPE_CHECKING:
+    from .schema_codec import SchemaFormat
 
 NAME = "console-producer"
 HELP = "send lines of stdin to a topic as records (kafka-console-producer)"
@@ -52,6 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a line reader property: parse.key, key.separator, parse.headers, "
                              "headers.delimiter, headers.separator, headers.key.separator, "
                              "ignore.error, null.marker")
+    add_format_arguments(parser)
     parser.add_argument("--reader-config", metavar="PATH",
                         help="a properties file of line reader properties")
     parser.add_argument("--compression-codec", nargs="?", const="gzip", choices=CODECS,
@@ -82,10 +98,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.batch_size <= 0 or args.timeout < 0:
         args.usage_error("--batch-size must be > 0 and --timeout >= 0")
+    reader_properties = properties.merged(args.reader_config, "--reader-config", args.property)
     try:
-        reader = LineReader(properties.merged(args.reader_config, "--reader-config",
-                                              args.property))
-    except LineFormatError as exc:
+        reader = LineReader(reader_properties)
+        formats = _formats(args.topic, args, reader_properties)
+    except (LineFormatError, PayloadError) as exc:
         raise ToolError(str(exc)) from exc
     settings = properties.merged(args.producer_config, "--producer.config",
                                  args.producer_property)
@@ -105,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
             producer = client.producer()
         except KafkaClientError as exc:
             raise ToolError(str(exc)) from exc
-        sender = _Sender(producer, args.topic, reader)
+        sender = _Sender(producer, args.topic, reader, *formats)
         batch_size = 1 if args.sync else args.batch_size
         with producer:
             _produce_stdin(sender, batch_size, args.timeout / 1000)
@@ -115,10 +132,13 @@ def run(args: argparse.Namespace) -> int:
 class _Sender:
     """Parses lines and sends them as one Arrow table per batch."""
 
-    def __init__(self, producer, topic: str, reader: LineReader):
+    def __init__(self, producer, topic: str, reader: LineReader,
+                 key_format: "SchemaFormat | None" = None,
+                 value_format: "SchemaFormat | None" = None):
         self.producer = producer
         self.topic = topic
         self.reader = reader
+        self.formats = (key_format, value_format)
         self.line_number = 0
         self.pending: list[tuple] = []
 
@@ -126,7 +146,13 @@ class _Sender:
         self.line_number += 1
         text = line.removesuffix(b"\r").decode("utf-8", "surrogateescape")
         try:
-            self.pending.append(self.reader.read(text, self.line_number))
+            key, value, headers = self.reader.read(text, self.line_number)
+            key, value = (data if data is None or fmt is None else fmt.encode(data.decode())
+                          for data, fmt in zip((key, value), self.formats, strict=True))
+            self.pending.append((key, value, headers))
+        except PayloadError as exc:
+            self.send()
+            raise ToolError(f"line {self.line_number}: {exc}") from exc
         except LineFormatError as exc:
             self.send()  # the lines before it go out, as they would have one by one
             raise ToolError(str(exc)) from exc
@@ -191,3 +217,13 @@ def _produce_stdin(sender: _Sender, batch_size: int, linger_s: float) -> None:
         if sender.pending and time.monotonic() >= first_at + linger_s:
             sender.send()
     sender.send()
+
+
+def _formats(topic: str, args: argparse.Namespace, settings: dict[str, str]
+             ) -> "tuple[SchemaFormat | None, SchemaFormat | None]":
+    """The key's and value's formats asked for; the codecs are loaded only then."""
+    if args.key_format is None and args.value_format is None:
+        return None, None
+    from .schema_codec import topic_formats
+
+    return topic_formats(topic, args.key_format, args.value_format, settings)

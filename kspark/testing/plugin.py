@@ -75,6 +75,16 @@ kpy_read
     a pyarrow Table (:func:`kspark.testing.topics.read_topic`).
 kpy_spark (session)
     A local SparkSession with ``format("kpy")`` registered (:mod:`kspark.testing.spark`).
+kpy_schema_registry (session)
+    A schema registry (:class:`broker_lite.registry.SchemaRegistry`, Confluent's REST API) on
+    ``kpy_session_broker``, shared by the session: ``url`` for confluent-kafka's
+    ``SchemaRegistryClient({"url": kpy_schema_registry.url})``. Tests sharing it use subjects
+    of their own.
+kpy_schema_registries
+    ``kpy_schema_registries(bootstrap_servers=None, properties=None) -> SchemaRegistry``:
+    registries of this test's own (default: on ``kpy_bootstrap_servers``, with a ``_schemas``
+    topic and election group of the test's own unless ``properties`` say otherwise), stopped
+    after it; call it twice for two processes sharing one store.
 
 Markers
 -------
@@ -114,6 +124,7 @@ from .tiers import needs
 if TYPE_CHECKING:  # the fixtures import what they use, so loading the plugin stays cheap
     from broker_lite.client import KafkaClient
     from broker_lite.local.cluster import LocalCluster
+    from broker_lite.registry import SchemaRegistry
     from broker_lite.zk.server import EmbeddedZooKeeper
 
     from .brokers import KpyBroker
@@ -368,6 +379,50 @@ def kpy_read(kpy_client: KafkaClient) -> Callable[..., Any]:
     from .topics import read_topic
 
     return functools.partial(read_topic, kpy_client)
+
+
+# -- schema registries ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+@needs("broker", "zookeeper")
+def kpy_schema_registry(kpy_session_broker: KpyBroker) -> Iterator[SchemaRegistry]:
+    """A schema registry on the session's broker, shared by the session."""
+    from broker_lite.registry import RegistryConfig, SchemaRegistry
+
+    registry = SchemaRegistry(RegistryConfig({
+        "kafkastore.bootstrap.servers": kpy_session_broker.bootstrap_servers,
+        "listeners": "http://127.0.0.1:0"})).start()
+    yield registry
+    registry.stop()
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
+def kpy_schema_registries(request: pytest.FixtureRequest
+                          ) -> Iterator[Callable[..., SchemaRegistry]]:
+    """``kpy_schema_registries(bootstrap_servers=None, properties=None)``: registries of this
+    test's own, stopped after it."""
+    import uuid
+
+    from broker_lite.registry import RegistryConfig, SchemaRegistry
+
+    started: list[SchemaRegistry] = []
+    own = uuid.uuid4().hex[:8]
+
+    def start(bootstrap_servers: str | None = None,
+              properties: dict[str, str] | None = None) -> SchemaRegistry:
+        bootstrap = bootstrap_servers or request.getfixturevalue("kpy_bootstrap_servers")
+        registry = SchemaRegistry(RegistryConfig({
+            "kafkastore.bootstrap.servers": bootstrap, "listeners": "http://127.0.0.1:0",
+            "kafkastore.topic": f"_schemas-{own}", "schema.registry.group.id": f"registry-{own}",
+            **(properties or {})})).start()
+        started.append(registry)
+        return registry
+
+    yield start
+    for registry in reversed(started):
+        registry.stop()
 
 
 # -- Spark ----------------------------------------------------------------------------------------

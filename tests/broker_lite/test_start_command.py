@@ -3,14 +3,13 @@ at once creates a topic with confluent-kafka's AdminClient and produces to it, o
 machine too; it runs with the built-in defaults from any directory, finds its data again at the
 next start, and does all that from an installed wheel."""
 
+import json
 import os
-import select
 import shutil
-import signal
 import subprocess
 import sys
 import sysconfig
-import time
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -20,57 +19,11 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from broker_lite.config import defaults
 from broker_lite.config.properties import parse_properties
+from broker_lite.tools.testing import CommandProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKER_LITE = Path(sys.executable).with_name("broker-lite")
 CLIENT_TIMEOUT_S = 60  # per client step; a broker that is not ready makes a step hang
-
-
-class StartCommand:
-    """``broker-lite start`` in a child process; stdout is read line by line, stderr (the log)
-    goes to a file."""
-
-    def __init__(self, command: list[str], log: Path, *, cwd: Path | None = None,
-                 env: dict[str, str] | None = None):
-        self.log = log
-        with log.open("a") as stderr:
-            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr,
-                                            cwd=cwd, env=env)
-        self._pending = b""
-
-    def line(self, timeout_s: float = 120) -> str:
-        """The next line of stdout; fails with the log's tail if none comes."""
-        deadline = time.monotonic() + timeout_s
-        fd = self.process.stdout.fileno()
-        while b"\n" not in self._pending:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                pytest.fail(f"no line from broker-lite in {timeout_s} s:\n{self.log_tail()}")
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                status = self.process.wait(30)
-                pytest.fail(f"broker-lite exited ({status}):\n{self.log_tail()}")
-            self._pending += chunk
-        line, _, self._pending = self._pending.partition(b"\n")
-        return line.decode()
-
-    def listening(self) -> tuple[str, str]:
-        """Wait for the listening line; return the bootstrap address and the data line."""
-        line = self.line()
-        assert " listening on " in line, line
-        return line.rsplit(" ", 1)[-1], self.line()
-
-    def log_tail(self) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-20:])
-
-    def stop(self) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                return self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-        return self.process.wait(30)
 
 
 def create_and_produce(bootstrap: str, topic: str) -> None:
@@ -97,7 +50,7 @@ def start_rounds(rounds: int, tmp_path: Path) -> None:
     failures = []
     for number in range(rounds):
         data = tmp_path / f"round-{number}"
-        command = StartCommand([str(BROKER_LITE), "start",
+        command = CommandProcess([str(BROKER_LITE), "start",
                                 "--override", "listeners=PLAINTEXT://127.0.0.1:0",
                                 "--override", f"log.dirs={data}"], tmp_path / "broker.log")
         try:
@@ -141,7 +94,7 @@ def start_serve_restart(command: list[str], tmp_path: Path, env: dict[str, str])
     listener = "listeners=PLAINTEXT://127.0.0.1:0"
     data_dir = Path(env["XDG_STATE_HOME"]) / "broker-lite"
     for start in ("first", "second"):
-        broker = StartCommand([*command, "start", "--override", listener],
+        broker = CommandProcess([*command, "start", "--override", listener],
                               tmp_path / "broker.log", cwd=workdir, env=env)
         try:
             bootstrap, data_line = broker.listening()
@@ -153,6 +106,23 @@ def start_serve_restart(command: list[str], tmp_path: Path, env: dict[str, str])
         finally:
             assert broker.stop() == 0, broker.log_tail()
     assert (data_dir / "kept-0").is_dir() and list(workdir.iterdir()) == []
+
+
+@pytest.mark.broker
+def test_a_broker_with_schema_registry_listeners_prints_the_registrys_line(tmp_path):
+    broker = CommandProcess([str(BROKER_LITE), "start",
+                             "--override", "listeners=PLAINTEXT://127.0.0.1:0",
+                             "--override", f"log.dirs={tmp_path / 'data'}",
+                             "--override", "schema.registry.listeners=http://127.0.0.1:0"],
+                            tmp_path / "broker.log")
+    try:
+        broker.listening()
+        url = broker.address()
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(f"{url}/schemas/types", timeout=CLIENT_TIMEOUT_S) as answer:
+            assert json.load(answer) == ["JSON", "PROTOBUF", "AVRO"]
+    finally:
+        assert broker.stop() == 0, broker.log_tail()
 
 
 @pytest.mark.broker

@@ -41,6 +41,12 @@ CLIENT_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.DELETE_RECORDS: (0, 2),
     ApiKey.DESCRIBE_CONFIGS: (0, 4),
     ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
+    # the classic group protocol, for group members that are not consumers (the schema
+    # registry's election: broker_lite.registry.election)
+    ApiKey.JOIN_GROUP: (1, 9),  # v1+: rebalance timeout
+    ApiKey.SYNC_GROUP: (0, 5),
+    ApiKey.HEARTBEAT: (0, 4),
+    ApiKey.LEAVE_GROUP: (0, 5),
     ApiKey.LIST_GROUPS: (0, 5),  # v4+: states filter; v5+: types filter
     ApiKey.DESCRIBE_GROUPS: (0, 5),
     ApiKey.DELETE_GROUPS: (0, 2),

@@ -3,7 +3,9 @@ inside the package, and the data directory used when no ``log.dirs`` (or ``log.d
 
 ``server.properties`` here holds the settings (Kafka's names and defaults, a loopback listener,
 an embedded ZooKeeper); ``conf/server.properties`` in a source checkout is the same file, the
-template to copy and edit (a test keeps their settings equal).
+template to copy and edit (a test keeps their settings equal). ``schema-registry.properties``
+is likewise what ``broker-lite schema-registry`` runs with, ``conf/schema-registry.properties``
+its template.
 
 The data directory follows the XDG Base Directory rules for state that outlives a run:
 ``$XDG_STATE_HOME/broker-lite``, or ``~/.local/state/broker-lite`` when ``XDG_STATE_HOME`` is
@@ -26,6 +28,7 @@ from pathlib import Path
 from broker_lite.config.properties import parse_properties
 
 SERVER_PROPERTIES = "server.properties"
+REGISTRY_PROPERTIES = "schema-registry.properties"
 DATA_DIR_NAME = "broker-lite"
 
 
@@ -37,6 +40,12 @@ def server_properties_text() -> str:
 def server_properties() -> dict[str, str]:
     """The settings of the shipped ``server.properties``."""
     return parse_properties(server_properties_text())
+
+
+def registry_properties() -> dict[str, str]:
+    """The settings of the shipped ``schema-registry.properties``."""
+    text = resources.files(__name__).joinpath(REGISTRY_PROPERTIES).read_text(encoding="utf-8")
+    return parse_properties(text)
 
 
 def data_dir(environ: Mapping[str, str] = os.environ) -> Path:

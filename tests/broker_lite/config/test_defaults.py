@@ -31,3 +31,14 @@ def test_the_data_directory_is_under_xdg_state_home(monkeypatch, tmp_path):
     assert defaults.data_dir({}) == expected
     assert defaults.data_dir({"XDG_STATE_HOME": ""}) == expected
     assert defaults.data_dir({"XDG_STATE_HOME": "relative/state"}) == expected  # ignored
+
+
+def test_the_shipped_registry_defaults_are_conf_schema_registry_properties():
+    from broker_lite.registry.config import RegistryConfig
+
+    shipped = defaults.registry_properties()
+    assert shipped == read_properties(ROOT / "conf" / "schema-registry.properties")
+    config = RegistryConfig(shipped)
+    assert config.listeners == ["http://127.0.0.1:8081"]
+    assert config.client_settings() == {"bootstrap.servers": "127.0.0.1:9092"}
+    assert config["schema.compatibility.level"] == "BACKWARD"

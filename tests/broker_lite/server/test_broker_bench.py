@@ -32,3 +32,21 @@ def test_replication_benchmark_prints_both_ways_and_their_ratio():
                           for k in ("acks=all, 3 replicas", "acks=1, 1 replica"))
     ratio = float(re.search(r"1 replica: ([\d.]+)x", done.stdout).group(1))
     assert replicated > 0 and single > 0 and abs(ratio - replicated / single) < 0.01
+
+
+def test_registry_benchmark_prints_lookups_re_registrations_and_the_peer():
+    done = subprocess.run([sys.executable, "-m", "broker_lite.local.bench_registry",
+                           "--clients", "2", "--seconds", "1", "--schemas", "3", "--new", "5"],
+                          capture_output=True, text=True, timeout=300, check=True)
+    peer = float(re.search(r"^peer .*: ([\d,]+) requests/s", done.stdout, re.MULTILINE)
+                 .group(1).replace(",", ""))
+    lookups = re.search(r"^lookups by id: ([\d,]+)/s, p99 ([\d.]+) ms \(([\d.]+)x the peer\)",
+                        done.stdout, re.MULTILINE)
+    again = re.search(r"^re-registrations of registered schemas: ([\d,]+)/s, p99 ([\d.]+) ms",
+                      done.stdout, re.MULTILINE)
+    new = re.search(r"^new schemas registered: 5, p99 ([\d.]+) ms", done.stdout, re.MULTILINE)
+    assert lookups and again and new, done.stdout
+    rate = float(lookups.group(1).replace(",", ""))
+    assert rate > 0 and peer > 0 and abs(float(lookups.group(3)) - rate / peer) < 0.01
+    assert float(again.group(1).replace(",", "")) > 0 and float(new.group(1)) > 0
+    assert re.search(r"^target lookups .*: (met|NOT met)$", done.stdout, re.MULTILINE)
