@@ -38,7 +38,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: ModuleType) -> None:
         """The module ran under its new name already; it keeps that name's spec (the import
         system has just set the alias's)."""
-        for name, spec in self._specs.items():
+        for spec in self._specs.values():
             if getattr(spec, "name", None) == module.__name__:
                 module.__spec__ = spec
 

@@ -180,7 +180,7 @@ def _array_decoder(item_dec: Callable, compact: bool, nullable: bool, min_item: 
         append = out.append
         i = 0
         try:
-            for i in range(n):
+            for i in range(n):  # noqa: B007 (the except below names the item)
                 append(item_dec(r))
         except ProtocolError as e:
             e.prepend_path(f"[{i}]")
@@ -198,7 +198,7 @@ def _array_encoder(item_enc: Callable, compact: bool, nullable: bool) -> Callabl
         i = 0
         item = None
         try:
-            for i, item in enumerate(v):
+            for i, item in enumerate(v):  # noqa: B007 (the except below names the item)
                 item_enc(w, item)
         except ProtocolError as e:
             e.prepend_path(f"[{i}]")

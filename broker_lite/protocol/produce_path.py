@@ -269,7 +269,7 @@ def _partition_fields(response: dict, with_log_start: bool) -> tuple:
         raise _Irregular
     fields = (response.get("index", 0), response.get("error_code", 0),
               response.get("base_offset", 0), response.get("log_append_time_ms", -1))
-    return fields + (response.get("log_start_offset", -1),) if with_log_start else fields
+    return (*fields, response.get("log_start_offset", -1)) if with_log_start else fields
 
 
 def _partition_tail(version: int) -> bytes:

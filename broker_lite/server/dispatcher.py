@@ -219,7 +219,7 @@ class _RunResponder(_NetworkResponder):
 
 def _encode_run(headers: list[RequestHeader], bodies: list[dict]) -> list:
     chunks = []
-    for header, body in zip(headers, bodies):
+    for header, body in zip(headers, bodies, strict=True):
         chunks.extend(encode_response(header.api_key, header.api_version,
                                       header.correlation_id, body))
     return chunks
@@ -275,7 +275,8 @@ class Dispatcher:
         except UnsupportedVersionError as exc:
             if exc.api_key == ApiKey.API_VERSIONS:
                 return self._unsupported_api_versions(exc.correlation_id)
-            raise CloseConnection(f"unsupported version {exc.version} of API {exc.api_key}")
+            raise CloseConnection(
+                f"unsupported version {exc.version} of API {exc.api_key}") from None
         except (UnknownApiError, InvalidRequestError, ProtocolError) as exc:
             raise CloseConnection(f"unreadable request: {exc}") from None
         handler = self.handlers.get(header.api_key)

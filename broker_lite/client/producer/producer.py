@@ -343,7 +343,7 @@ class Producer:
         grouped = rows.take(pa.array(order))
         ends = np.r_[starts[1:], n]
         return {TopicPartition(topic.name, int(ordered[s])): grouped.slice(s, e - s)
-                for s, e in zip(starts.tolist(), ends.tolist())}
+                for s, e in zip(starts.tolist(), ends.tolist(), strict=True)}
 
     def _check_open(self) -> None:
         if self._closed:

@@ -156,7 +156,7 @@ def _step(data, p: int, end: int, count: int, ends: list[int]) -> int:
 def check_sections_filled(ends: np.ndarray, regions: Regions) -> None:
     """The last record of each batch must end exactly where its records section ends."""
     last = np.cumsum([count for _, _, count in regions]) - 1
-    for (start, end, count), index in zip(regions, last):
+    for (start, end, count), index in zip(regions, last, strict=True):
         actual = int(ends[index]) if count else start
         if actual != end:
             raise CorruptRecordError(
@@ -197,7 +197,8 @@ def record_fields(data, d: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> 
             fields.runs.append(Run(first, count, int(starts[first]), layout))
     rest = np.flatnonzero(left)
     if rest.size:
-        for column, values in zip(_COLUMNS, _fields_one_by_one(d, starts[rest], ends[rest])):
+        one_by_one = _fields_one_by_one(d, starts[rest], ends[rest])
+        for column, values in zip(_COLUMNS, one_by_one, strict=True):
             getattr(fields, column)[rest] = values
     return fields
 
@@ -214,7 +215,7 @@ def _equal_size_runs(starts: np.ndarray, ends: np.ndarray) -> list[tuple[int, in
     firsts = np.concatenate(([0], breaks))
     counts = np.diff(np.concatenate((firsts, [n])))
     long = counts >= _MIN_LAYOUT_RUN
-    return list(zip(firsts[long].tolist(), counts[long].tolist()))
+    return list(zip(firsts[long].tolist(), counts[long].tolist(), strict=True))
 
 
 @dataclass(frozen=True)

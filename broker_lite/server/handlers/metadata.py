@@ -111,7 +111,8 @@ def _topic(services: HandlerServices, name: str | None, allow_create: bool) -> d
         "error_code": 0, "name": name, "topic_id": info.topic_id,
         "is_internal": name in INTERNAL_TOPICS,
         "partitions": [_partition(p, serving, live) for p, serving in zip(
-            info.partitions, serving_leaders(services.partitions, name, info.partitions))],
+            info.partitions, serving_leaders(services.partitions, name, info.partitions),
+            strict=True)],
     }
 
 

@@ -128,9 +128,11 @@ def handle_run(contexts: list[RequestContext], bodies: list[dict]):
     replicas: dict = {}  # (topic, partition) -> the replica led here, looked up once a run
 
     results = []
-    for request, (context, body) in enumerate(zip(contexts, bodies)):
+    for request, (context, body) in enumerate(zip(contexts, bodies, strict=True)):
+        transactional_id = body.get("transactional_id")
+
         def take(name: str, partition: dict, request=request, version=context.version,
-                 transactional_id=body.get("transactional_id")) -> dict:
+                 transactional_id=transactional_id) -> dict:
             target = _append_target(services, name, partition, transactional_id, version,
                                     replicas)
             if isinstance(target, dict):
@@ -148,7 +150,7 @@ def handle_run(contexts: list[RequestContext], bodies: list[dict]):
                                                     required_acks=acks)
         except Exception as exc:
             outcomes = [exc] * len(appends)
-        for (request, name, partition, response), outcome in zip(appends, outcomes):
+        for (request, name, partition, response), outcome in zip(appends, outcomes, strict=True):
             response.update(_failed(name, partition, outcome, replica.log)
                             if isinstance(outcome, Exception)
                             else _written(name, partition, outcome, replica.log,

@@ -519,7 +519,7 @@ class Processor:
             return  # closed
         events = 0
         if not channel.closing and (not channel.ready
-                                    or not channel.muted and not channel.paused):
+                                    or (not channel.muted and not channel.paused)):
             events = READ
         if channel.unsent and channel.close_at is None:
             events |= WRITE

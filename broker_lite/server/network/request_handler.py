@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 STOP_TIMEOUT_S = 10  # longest stop() waits for requests being handled
 _perf_ns = time.perf_counter_ns
 
-Handler = Callable[[Request], "Iterable | None | object"]
+Handler = Callable[[Request], "Iterable | object | None"]
 
 
 class RequestHandlerPool:

@@ -136,7 +136,7 @@ def test_spark_options_take_the_kafka_prefixed_ones_and_errors_name_the_option()
         KafkaClient.from_options({"kafka.bootstrap.servers": "b:1", "kafka.fetch.max.byte": "1"})
     assert info.value.key == "kafka.fetch.max.byte"
     assert "did you mean kafka.fetch.max.bytes" in str(info.value)
-    with pytest.raises(ConfigError, match="^kafka.bootstrap.servers: required"):
+    with pytest.raises(ConfigError, match=r"^kafka\.bootstrap\.servers: required"):
         KafkaClient.from_options({"subscribe": "events"})
 
 

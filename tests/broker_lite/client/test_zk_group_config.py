@@ -72,6 +72,6 @@ def test_client_settings_go_to_the_fetching_client():
 
 
 def test_read_committed_is_refused_before_connecting_anywhere():
-    with pytest.raises(ConfigError, match="isolation.level: .*Kafka 0.8"):
+    with pytest.raises(ConfigError, match=r"isolation\.level: .*Kafka 0\.8"):
         ZooKeeperGroupConsumer({**BASE, "zookeeper.connect": "127.0.0.1:9",
                                 "isolation.level": "read_committed"})

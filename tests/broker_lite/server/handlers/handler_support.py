@@ -382,7 +382,7 @@ class Harness:
         def run() -> None:
             try:
                 future.set_result(self.call(api_key, version, body, **options))
-            except BaseException as exc:  # noqa: BLE001 (handed to the test)
+            except BaseException as exc:  # handed to the test
                 future.set_exception(exc)
 
         threading.Thread(target=run, daemon=True).start()
