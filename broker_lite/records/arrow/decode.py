@@ -280,7 +280,7 @@ def _binary_from_ranges(d: np.ndarray, data: pa.Buffer, starts: np.ndarray, leng
     if not inline.any():
         views[:, 1] = _int32_at(d, starts)
         views[:, 3] = starts
-        inline_values = ()
+        inline_values: np.ndarray | tuple[()] = ()
     else:
         long_values = np.flatnonzero(~inline)
         at = starts[long_values]
