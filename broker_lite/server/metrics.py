@@ -127,6 +127,8 @@ class MetricsListener:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
+        if isinstance(host, bytes):  # a TCP server's host is a str; bytes only by the types
+            host = host.decode()
         return f"http://{host}:{port}"
 
     def start(self) -> "MetricsListener":

@@ -29,7 +29,7 @@ from ..services import CoordinatorTopic, HandlerServices
 logger = logging.getLogger(__name__)
 
 NO_NODE = (-1, "", -1)
-_KEY_RESOURCES = {CoordinatorType.GROUP: ResourceType.GROUP,
+_KEY_RESOURCES: dict[int, ResourceType] = {CoordinatorType.GROUP: ResourceType.GROUP,
                   CoordinatorType.TRANSACTION: ResourceType.TRANSACTIONAL_ID}
 
 

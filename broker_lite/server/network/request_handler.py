@@ -50,7 +50,7 @@ class RequestHandlerPool:
                 continue
             self.handle(request)
 
-    def handle(self, request: Request) -> None:
+    def handle(self, request: Request | None) -> None:
         """Run the handler on ``request`` and pass its answer on; then on the connection's
         next request, when it is already there and no other connection waits for a handler
         (:meth:`Request.finish`)."""
