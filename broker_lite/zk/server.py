@@ -39,7 +39,7 @@ from typing import Self
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks, the data dir is not guarded
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # an optional module: the stubs know no None
 
 from .errors import ZooKeeperConfigError, ZooKeeperStartError
 from .java import find_java, zookeeper_classpath
