@@ -12,6 +12,7 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 
@@ -20,7 +21,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def __init__(self, old: str, new: str):
         self.old, self.new = old, new
-        self._specs: dict[str, object] = {}
+        self._specs: dict[str, ModuleSpec | None] = {}
 
     def find_spec(self, fullname: str, path=None, target=None):
         if not fullname.startswith(self.old + "."):
@@ -38,7 +39,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def exec_module(self, module: ModuleType) -> None:
         """The module ran under its new name already; it keeps that name's spec (the import
         system has just set the alias's)."""
-        for name, spec in self._specs.items():
+        for spec in self._specs.values():
             if getattr(spec, "name", None) == module.__name__:
                 module.__spec__ = spec
 

@@ -43,7 +43,7 @@ cannot connect to broker 127.0.0.1:9: Connection refused
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from broker_lite.common.vocabulary import TopicPartition
 
@@ -52,7 +52,7 @@ from .config import ClientConfig
 from .consumer.fetcher import Fetcher
 from .consumer.group_offsets import GroupOffsets
 from .consumer.offsets import OffsetLookup
-from .errors import ClientClosedError, InvalidArgumentError, error_for, final_error
+from .errors import ClientClosedError, InvalidArgumentError, error_for, error_of, final_error
 from .retry import retry
 from .types import LOG_END, FetchedPartition, OffsetAndMetadata, OffsetAndTimestamp
 
@@ -138,7 +138,7 @@ class KafkaClient:
             snapshot = cluster.refresh_metadata([topic], deadline)
             found = snapshot.topics.get(topic)
             if found is None:
-                raise final_error(error_for(3, "the topic does not exist", where=f"topic {topic}"))
+                raise final_error(error_of(3, "the topic does not exist", where=f"topic {topic}"))
             error = error_for(found.error_code, where=f"topic {topic}")
             if error is not None:
                 raise error
@@ -214,9 +214,23 @@ class KafkaClient:
 
     # -- group offsets --------------------------------------------------------------------------
 
+    @overload
+    def committed(self, group_id: str | None, tps: list[TopicPartition] | None = None, *,
+                  with_metadata: Literal[False] = False) -> dict[TopicPartition, int | None]: ...
+
+    @overload
+    def committed(self, group_id: str | None, tps: list[TopicPartition] | None = None, *,
+                  with_metadata: Literal[True]
+                  ) -> dict[TopicPartition, OffsetAndMetadata | None]: ...
+
+    @overload
     def committed(self, group_id: str | None, tps: list[TopicPartition] | None = None, *,
                   with_metadata: bool = False
-                  ) -> dict[TopicPartition, int | OffsetAndMetadata | None]:
+                  ) -> dict[TopicPartition, int | OffsetAndMetadata | None]: ...
+
+    def committed(self, group_id: str | None, tps: list[TopicPartition] | None = None, *,
+                  with_metadata: bool = False
+                  ) -> Mapping[TopicPartition, int | OffsetAndMetadata | None]:
         """The offsets committed by ``group_id`` (default ``group.id``) for ``tps`` (None for
         none committed), or every committed partition when ``tps`` is None; with
         ``with_metadata``, :class:`OffsetAndMetadata` values carry the committed metadata."""

@@ -260,6 +260,37 @@ class ClientConfig:
     options, see :meth:`from_spark_options`).
     """
 
+    # The settings of CLIENT_SETTINGS and PRODUCER_SETTINGS as parsed, set by __init__ (a name's
+    # dots made underscores; tests/broker_lite/client/test_client_config.py checks the list).
+    bootstrap_servers: list[tuple[str, int]]
+    client_id: str
+    request_timeout_ms: int
+    socket_connection_setup_timeout_ms: int
+    socket_connection_setup_timeout_max_ms: int
+    retry_backoff_ms: int
+    retry_backoff_max_ms: int
+    reconnect_backoff_ms: int
+    reconnect_backoff_max_ms: int
+    connections_max_idle_ms: int
+    metadata_max_age_ms: int
+    max_partition_fetch_bytes: int
+    fetch_max_bytes: int
+    fetch_min_bytes: int
+    fetch_max_wait_ms: int
+    check_crcs: bool
+    isolation_level: str
+    group_id: str | None
+    security_protocol: str
+    acks: int
+    compression_type: str
+    batch_size: int
+    max_request_size: int
+    enable_idempotence: bool
+    transactional_id: str | None
+    transaction_timeout_ms: int
+    delivery_timeout_ms: int
+    retries: int
+
     def __init__(self, settings: Mapping[str, Any], *, key_prefix: str = ""):
         values = {name: s.default for name, s in (*CLIENT_SETTINGS.items(),
                                                   *PRODUCER_SETTINGS.items())}

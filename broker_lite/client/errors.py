@@ -350,6 +350,15 @@ def error_for(code: int, message: str | None = None, *, where: str = "") -> Kafk
     return cls(text)
 
 
+def error_of(code: int, message: str | None = None, *, where: str = "") -> KafkaClientError:
+    """:func:`error_for` a code that a caller has found to be an error: the exception to raise
+    (ValueError for 0, which is none)."""
+    error = error_for(code, message, where=where)
+    if error is None:
+        raise ValueError("error code 0 (NONE) is no error")
+    return error
+
+
 def final_error(error: KafkaClientError) -> KafkaClientError:
     """``error`` marked not retriable: the answer is final (say, the cluster metadata itself
     says that a topic does not exist)."""

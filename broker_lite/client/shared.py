@@ -134,13 +134,13 @@ class ClientCache:
             self._wake.clear()
             now = time.monotonic()
             with self._lock:
-                idle = [(key, entry) for key, entry in self._entries.items()
+                idle = [(key, entry, entry.idle_s) for key, entry in self._entries.items()
                         if entry.leases == 0 and entry.idle_s is not None]
-                expired = [(key, entry) for key, entry in idle
-                           if now - entry.released_at >= entry.idle_s]
+                expired = [(key, entry) for key, entry, idle_s in idle
+                           if now - entry.released_at >= idle_s]
                 for key, _ in expired:
                     del self._entries[key]
-                due = [entry.released_at + entry.idle_s - now for key, entry in idle
+                due = [entry.released_at + idle_s - now for key, entry, idle_s in idle
                        if (key, entry) not in expired]
             for _, entry in expired:
                 entry.cluster.close()

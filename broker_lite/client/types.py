@@ -81,9 +81,8 @@ def isolation_level_code(level: str | int) -> int:
 
     if isinstance(level, int) and level in (0, 1):
         return level
-    try:
-        return ISOLATION_LEVELS[level]
-    except (KeyError, TypeError):
+    code = ISOLATION_LEVELS.get(level) if isinstance(level, str) else None
+    if code is None:
         raise InvalidArgumentError(
-            f"isolation level must be one of {sorted(ISOLATION_LEVELS)}, got {level!r}"
-        ) from None
+            f"isolation level must be one of {sorted(ISOLATION_LEVELS)}, got {level!r}")
+    return code

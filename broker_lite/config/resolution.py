@@ -267,8 +267,7 @@ def apply_incremental_operations(overrides: Mapping[str, str],
                 raise ConfigOperationError(
                     f"Config value {verb} is not allowed for config key: {name}")
             default = _DEFAULTS.get(base_name(name)) if broker else _list_default(name)
-            old = [v for v in (result[name] if name in result else default or "").split(",")
-                   if v]
+            old = [v for v in result.get(name, default or "").split(",") if v]
             given = [v for v in (value or "").split(",") if v]
             if op == AlterConfigOpType.APPEND:
                 new = old + [v for v in given if v not in old]

@@ -49,6 +49,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
@@ -672,8 +673,9 @@ class Controller:
             if self.client.exists(path, watch=self._watch_admin) is not None:
                 self._loop.put(getattr(self, self._ADMIN_PATHS[path]))
 
-    _ADMIN_PATHS = {PreferredReplicaElectionZNode.PATH: "_zk_preferred_election",
-                    ReassignPartitionsZNode.PATH: "_zk_reassignment"}
+    _ADMIN_PATHS: ClassVar[dict[str, str]] = {
+        PreferredReplicaElectionZNode.PATH: "_zk_preferred_election",
+        ReassignPartitionsZNode.PATH: "_zk_reassignment"}
 
     def _watch_admin(self, event: WatchedEvent) -> None:
         if not self._stopped and event.type != EventType.NONE and event.path in self._ADMIN_PATHS:

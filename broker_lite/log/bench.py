@@ -84,7 +84,7 @@ def time_plain_write(directory: Path, batch: bytes, count: int) -> float:
     try:
         with open(path, "wb") as f:
             start = time.perf_counter()
-            for _ in range(count):  # noqa: FURB122 - the peer is this loop
+            for _ in range(count):  # the peer is this loop
                 f.write(batch)
             f.flush()
             elapsed = time.perf_counter() - start

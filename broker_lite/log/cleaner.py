@@ -263,9 +263,6 @@ def _legacy_message(batch: LegacyRecordBatch, record) -> bytes:
 
 def _summary(data: bytes) -> BatchSummary:
     (batch,) = list(BatchReader(data))
-    if isinstance(batch, RecordBatch):
-        max_timestamp = batch.max_timestamp
-    else:
-        max_timestamp = batch.timestamp
+    max_timestamp = batch.max_timestamp if isinstance(batch, RecordBatch) else batch.timestamp
     return BatchSummary(batch.last_offset, max_timestamp, len(data))
 

@@ -96,7 +96,7 @@ class TransactionIndex:
                              f"last one ({self.entries[-1].last_offset}) of {self.path}")
         if self._file is None:
             # Unbuffered: an abort is rare, and a process killed right after it keeps it.
-            self._file = open(self.path, "ab", buffering=0)
+            self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 (closed by close())
         self._file.write(txn.to_bytes())
         self.entries.append(txn)
 

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import TypeVar, overload
 
 from .schema import Message
 
@@ -137,6 +138,8 @@ def _api(key: ApiKey, request: Message, response: Message) -> Api:
     return Api(key, name, request, response)
 
 
+_T = TypeVar("_T")
+
 #: The module of :mod:`.messages` that declares each API's schemas, as ``<KEY>_REQUEST`` and
 #: ``<KEY>_RESPONSE`` (``METADATA_REQUEST`` for ``ApiKey.METADATA``).
 _DECLARED_IN: dict[ApiKey, str] = {
@@ -213,7 +216,13 @@ class ApiSchemas(Mapping[int, Api]):
             api = self._built.setdefault(api_key, api)  # a thread that built it first wins
         return api
 
-    def get(self, api_key: int, default: Api | None = None) -> Api | None:
+    @overload
+    def get(self, api_key: int, /) -> Api | None: ...
+
+    @overload
+    def get(self, api_key: int, default: Api | _T, /) -> Api | _T: ...
+
+    def get(self, api_key: int, default: object = None) -> object:
         api = self._built.get(api_key)  # the usual case (every request a broker reads)
         if api is not None:
             return api

@@ -87,7 +87,7 @@ _VARIABLE_CODECS = {
 _ENCODE_FAILURES = (_struct.error, TypeError, ValueError, AttributeError, OverflowError, KeyError)
 
 
-def _encode_failure(exc: Exception, segment: str, value: Any) -> EncodeError:
+def _encode_failure(exc: Exception, segment: str | None, value: Any) -> EncodeError:
     if value is None:
         reason = "null value for a field that is not nullable in this version"
     else:
@@ -112,6 +112,8 @@ class _FieldOps:
         compact = flexible and (field.flexible is None or version in field.flexible)
         nullable = version in field.nullable
         item_type = field.item_type
+        item_dec: Callable[[Reader], object]
+        item_enc: Callable[[Writer, Any], None]
         if field.struct is not None:
             item = _compiled(field.struct, version, flexible)
             item_dec, item_enc, item_min = item.decode, item.encode, item.min_size
@@ -176,11 +178,11 @@ def _array_decoder(item_dec: Callable, compact: bool, nullable: bool, min_item: 
         n = r.array_length(compact, nullable, min_item)
         if n < 0:
             return None
-        out = []
+        out: list = []
         append = out.append
         i = 0
         try:
-            for i in range(n):
+            for i in range(n):  # noqa: B007 (the except below names the item)
                 append(item_dec(r))
         except ProtocolError as e:
             e.prepend_path(f"[{i}]")
@@ -198,7 +200,7 @@ def _array_encoder(item_enc: Callable, compact: bool, nullable: bool) -> Callabl
         i = 0
         item = None
         try:
-            for i, item in enumerate(v):
+            for i, item in enumerate(v):  # noqa: B007 (the except below names the item)
                 item_enc(w, item)
         except ProtocolError as e:
             e.prepend_path(f"[{i}]")
@@ -210,6 +212,10 @@ def _array_encoder(item_enc: Callable, compact: bool, nullable: bool) -> Callabl
 
 class _StructCodec:
     """A struct compiled for one (version, flexible): lists of (key, operation)."""
+
+    decode: Callable[[Reader], dict]
+    encode: Callable[[Writer, dict], None]
+    min_size: int
 
     def __init__(self, struct: Struct, version: int, flexible: bool):
         self.struct = struct
@@ -225,18 +231,18 @@ class _StructCodec:
             key = field.key
             template[key] = None if field.mutable_default else field.default
             present = version in field.versions
-            is_tagged = present and flexible and field.tag is not None and version in field.tagged
-            if field.mutable_default and not (present and not is_tagged):
+            tag = field.tag if present and flexible and version in field.tagged else None
+            if field.mutable_default and not (present and tag is None):
                 factories.append((key, _default_factory(field)))
             if not present:
                 continue
             ops = _FieldOps(field, version, flexible)
-            enc_default = () if field.is_array else ({} if field.struct is not None
-                                                     else field.default)
-            if is_tagged:
+            enc_default: object = () if field.is_array else ({} if field.struct is not None
+                                                             else field.default)
+            if tag is not None:
                 w = Writer()
                 ops.encode(w, field.default)
-                tagged.append((field.tag, key, enc_default, ops.decode, ops.encode, w.getvalue()))
+                tagged.append((tag, key, enc_default, ops.decode, ops.encode, w.getvalue()))
             else:
                 decode_ops.append((key, ops.decode))
                 encode_ops.append((key, enc_default, ops.encode))
@@ -259,14 +265,15 @@ class _StructCodec:
 
     def _decode(self, r: Reader) -> dict:
         body = self._template.copy()
-        for key, factory in self._factories:
-            body[key] = factory()
-        key = None
+        for fresh, factory in self._factories:
+            body[fresh] = factory()
+        key: str | None = None
         try:
             for key, dec in self._decode_ops:
                 body[key] = dec(r)
         except ProtocolError as e:
-            e.prepend_path(key)
+            if key is not None:  # a failure before the first field has no path
+                e.prepend_path(key)
             raise
         return body
 
@@ -310,7 +317,7 @@ class _StructCodec:
     # -- encoding --------------------------------------------------------------------------
 
     def _encode(self, w: Writer, body: dict) -> None:
-        key = None
+        key: str | None = None
         v = None
         try:
             get = body.get
@@ -318,7 +325,8 @@ class _StructCodec:
                 v = get(key, default)
                 enc(w, v)
         except ProtocolError as e:
-            e.prepend_path(key)
+            if key is not None:  # a failure before the first field has no path
+                e.prepend_path(key)
             raise
         except _ENCODE_FAILURES as e:
             if not isinstance(body, dict):
@@ -363,6 +371,8 @@ def _compiled(struct: Struct, version: int, flexible: bool) -> _StructCodec:
 def _default_factory(field: Field) -> Callable:
     if field.is_array:
         return list
+    if field.struct is None:
+        raise ValueError(f"field {field.name}: a {field.type} has no mutable default")
     return field.struct.default_body
 
 

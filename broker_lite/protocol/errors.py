@@ -174,7 +174,8 @@ class ErrorCode(IntEnum):
     def of(cls, code: int) -> ErrorCode:
         """The member for ``code``; codes this table does not know map to UNKNOWN_SERVER_ERROR."""
         try:
-            return cls(code)
+            # Enum's lookup by value, which mypy reads as a call of __new__ (three arguments)
+            return cls(code)  # type: ignore[call-arg]
         except ValueError:
             return cls.UNKNOWN_SERVER_ERROR
 

@@ -221,10 +221,10 @@ def write_response(version: int, correlation_id: int, body: dict) -> list | None
     try:
         topics = body.get("responses", ())
         if len(topics) == 1:
-            frame = _one_partition_response(version, correlation_id, topics[0],
-                                            body.get("throttle_time_ms", 0))
-            if frame is not None:
-                return [frame]
+            one = _one_partition_response(version, correlation_id, topics[0],
+                                          body.get("throttle_time_ms", 0))
+            if one is not None:
+                return [one]
         frame = _response(version, correlation_id, body)
     except (_Irregular, struct.error, TypeError, AttributeError, UnicodeEncodeError):
         return None
@@ -269,7 +269,7 @@ def _partition_fields(response: dict, with_log_start: bool) -> tuple:
         raise _Irregular
     fields = (response.get("index", 0), response.get("error_code", 0),
               response.get("base_offset", 0), response.get("log_append_time_ms", -1))
-    return fields + (response.get("log_start_offset", -1),) if with_log_start else fields
+    return (*fields, response.get("log_start_offset", -1)) if with_log_start else fields
 
 
 def _partition_tail(version: int) -> bytes:

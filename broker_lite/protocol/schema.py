@@ -205,7 +205,7 @@ class Field:
         if fields is not None:
             if self.item_type in PRIMITIVE_TYPES:
                 raise ValueError(f"field {name}: a {type} has no fields")
-            self.struct = Struct(self.item_type, fields)
+            self.struct: Struct | None = Struct(self.item_type, fields)
         else:
             if self.item_type not in PRIMITIVE_TYPES:
                 raise ValueError(f"field {name}: struct type {type} needs its fields")
@@ -300,7 +300,11 @@ class Message(Struct):
     def versions(self) -> range:
         """Every valid version, lowest first."""
         v = self.valid_versions
-        return range(v.lo, v.hi + 1) if v else range(0)
+        if not v:
+            return range(0)
+        if v.hi is None:  # a spec's valid versions are a closed range ("0-9"), never "N+"
+            raise ValueError(f"{self.name}: open-ended valid versions {v}")
+        return range(v.lo, v.hi + 1)
 
     def is_flexible(self, version: int) -> bool:
         return version in self.flexible_versions

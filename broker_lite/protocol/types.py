@@ -40,6 +40,7 @@ lengths are checked against the bytes that remain before anything is allocated.
 
 from __future__ import annotations
 
+import builtins  # bool and bytes: Reader and Writer have methods of those names
 import struct
 import uuid as _uuid
 
@@ -222,7 +223,8 @@ class Reader:
 
     # -- lengths -------------------------------------------------------------------------------
 
-    def _length(self, compact: bool, nullable: bool, wide: bool, what: str) -> int:
+    def _length(self, compact: builtins.bool, nullable: builtins.bool, wide: builtins.bool,
+                what: str) -> int:
         """A length prefix; -1 for null. Checked against the bytes remaining."""
         p = self.pos
         if compact:
@@ -267,15 +269,15 @@ class Reader:
         n = self._length(False, False, True, "bytes")
         return bytes(self.view(n))
 
-    def nullable_bytes(self) -> bytes | None:
+    def nullable_bytes(self) -> builtins.bytes | None:
         n = self._length(False, True, True, "bytes")
         return None if n < 0 else bytes(self.view(n))
 
-    def compact_bytes(self) -> bytes:
+    def compact_bytes(self) -> builtins.bytes:
         n = self._length(True, False, True, "bytes")
         return bytes(self.view(n))
 
-    def compact_nullable_bytes(self) -> bytes | None:
+    def compact_nullable_bytes(self) -> builtins.bytes | None:
         n = self._length(True, True, True, "bytes")
         return None if n < 0 else bytes(self.view(n))
 
@@ -290,7 +292,8 @@ class Reader:
 
     # -- arrays --------------------------------------------------------------------------------
 
-    def array_length(self, compact: bool, nullable: bool, min_item_size: int = 1) -> int:
+    def array_length(self, compact: builtins.bool, nullable: builtins.bool,
+                     min_item_size: int = 1) -> int:
         """An array's element count (-1 for null). ``min_item_size`` bytes per element must
         remain, so an absurd count is rejected before any element is decoded."""
         p = self.pos
@@ -421,7 +424,7 @@ class Writer:
 
     # -- strings, bytes, records ---------------------------------------------------------------
 
-    def _null(self, compact: bool, wide: bool) -> None:
+    def _null(self, compact: builtins.bool, wide: builtins.bool) -> None:
         if compact:
             self.buf += b"\x00"
         elif wide:
@@ -475,7 +478,7 @@ class Writer:
         else:
             self.compact_bytes(v)
 
-    def records(self, v, compact: bool = False) -> None:
+    def records(self, v, compact: builtins.bool = False) -> None:
         """A record set: None, bytes-like, or an object with an integer ``size`` (a file region).
 
         Bytes-like values of at least :data:`INLINE_RECORDS_LIMIT` bytes and sized objects become
@@ -488,13 +491,13 @@ class Writer:
             size = v.nbytes if isinstance(v, memoryview) else len(v)
             inline = size < INLINE_RECORDS_LIMIT
         else:
-            size = getattr(v, "size", None)
-            if not isinstance(size, int) or size < 0:
+            given = getattr(v, "size", None)
+            if not isinstance(given, int) or given < 0:
                 raise EncodeError(
                     "records must be bytes-like, None, or have an integer size, "
                     f"not {type(v).__name__}"
                 )
-            inline = False
+            size, inline = given, False
         if compact:
             self.buf += uvarint_bytes(size + 1)
         else:
@@ -509,7 +512,7 @@ class Writer:
 
     # -- arrays and tagged fields --------------------------------------------------------------
 
-    def array_length(self, n: int | None, compact: bool) -> None:
+    def array_length(self, n: int | None, compact: builtins.bool) -> None:
         """The count prefix of an array; ``None`` writes the null marker."""
         if n is None:
             self._null(compact, True)
@@ -518,7 +521,7 @@ class Writer:
         else:
             self.buf += _I32.pack(n)
 
-    def tagged_fields(self, fields: dict[int, bytes] | None) -> None:
+    def tagged_fields(self, fields: dict[int, builtins.bytes] | None) -> None:
         """A tagged-fields section from {tag: raw bytes}, written in ascending tag order."""
         if not fields:
             self.buf += b"\x00"

@@ -399,7 +399,7 @@ def _lz4_decompress(view: memoryview, magic: int, max_size: int) -> bytes:
     out = []
     produced = 0
     step = max(_LZ4_FIRST_STEP, 4 * size)
-    data = view
+    data: bytes | memoryview = view
     while True:
         try:
             piece = decompressor.decompress(data, max_length=min(step, max_size - produced + 1))

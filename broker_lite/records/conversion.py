@@ -41,7 +41,7 @@ from .errors import UnsupportedCompressionError
 from .message_set import MessageSetBuilder
 from .reader import Batch, BatchReader
 from .record import Record, TimestampType
-from .record_batch import LOG_OVERHEAD, MAGIC, RecordBatchBuilder
+from .record_batch import LOG_OVERHEAD, MAGIC, RecordBatch, RecordBatchBuilder
 
 _SIZE = struct.Struct(">i")
 _SIZE_OFFSET = 8  # every entry: offset int64, then its size int32
@@ -100,7 +100,7 @@ def split_entries(data) -> Iterator[bytes]:
 def _log_append_time(batch: Batch) -> int | None:
     if batch.timestamp_type != TimestampType.LOG_APPEND_TIME:
         return None
-    return batch.max_timestamp if batch.magic == MAGIC else batch.timestamp
+    return batch.max_timestamp if isinstance(batch, RecordBatch) else batch.timestamp
 
 
 def down_convert_batch(batch: Batch, to_magic: int, first_offset: int) -> list[bytes]:

@@ -184,7 +184,7 @@ class RecordBatch:
         if actual != self.crc:
             raise CorruptRecordError(f"{self._where} is corrupt: stored CRC-32C {self.crc:#010x}, "
                                      f"computed {actual:#010x}")
-        self.compression  # raises UnsupportedCompressionError for an unknown codec id
+        self.compression  # noqa: B018 (raises UnsupportedCompressionError for an unknown codec)
 
     @property
     def _where(self) -> str:

@@ -51,6 +51,8 @@ from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.protocol.enums import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from broker_lite.records import BatchReader, RecordsError
 
+from .partition import Partition
+
 logger = logging.getLogger(__name__)
 
 FETCH_BY_NAME = 12  # the last Fetch version naming topics, with replica_id as a field
@@ -137,7 +139,8 @@ class ReplicaFetcherThread:
     """
 
     def __init__(self, leader_id: int, local_id: int, address: Callable[[], tuple | None],
-                 replica: Callable[[TopicPartition], object], settings: FetcherSettings):
+                 replica: Callable[[TopicPartition], Partition | None],
+                 settings: FetcherSettings):
         self.leader_id = leader_id
         self.local_id = local_id
         self.address = address
@@ -418,7 +421,8 @@ class ReplicaFetcherManager:
     """The fetcher threads of this broker, one per leader it follows partitions of."""
 
     def __init__(self, local_id: int, address_of: Callable[[int], tuple | None],
-                 replica: Callable[[TopicPartition], object], settings: FetcherSettings):
+                 replica: Callable[[TopicPartition], Partition | None],
+                 settings: FetcherSettings):
         self.local_id = local_id
         self.address_of = address_of
         self.replica = replica
@@ -435,12 +439,12 @@ class ReplicaFetcherManager:
             for other_id, thread in self._threads.items():
                 if other_id != leader_id:
                     thread.remove(partition)
-            thread = self._threads.get(leader_id)
-            if thread is None:
-                thread = self._threads[leader_id] = ReplicaFetcherThread(
+            found = self._threads.get(leader_id)
+            if found is None:
+                found = self._threads[leader_id] = ReplicaFetcherThread(
                     leader_id, self.local_id, lambda: self.address_of(leader_id), self.replica,
                     self.settings).start()
-            thread.add(partition, leader_epoch)
+            found.add(partition, leader_epoch)
 
     def unfollow(self, partition: TopicPartition) -> None:
         with self._lock:

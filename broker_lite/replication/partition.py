@@ -362,7 +362,7 @@ class Partition:
         if moved:
             self.on_high_watermark(self.topic_partition)
         if expand:
-            self._change_isr(lambda isr: isr + (replica_id,)
+            self._change_isr(lambda isr: (*isr, replica_id)
                              if replica_id not in isr and self._needs_expand(replica_id)
                              else None, "expanding")
         return True

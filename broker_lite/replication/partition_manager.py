@@ -159,20 +159,23 @@ class PartitionManager:
 
     def _leadership_changed(self, topic: str, partition: int,
                             state: PartitionState | None) -> None:
-        leads = state is not None and self._broker_id >= 0 and state.leader == self._broker_id
+        # the epoch this broker leads in, None when it does not lead
+        led_epoch = state.leader_epoch if state is not None and self._broker_id >= 0 \
+            and state.leader == self._broker_id else None
+        leads = led_epoch is not None
         with self._lock:
             listeners = list(self._leadership_listeners.get(topic, ()))
             if not listeners:
                 return
             before = self._led.get((topic, partition))
-            if leads:
-                self._led[(topic, partition)] = state.leader_epoch
+            if led_epoch is not None:
+                self._led[(topic, partition)] = led_epoch
             else:
                 self._led.pop((topic, partition), None)
         for listener in listeners:
             try:
-                if leads and before != state.leader_epoch:
-                    listener.on_elected(partition, state.leader_epoch)
+                if led_epoch is not None and before != led_epoch:
+                    listener.on_elected(partition, led_epoch)
                 elif not leads and before is not None:
                     listener.on_resigned(partition, state.leader_epoch if state else None)
             except Exception:  # one listener's failure must not stop the others

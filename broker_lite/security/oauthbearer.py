@@ -286,7 +286,7 @@ class JwtValidator:
 
     def validate(self, token: str, *, now: float | None = None) -> Token:
         now = time.time() if now is None else now
-        header, claims = self._verified(token)
+        _header, claims = self._verified(token)
         expires, issued = claims.get("exp"), claims.get("iat")
         for name, value in (("exp", expires), ("iat", issued)):
             if value is None:

@@ -37,7 +37,7 @@ def _name(common_name: str) -> x509.Name:
 
 
 def _validity(builder: x509.CertificateBuilder) -> x509.CertificateBuilder:
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     return builder.not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(
         now + datetime.timedelta(days=2))
 
@@ -269,14 +269,14 @@ class TestIdentityProvider:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_GET(self):  # noqa: N802 (http.server's name)
+            def do_GET(self):  # http.server's name
                 if self.path == "/jwks":
                     provider.jwks_requests += 1
                     self._answer(200, provider.jwks())
                 else:
                     self._answer(404, {"error": "not_found"})
 
-            def do_POST(self):  # noqa: N802
+            def do_POST(self):  # http.server's name
                 length = int(self.headers.get("Content-Length") or 0)
                 form = urllib.parse.parse_qs(self.rfile.read(length).decode())
                 basic = self.headers.get("Authorization", "").removeprefix("Basic ")

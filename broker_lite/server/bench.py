@@ -120,7 +120,9 @@ class BrokerLiteProcess:
              "WARNING"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
             cwd=directory,  # not the caller's directory, which `-m` would put first on the path
             start_new_session=True)  # a process group: stop() can end it with its children
-        line = self.process.stdout.readline()
+        stdout = self.process.stdout
+        assert stdout is not None  # stdout=PIPE
+        line = stdout.readline()
         if "listening on" not in line:
             self.process.kill()
             raise RuntimeError(f"broker-lite did not start: {line!r}")

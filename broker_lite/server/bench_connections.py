@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_connections: error: the open-files limit is {limit}, too low for "
               f"{args.connections:,} connections", file=sys.stderr)
         return 1
-    brokers = {"broker_lite": {}}
+    brokers: dict[str, dict[str, str]] = {"broker_lite": {}}
     if args.baseline:
         brokers["baseline"] = {"PYTHONPATH": str(Path(args.baseline).resolve())}
     for name, extra_env in brokers.items():

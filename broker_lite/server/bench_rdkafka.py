@@ -36,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from broker_lite.client import KafkaClient
@@ -143,9 +145,10 @@ def main(argv: list[str] | None = None) -> int:
                 brokers["baseline"] = BrokerLiteProcess(
                     Path(tmp) / "baseline",
                     env={**os.environ, "PYTHONPATH": str(Path(args.baseline).resolve())})
-            ways = {name: (lambda b=broker: measure_broker(binary, b, args.records))
-                    for name, broker in brokers.items()}
-            ways["mock"] = lambda: measure_mock(binary, args.records)
+            ways: dict[str, Callable[[], dict[str, float]]] = {
+                name: partial(measure_broker, binary, broker, args.records)
+                for name, broker in brokers.items()}
+            ways["mock"] = partial(measure_mock, binary, args.records)
             rounds: dict[str, list[dict]] = {name: [] for name in ways}
             names = list(ways)
             for number in range(args.rounds):

@@ -201,17 +201,19 @@ class Broker:
         self._wait_for_previous_session(client, config["broker.id"])
         self.zk_broker = ZkBroker(client, config, partitions, endpoints=advertised)
         self.zk_broker.start()
-        partitions.broker_id = self.zk_broker.broker_id
+        registered_id, cluster_id = self.zk_broker.broker_id, self.zk_broker.cluster_id
+        assert registered_id is not None and cluster_id is not None  # known once it started
+        partitions.broker_id = registered_id
         dynamic.broker_id = lambda: partitions.broker_id  # a generated id is known now
-        services.cluster_id = self.zk_broker.cluster_id
+        services.cluster_id = cluster_id
         services.controller = self.zk_broker.controller
         local = {e.listener_name: BrokerInfo(services.broker_id, e.host, e.port,
                                              config["broker.rack"]) for e in advertised}
         cluster.set_local_endpoints(local)
         cluster.local_broker = local.get(listeners[0].name) or next(iter(local.values()))
-        meta_properties.check_cluster(recorded, services.cluster_id)
+        meta_properties.check_cluster(recorded, cluster_id)
         meta_properties.write(log_dirs, meta_properties.BrokerMetadata(services.broker_id,
-                                                                       services.cluster_id))
+                                                                       cluster_id))
         dynamic.reload()
         self.config_changes.handlers.update(topics=self._on_topic_config_change,
                                             brokers=dynamic.reload, users=scram.on_change)
@@ -246,7 +248,7 @@ class Broker:
         if any(t == topic for t, _ in logs.partitions()):
             logs.update_config(topic, get_topic_config(zookeeper.client, topic))
 
-    def _wait_until_shown(self, cluster: ClusterMetadata) -> None:
+    def _wait_until_shown(self, cluster: MetadataCache) -> None:
         """Wait until ZooKeeper lists this broker and names a controller (normally a few
         milliseconds after registration; longer on a loaded machine), at most the ZooKeeper
         connection timeout."""

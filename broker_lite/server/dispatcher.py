@@ -206,7 +206,9 @@ class _RunResponder(_NetworkResponder):
         super().__init__(request, headers[0])
         self.headers = headers
 
-    def respond(self, bodies: list[dict]) -> None:
+    # A run's first context answers with the list of the run's bodies (ApiHandler.handle_run),
+    # where the one request's responder takes one body: the signature says so.
+    def respond(self, bodies: list[dict]) -> None:  # type: ignore[override]
         try:
             chunks = _encode_run(self.headers, bodies)
         except Exception:
@@ -219,7 +221,7 @@ class _RunResponder(_NetworkResponder):
 
 def _encode_run(headers: list[RequestHeader], bodies: list[dict]) -> list:
     chunks = []
-    for header, body in zip(headers, bodies):
+    for header, body in zip(headers, bodies, strict=True):
         chunks.extend(encode_response(header.api_key, header.api_version,
                                       header.correlation_id, body))
     return chunks
@@ -275,7 +277,8 @@ class Dispatcher:
         except UnsupportedVersionError as exc:
             if exc.api_key == ApiKey.API_VERSIONS:
                 return self._unsupported_api_versions(exc.correlation_id)
-            raise CloseConnection(f"unsupported version {exc.version} of API {exc.api_key}")
+            raise CloseConnection(
+                f"unsupported version {exc.version} of API {exc.api_key}") from None
         except (UnknownApiError, InvalidRequestError, ProtocolError) as exc:
             raise CloseConnection(f"unreadable request: {exc}") from None
         handler = self.handlers.get(header.api_key)
@@ -291,20 +294,22 @@ class Dispatcher:
         except ProtocolError as exc:
             raise CloseConnection(f"malformed {ApiKey(header.api_key).name} request: {exc}") \
                 from None
-        if handler.handle_run is not None and request is not None:
-            key = handler.run_key(body)
-            run = self._run(request, handler, header, body_offset, body, key) \
+        handle_run, run_key = handler.handle_run, handler.run_key
+        if handle_run is not None and run_key is not None and request is not None:
+            key = run_key(body)
+            run = self._run(request, handler, run_key, header, body_offset, body, key) \
                 if key is not None else ()
             if len(run) > 1:
-                return self._handle_run(request, handler, run, context_of)
+                return self._handle_run(request, handle_run, run, context_of)
         response = handler.handle(context_of(header), body)
         if response is None or response is RESPONDS_LATER:
             return response
         return encode_response(header.api_key, header.api_version, header.correlation_id,
                                response)
 
-    def _run(self, request: Request, handler: ApiHandler, header: RequestHeader,
-             body_offset: int, body: dict, key: Hashable) -> list[tuple[RequestHeader, dict]]:
+    def _run(self, request: Request, handler: ApiHandler, run_key: Callable[[dict], Hashable],
+             header: RequestHeader, body_offset: int, body: dict, key: Hashable
+             ) -> list[tuple[RequestHeader, dict]]:
         """``request`` and the requests following it that join its run, each decoded (those
         alike the first by comparing them with it: :func:`~broker_lite.protocol.alike_requests`;
         they join it)."""
@@ -324,14 +329,15 @@ class Dispatcher:
                 body = read_request_body(following, Reader(payload, body_offset))
             except ProtocolError:  # answered on its own, as any request that does not decode
                 break
-            if handler.run_key(body) != key:
+            if run_key(body) != key:
                 break
             run.append((following, body))
         return run
 
-    def _handle_run(self, request: Request, handler: ApiHandler,
+    def _handle_run(self, request: Request,
+                    handle_run: Callable[[list[RequestContext], list[dict]], object],
                     run: list[tuple[RequestHeader, dict]],
-                    context_of: Callable[..., RequestContext]) -> list:
+                    context_of: Callable[..., RequestContext]) -> object:
         request.take_following(len(run) - 1)
         headers = [header for header, _ in run]
         first = context_of(headers[0], _RunResponder(request, headers))
@@ -339,8 +345,8 @@ class Dispatcher:
             RequestContext(header, first.services, first.client_host, None, first.listener,
                            first.principal)
             for header in headers[1:]]
-        responses = handler.handle_run(contexts, [body for _, body in run])
-        if responses is RESPONDS_LATER:
+        responses = handle_run(contexts, [body for _, body in run])
+        if not isinstance(responses, list):  # RESPONDS_LATER
             return responses
         return _encode_run(headers, responses)
 

@@ -190,9 +190,10 @@ def _sasl_settings(listener_name: str, settings: Mapping[str, str]) -> SaslSetti
     jaas = {}
     for mechanism in mechanisms:
         key = f"{mechanism.lower()}.sasl.jaas.config"
-        text = settings.get(key)
-        if text is None:
+        given = settings.get(key)
+        if given is None:
             continue
+        text = given
         name = f"{listener_prefix(listener_name)}{key}"
         try:
             entry = parse_jaas_config(text)
@@ -255,8 +256,11 @@ def channel_builder(listener: ListenerConfig, scram_credentials, api_versions: A
             mapper = PrincipalMapper(listener.settings.get("ssl.principal.mapping.rules"))
         except SecurityConfigError as exc:
             raise ListenerConfigError(f"listener {listener.name}: {prefix}{exc}") from None
+        assert context is not None  # SSL uses TLS
         return SslChannelBuilder(context, mapper)
     sasl = listener.sasl
+    if sasl is None:  # read for every SASL_ listener (listener_configs)
+        raise ListenerConfigError(f"listener {listener.name}: no SASL settings")
     plain_users = sasl.plain_users()
     validator = oauthbearer_validator(listener) if OAUTHBEARER in sasl.mechanisms else None
 
@@ -311,7 +315,7 @@ def oauthbearer_validator(listener: ListenerConfig):
 
     handler = setting("sasl.server.callback.handler.class") or UNSECURED_VALIDATOR_HANDLER
     if handler == UNSECURED_VALIDATOR_HANDLER:
-        login = listener.sasl.jaas.get(OAUTHBEARER)
+        login = listener.sasl.jaas.get(OAUTHBEARER) if listener.sasl is not None else None
         try:
             return UnsecuredTokenValidator(login.options if login else None)
         except ValueError:

@@ -170,7 +170,8 @@ def serving_leaders(partitions: PartitionManager, topic: str,
     a Produce with acks=0 would be lost without a word). This broker's side is read at one
     moment, so a new topic's partitions are served all or none."""
     local = partitions.served_states(topic, [info.partition for info in infos])
-    return [_serving(info.state, here, partitions.broker_id) for info, here in zip(infos, local)]
+    return [_serving(info.state, here, partitions.broker_id)
+            for info, here in zip(infos, local, strict=True)]
 
 
 def _serving(state: PartitionState | None, local: PartitionState | None, broker_id: int) -> bool:

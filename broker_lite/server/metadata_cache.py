@@ -21,7 +21,7 @@ from kazoo.exceptions import NoNodeError
 
 from broker_lite.zk.layout import PartitionState
 
-from .metadata import BrokerInfo, PartitionInfo, TopicInfo
+from .metadata import BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo
 
 MAX_ANSWERS = 10_000
 
@@ -61,7 +61,7 @@ class MetadataCache:
     """A :class:`~.services.ClusterView` keeping the answers of the view ``make_view`` builds
     on a watching client (see the module docstring)."""
 
-    def __init__(self, client: KazooClient, make_view: Callable[[KazooClient], object],
+    def __init__(self, client: KazooClient, make_view: Callable[[KazooClient], ClusterMetadata],
                  on_change: Callable[[], None] | None = None):
         self._lock = threading.Lock()
         self._answers: dict[tuple, object] = {}

@@ -106,7 +106,7 @@ class MetricsListener:
         snapshot = metrics.snapshot
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            def do_GET(self) -> None:  # http.server's name
                 if self.path.split("?")[0] not in PATHS:
                     self.send_error(404, "the metrics are at /metrics")
                     return
@@ -117,7 +117,7 @@ class MetricsListener:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, format: str, *args) -> None:  # noqa: A002
+            def log_message(self, format: str, *args) -> None:  # http.server's parameter name
                 logger.debug("metrics listener: " + format, *args)
 
         self._server = HTTPServer((host, port), Handler)
@@ -127,6 +127,8 @@ class MetricsListener:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
+        if isinstance(host, bytes):  # a TCP server's host is a str; bytes only by the types
+            host = host.decode()
         return f"http://{host}:{port}"
 
     def start(self) -> "MetricsListener":

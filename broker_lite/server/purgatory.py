@@ -81,7 +81,7 @@ class DelayedOperation:
         self._completed = False
         self._lock = threading.RLock()
         self._timer_task: TimerTask | None = None
-        self._purgatory: "DelayedOperationPurgatory | None" = None
+        self._purgatory: DelayedOperationPurgatory | None = None
         self._keys: tuple = ()
 
     @property

@@ -42,7 +42,6 @@ from broker_lite.coordinator.transaction.coordinator import (
     InitProducerIdResult,
     TransactionDescription,
 )
-from broker_lite.coordinator.transaction.state import TransactionMetadata
 from broker_lite.log.manager import LogManager
 from broker_lite.protocol import ErrorCode
 from broker_lite.replication.partition_manager import PartitionManager
@@ -158,7 +157,8 @@ class Transactions(CoordinatorTopic, Protocol):
 
     def handle_list_transactions(self, states: Iterable[str], producer_ids: Iterable[int],
                                  duration_ms: int = -1
-                                 ) -> tuple[ErrorCode, list[str], list[TransactionMetadata]]: ...
+                                 ) -> tuple[ErrorCode, list[str], list[tuple[str, int, str]]]:
+        """(error, unknown state filters, matching transactions as (id, producer id, state))."""
 
     def handle_describe_transaction(self, transactional_id: str
                                     ) -> tuple[ErrorCode, TransactionDescription | None]: ...

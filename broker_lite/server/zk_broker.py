@@ -18,6 +18,7 @@ stops the watches; closing the kazoo client, which the caller created, is left t
 """
 
 import logging
+from functools import partial
 from typing import Self
 
 from kazoo.client import KazooClient
@@ -80,13 +81,13 @@ class ZkBroker:
         """Join the cluster; raises :class:`BrokerIdInUseError` if the id is taken."""
         configured_id = self.config["broker.id"]
         loop_name = f"zk-broker-{configured_id}" if configured_id >= 0 else "zk-broker"
-        self._loop = EventLoop(loop_name, log)
-        self._loop.start()
+        self._loop = loop = EventLoop(loop_name, log)
+        loop.start()
         self.client.add_listener(self._on_state)
         try:
             timeout = (self.config["zookeeper.connection.timeout.ms"]
                        or self.config["zookeeper.session.timeout.ms"]) / 1000
-            self._loop.call(self._startup, timeout)
+            loop.call(partial(self._startup, loop), timeout)
         except BaseException:
             self.client.remove_listener(self._on_state)
             if self.replicas is not None:
@@ -101,7 +102,7 @@ class ZkBroker:
         self.controller.start()
         return self
 
-    def _startup(self) -> None:
+    def _startup(self, loop: EventLoop) -> None:
         ensure_persistent_paths(self.client)
         self.cluster_id = get_or_create_cluster_id(self.client)
         broker_id = self.config["broker.id"]
@@ -109,7 +110,7 @@ class ZkBroker:
             broker_id = generate_broker_id(self.client, self.config["reserved.broker.max.id"])
         check_broker_id_free(self.client, broker_id)
         self.broker_id = broker_id
-        self.replicas = ReplicaWatcher(self.client, broker_id, self.listener, self._loop,
+        self.replicas = ReplicaWatcher(self.client, broker_id, self.listener, loop,
                                        delete_topic_enable=self.config["delete.topic.enable"],
                                        logger=log)
         self.replicas.refresh_all()
@@ -127,9 +128,11 @@ class ZkBroker:
         if self.controller is not None:
             self.controller.stop(STOP_TIMEOUT_S)
         # without a connection there is nobody to tell: the session's end removes the znode
-        if self.client.connected:
+        # (nor, without an id, anything to delete: the start failed before registering)
+        broker_id = self.broker_id
+        if self.client.connected and broker_id is not None:
             try:
-                self._loop.call(lambda: unregister_broker(self.client, self.broker_id),
+                self._loop.call(lambda: unregister_broker(self.client, broker_id),
                                 STOP_TIMEOUT_S)
             except (EventLoopStoppedError, TimeoutError):
                 pass
@@ -154,12 +157,13 @@ class ZkBroker:
             if self.controller is not None:
                 self.controller.session_lost()
         elif state == KazooState.CONNECTED:
-            self._loop.put(self._on_connected)
+            if self._loop is not None:  # set before this listener is added
+                self._loop.put(self._on_connected)
             if self.controller is not None:
                 self.controller.reconnected()
 
     def _on_connected(self) -> None:
-        if self._session_lost:
+        if self._session_lost and self.broker_id is not None:  # registered once already
             log.info("broker %d: new ZooKeeper session, registering again", self.broker_id)
             try:
                 register_broker(self.client,

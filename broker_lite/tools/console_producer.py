@@ -160,7 +160,7 @@ class _Sender:
     def send(self) -> None:
         if not self.pending:
             return
-        keys, values, headers = zip(*self.pending)
+        keys, values, headers = zip(*self.pending, strict=True)
         columns = {"key": pa.array(keys, pa.binary()), "value": pa.array(values, pa.binary())}
         if any(headers):
             columns["headers"] = pa.array(headers, HEADERS_TYPE)

@@ -142,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
         elapsed_s = max(end_ms - start_ms, 1) / 1000
         fetch_s = max(end_ms - start_ms - rebalance_ms, 1) / 1000
         mb = size / MB
-        print("%s, %s, %.4f, %.4f, %d, %.4f, %d, %d, %.4f, %.4f" % (
+        # Kafka's own line, in its printf format
+        print("%s, %s, %.4f, %.4f, %d, %.4f, %d, %d, %.4f, %.4f" % (  # noqa: UP031
             formatted(start_ms), formatted(end_ms), mb, mb / elapsed_s, messages,
             messages / elapsed_s, rebalance_ms, int(fetch_s * 1000), mb / fetch_s,
             messages / fetch_s), flush=True)
@@ -195,7 +196,8 @@ def _print_progress(formatted, start_ms: int, end_ms: int, messages: int, last_m
     fetch_ms = end_ms - start_ms - rebalance_ms
     fetch_rates = (1000 * interval_mb / fetch_ms, 1000 * (messages - last_messages) / fetch_ms) \
         if fetch_ms > 0 else (0.0, 0.0)
-    print("%s, %d, %.4f, %.4f, %d, %.4f, %d, %d, %.4f, %.4f" % (
+    # Kafka's own line, in its printf format
+    print("%s, %d, %.4f, %.4f, %d, %.4f, %d, %d, %.4f, %.4f" % (  # noqa: UP031
         formatted(end_ms), 0, size / MB, 1000 * interval_mb / elapsed_ms, messages,
         1000 * (messages - last_messages) / elapsed_ms, rebalance_ms, fetch_ms, *fetch_rates),
         flush=True)

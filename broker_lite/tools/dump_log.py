@@ -192,7 +192,7 @@ class _Unreadable(Exception):
 def _mapped(path: Path, limit: int | None = None) -> Iterator[memoryview]:
     """The bytes of ``path`` (at most ``limit``), memory-mapped read-only."""
     try:
-        f = open(path, "rb")
+        f = open(path, "rb")  # noqa: SIM115 (closed by the with below; an open error first)
     except OSError as exc:
         raise _Unreadable(f"{path}: cannot open: {exc.strerror or exc}") from None
     with f:
@@ -451,8 +451,8 @@ def _dump_offset_index(path: Path, args: argparse.Namespace, problems: _Problems
         _index_sanity(path, OffsetIndex, keys, positions, out)
         return
     segment = _load_segment(path)
-    by_position = dict(zip(segment.positions, segment.last_offsets))
-    for i, (relative, position) in enumerate(zip(keys.tolist(), positions.tolist())):
+    by_position = dict(zip(segment.positions, segment.last_offsets, strict=True))
+    for i, (relative, position) in enumerate(zip(keys.tolist(), positions.tolist(), strict=True)):
         offset = base_offset + relative
         if i > 0 and offset == base_offset:
             break  # zero entries of a preallocated file after a crash: the end of the entries
@@ -483,7 +483,8 @@ def _dump_time_index(path: Path, args: argparse.Namespace, problems: _Problems, 
     segment = _load_segment(path)
     previous = -1
     with _mapped(log_path) as data:
-        for i, (timestamp, rel) in enumerate(zip(timestamps.tolist(), relative.tolist())):
+        pairs = zip(timestamps.tolist(), relative.tolist(), strict=True)
+        for i, (timestamp, rel) in enumerate(pairs):
             offset = base_offset + rel
             if i > 0 and offset == base_offset:
                 break

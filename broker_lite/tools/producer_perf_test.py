@@ -112,7 +112,8 @@ def _payloads(args: argparse.Namespace) -> pa.Array:
         return pa.array([bytes(rng.randrange(26) + 65 for _ in range(args.record_size))],
                         pa.binary())
     try:
-        text = open(args.payload_file, encoding="utf-8").read()
+        with open(args.payload_file, encoding="utf-8") as payload:
+            text = payload.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise ToolError(f"cannot read --payload-file {args.payload_file}: {exc}") from None
     delimiter = "\n" if args.payload_delimiter == "\\n" else args.payload_delimiter
@@ -201,8 +202,9 @@ class Stats:
 
     def print_window(self) -> None:
         elapsed_ms = max((time.monotonic() - self.window_start) * 1000, 1)
-        print("%d records sent, %.1f records/sec (%.2f MB/sec), %.1f ms avg latency, "
-              "%.1f ms max latency." % (
+        # Kafka's own line, in its printf format
+        print("%d records sent, %.1f records/sec (%.2f MB/sec), "  # noqa: UP031
+              "%.1f ms avg latency, %.1f ms max latency." % (
                   self.window_count, 1000 * self.window_count / elapsed_ms,
                   1000 * self.window_bytes / elapsed_ms / MB,
                   self.window_total_latency / max(self.window_count, 1),
@@ -211,7 +213,8 @@ class Stats:
     def print_total(self) -> None:
         elapsed_ms = max((time.monotonic() - self.start) * 1000, 1)
         p50, p95, p99, p999 = self.percentiles(0.5, 0.95, 0.99, 0.999)
-        print("%d records sent, %f records/sec (%.2f MB/sec), %.2f ms avg latency, "
+        # Kafka's own line, in its printf format
+        print("%d records sent, %f records/sec (%.2f MB/sec), %.2f ms avg latency, "  # noqa: UP031
               "%.2f ms max latency, %d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th." % (
                   self.count, 1000 * self.count / elapsed_ms, 1000 * self.bytes / elapsed_ms / MB,
                   self.total_latency / max(self.count, 1), self.max_latency,

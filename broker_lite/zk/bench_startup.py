@@ -26,6 +26,8 @@ def measure_startup(runs: int) -> list[float]:
     for _ in range(runs):
         with (tempfile.TemporaryDirectory(prefix="kpy-zk-bench-") as data_dir,
               EmbeddedZooKeeper(data_dir) as server):
+            if server.startup_seconds is None:  # set once start() returned
+                raise RuntimeError("the server started without timing its start")
             times.append(server.startup_seconds)
     return times
 

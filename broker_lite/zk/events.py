@@ -47,7 +47,7 @@ class EventLoop:
         def wrapper() -> None:
             try:
                 outcome["result"] = event()
-            except BaseException as exc:  # noqa: BLE001 (handed back to the caller below)
+            except BaseException as exc:  # handed back to the caller below
                 outcome["error"] = exc
             finally:
                 done.set()
@@ -80,5 +80,5 @@ class EventLoop:
             except _DISCONNECTED as exc:
                 self._log.info("%s: ZooKeeper unavailable (%s); retrying after reconnection",
                                self.name, type(exc).__name__)
-            except Exception:  # noqa: BLE001 (the loop must outlive any one event)
+            except Exception:  # the loop must outlive any one event
                 self._log.exception("%s: event %r failed", self.name, event)

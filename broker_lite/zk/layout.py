@@ -61,7 +61,7 @@ b'{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1]}'
 import base64
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from broker_lite.protocol.enums import PatternType, ResourceType
@@ -741,7 +741,7 @@ class ResourceZNode:
         return f"{AclStore.type_path(pattern.pattern_type, pattern.resource_type)}/{pattern.name}"
 
     @staticmethod
-    def encode(entries: Sequence[AccessControlEntry]) -> bytes:
+    def encode(entries: Iterable[AccessControlEntry]) -> bytes:
         return _dump({"version": 1, "acls": [
             {"principal": e.principal, "permissionType": permission_type_name(e.permission_type),
              "operation": operation_name(e.operation), "host": e.host}

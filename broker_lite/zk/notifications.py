@@ -75,7 +75,7 @@ class ChangeNotificationListener:
             return  # purged meanwhile: the state it announced was read since
         try:
             self.handler(path, data)
-        except Exception:  # noqa: BLE001 (one bad notification must not stop the others)
+        except Exception:  # one bad notification must not stop the others
             logger.exception("change notification %s could not be processed", path)
 
     def _purge(self, children) -> None:

@@ -201,7 +201,7 @@ class ReplicaWatcher:
         try:
             self.listener.on_partition_assigned(topic, partition, state, list(replicas),
                                                 version)
-        except Exception:  # noqa: BLE001 (the listener's failure must not stop the watcher)
+        except Exception:  # the listener's failure must not stop the watcher
             self._log.exception("listener failed on partition %s-%d assigned", topic, partition)
             return
         self.hosted[(topic, partition)] = (state, replicas, version)
@@ -209,12 +209,12 @@ class ReplicaWatcher:
     def _tell(self, call, topic: str, partitions: list[int]) -> None:
         try:
             call(topic, partitions)
-        except Exception:  # noqa: BLE001 (the listener's failure must not stop the watcher)
+        except Exception:  # the listener's failure must not stop the watcher
             self._log.exception("listener failed on partitions %s of %s", partitions, topic)
 
     def _remove(self, topic: str, partition: int, *, delete: bool) -> None:
         self.hosted.pop((topic, partition), None)
         try:
             self.listener.on_partition_removed(topic, partition, delete=delete)
-        except Exception:  # noqa: BLE001 (the listener's failure must not stop the watcher)
+        except Exception:  # the listener's failure must not stop the watcher
             self._log.exception("listener failed on partition %s-%d removed", topic, partition)

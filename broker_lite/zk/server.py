@@ -39,7 +39,7 @@ from typing import Self
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks, the data dir is not guarded
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # an optional module: the stubs know no None
 
 from .errors import ZooKeeperConfigError, ZooKeeperStartError
 from .java import find_java, zookeeper_classpath
@@ -361,7 +361,7 @@ class EmbeddedZooKeeper:
                 command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                 cwd=self.data_dir, start_new_session=True,
                 # the hook only calls prctl and getppid, which are safe between fork and exec
-                preexec_fn=_pdeathsig_preexec())  # noqa: PLW1509
+                preexec_fn=_pdeathsig_preexec())
         self._process = process
         self._finalizer = weakref.finalize(self, _terminate, process)
         if wait_until_serving(self._client_host, self.port, self.start_timeout_s,

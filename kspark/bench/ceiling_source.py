@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 import numpy as np
 import pyarrow as pa
@@ -73,7 +74,7 @@ class CeilingReader(DataSourceReader):
 
     def partitions(self) -> list[RowCount]:
         bounds = [self.records * i // self.count for i in range(self.count + 1)]
-        return [RowCount(hi - lo) for lo, hi in zip(bounds, bounds[1:])]
+        return [RowCount(hi - lo) for lo, hi in pairwise(bounds)]
 
     def read(self, partition: RowCount) -> Iterator[pa.RecordBatch]:
         batch = ready_made_batch(self.rows_per_batch)

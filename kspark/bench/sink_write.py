@@ -38,6 +38,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from broker_lite.client import LATEST, KafkaClient, TopicPartition
@@ -189,10 +190,10 @@ def main(argv=None) -> None:
                     for way in WAYS:
                         topic = fresh_topic(way)
                         if way == "confluent":
-                            seconds = timed(lambda: confluent_produce(bootstrap, topic, values))
+                            seconds = timed(partial(confluent_produce, bootstrap, topic, values))
                         else:
                             guarantee = "exactly_once" if way == "kpy_eo" else "at_least_once"
-                            seconds = timed(lambda: kpy_write(df, bootstrap, topic, guarantee))
+                            seconds = timed(partial(kpy_write, df, bootstrap, topic, guarantee))
                         times[way].append(seconds)
                         count = count_topic(client, topic, args.partitions)
                         verify(count, records, way)

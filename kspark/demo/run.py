@@ -272,5 +272,5 @@ def _shut_down(cleanup: list[tuple[str, Callable[[], None]]]) -> None:
         what, step = cleanup.pop()
         try:
             step()
-        except BaseException as exc:  # noqa: BLE001 - keep shutting down the rest
+        except BaseException as exc:  # keep shutting down the rest
             print(f"kpy demo: stopping {what} failed: {exc!r}", file=sys.stderr, flush=True)

@@ -249,7 +249,8 @@ def _subscription(text) -> Subscription:
         try:
             re.compile(value)
         except re.error as exc:
-            raise OptionError(name, f"{value!r} is not a valid regular expression: {exc}")
+            raise OptionError(name, f"{value!r} is not a valid regular expression: {exc}") \
+                from None
         if not value.strip():
             raise OptionError(name, "empty pattern")
         return Subscription(pattern=value)

@@ -21,7 +21,7 @@ is. The columns built are those the rows use: ``value`` always, ``key``, ``heade
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pyarrow as pa
@@ -32,7 +32,7 @@ FIELDS = ("key", "value", "headers", "partition", "timestamp")
 _TYPES = {"key": pa.binary(), "value": pa.binary(), "headers": HEADERS_TYPE,
           "partition": pa.int32(), "timestamp": pa.int64()}
 _BYTES = (bytes, bytearray, memoryview)
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class RowError(ValueError):
@@ -114,7 +114,7 @@ def _partition(index: int, partition: Any) -> int:
 def _timestamp_ms(index: int, timestamp: Any) -> int:
     if isinstance(timestamp, datetime):
         if timestamp.tzinfo is None:
-            timestamp = timestamp.replace(tzinfo=timezone.utc)
+            timestamp = timestamp.replace(tzinfo=UTC)
         return (timestamp - _EPOCH) // timedelta(milliseconds=1)
     if isinstance(timestamp, bool) or not isinstance(timestamp, int):
         raise RowError(f"row {index}: timestamp must be int milliseconds or a datetime, "

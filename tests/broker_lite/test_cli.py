@@ -42,7 +42,7 @@ def test_a_log_dir_from_the_file_or_an_override_is_kept(state_home, tmp_path, ov
 
 
 def test_a_missing_file_is_a_usage_error_that_says_so(tmp_path, capsys):
-    with pytest.raises(UsageError, match="no such properties file: .*none.properties"):
+    with pytest.raises(UsageError, match=r"no such properties file: .*none\.properties"):
         start_properties(str(tmp_path / "none.properties"), {})
     with pytest.raises(UsageError, match="no such properties file"):
         start_properties(str(tmp_path), {})  # a directory is no file

@@ -24,7 +24,7 @@ def process_all_available():
         def process() -> None:
             try:
                 query.processAllAvailable()
-            except BaseException as exc:  # noqa: BLE001 (raised in the test's thread below)
+            except BaseException as exc:  # raised in the test's thread below
                 failure.append(exc)
 
         thread = threading.Thread(target=process, name="processAllAvailable", daemon=True)

@@ -162,7 +162,7 @@ def connect_server(tmp_path):
 
 def test_spark_connect(broker, tmp_path, read_committed, connect_server):
     servers = bootstrap(broker)
-    result, produced, source, target, group = run_pipeline(servers, tmp_path, f"""
+    _result, produced, source, target, group = run_pipeline(servers, tmp_path, f"""
         from pyspark.sql import SparkSession
         session = SparkSession.builder.remote("{connect_server}").getOrCreate()
         assert type(session).__module__ == "pyspark.sql.connect.session", type(session)

@@ -59,11 +59,11 @@ def test_source_and_sink_options_carry_the_settings_and_print_redacted(options, 
 def test_bad_security_options_name_the_option_without_the_secret(options):
     bad = {**{k: v for k, v in options.items() if k != "topic"},
            "kafka.sasl.jaas.config": 'ScramLoginModule required password="alice-secret"'}
-    with pytest.raises(OptionError, match="option 'kafka.sasl.jaas.config': ") as failure:
+    with pytest.raises(OptionError, match=r"option 'kafka\.sasl\.jaas\.config': ") as failure:
         parse_source_options(bad)
     assert_no_secret(str(failure.value))
     wrong_key = {**{k: v for k, v in options.items() if k != "topic"},
                  "kafka.ssl.key.password": "not-the-key-password"}
-    with pytest.raises(OptionError, match="wrong ssl.key.password") as failure:
+    with pytest.raises(OptionError, match=r"wrong ssl\.key\.password") as failure:
         parse_source_options(wrong_key)
     assert "not-the-key-password" not in str(failure.value)

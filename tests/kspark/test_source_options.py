@@ -97,7 +97,7 @@ def test_kafka_settings_parse_as_kafka_parses_them():
     # trimmed and case-sensitive (Kafka's ValidString), where the source used to compare exactly
     assert parse(subscribe="t", **{"kafka.isolation.level": " read_uncommitted"}
                  ).isolation_level == "read_uncommitted"
-    with pytest.raises(OptionError, match="'kafka.isolation.level'.*READ_COMMITTED"):
+    with pytest.raises(OptionError, match=r"'kafka\.isolation\.level'.*READ_COMMITTED"):
         parse(subscribe="t", **{"kafka.isolation.level": "READ_COMMITTED"})
 
 
@@ -148,13 +148,13 @@ def test_every_mistake_names_its_option(base, option, options):
 
 
 def test_batch_and_streaming_rules():
-    with pytest.raises(OptionError, match="'startingOffsets'.*batch"):
+    with pytest.raises(OptionError, match=r"'startingOffsets'.*batch"):
         parse(subscribe="t", startingOffsets="latest").starting_for(streaming=False)
-    with pytest.raises(OptionError, match="'startingOffsets'.*t-0 cannot start at latest"):
+    with pytest.raises(OptionError, match=r"'startingOffsets'.*t-0 cannot start at latest"):
         parse(subscribe="t", startingOffsets='{"t": {"0": -1}}').starting_for(streaming=False)
-    with pytest.raises(OptionError, match="'endingOffsets'.*streaming"):
+    with pytest.raises(OptionError, match=r"'endingOffsets'.*streaming"):
         parse(subscribe="t", endingOffsets="latest").ending_for(streaming=True)
-    with pytest.raises(OptionError, match="'endingTimestamp'.*streaming"):
+    with pytest.raises(OptionError, match=r"'endingTimestamp'.*streaming"):
         parse(subscribe="t", endingTimestamp="5").ending_for(streaming=True)
 
 
@@ -189,9 +189,9 @@ def test_unknown_names_and_unusable_security_settings_are_refused_by_name(name, 
 
 def test_security_protocols():
     assert parse(subscribe="t", **{"kafka.security.protocol": "PLAINTEXT"}).client
-    with pytest.raises(OptionError, match="'kafka.security.protocol'"):
+    with pytest.raises(OptionError, match=r"'kafka\.security\.protocol'"):
         parse(subscribe="t", **{"kafka.security.protocol": "TLS"})
-    with pytest.raises(OptionError, match="'kafka.sasl.mechanism': GSSAPI is not supported"):
+    with pytest.raises(OptionError, match=r"'kafka\.sasl\.mechanism': GSSAPI is not supported"):
         parse(subscribe="t", **{"kafka.security.protocol": "SASL_SSL"})
 
 

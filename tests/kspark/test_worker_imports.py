@@ -18,7 +18,8 @@ NOT_FOR_READING = ["broker_lite.client.admin.admin", "broker_lite.client.produce
                    "broker_lite.client.admin.acls", "broker_lite.client.admin.groups",
                    "broker_lite.config.broker", "kspark.sink"]
 
-NOT_ON_THE_DRIVER = NOT_FOR_READING + [
+NOT_ON_THE_DRIVER = [
+    *NOT_FOR_READING,
     # reading records: the executors' work
     "broker_lite.client.consumer.partition_reader", "broker_lite.client.consumer.aborted",
     "broker_lite.records.arrow.decode", "broker_lite.records.arrow.fields",

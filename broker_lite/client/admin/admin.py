@@ -32,6 +32,7 @@ from ..errors import (
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
     error_for,
+    error_of,
     final_error,
 )
 from ..retry import Deadline, retry
@@ -65,7 +66,8 @@ class NewTopic:
         if not isinstance(spec, tuple) or not 1 <= len(spec) <= 4:
             raise InvalidArgumentError("a topic to create is a NewTopic or a tuple (name, "
                                        f"partitions, replication_factor[, configs]), got {spec!r}")
-        name, partitions, replication, configs = (*spec, *(-1, -1, {})[len(spec) - 1:])
+        padded: tuple = (*spec, *(-1, -1, {})[len(spec) - 1:])
+        name, partitions, replication, configs = padded
         return cls(name, partitions, replication, {k: str(v) for k, v in configs.items()})
 
 
@@ -115,7 +117,7 @@ class Admin:
         :class:`TopicAlreadyExistsError`, unless ``exist_ok``)."""
         wanted = {t.name: t for t in map(NewTopic.of, topics)}
         deadline = self.cluster.deadline()
-        pending, attempted = dict(wanted), set()
+        pending, attempted = dict(wanted), set[str]()
 
         def body(version: int) -> dict:
             return {"topics": [
@@ -146,7 +148,7 @@ class Admin:
         unless ``missing_ok``."""
         names = list(dict.fromkeys(names))
         deadline = self.cluster.deadline()
-        pending, attempted = dict.fromkeys(names), set()
+        pending, attempted = dict.fromkeys(names), set[str]()
 
         def body(version: int) -> dict:
             if version >= FIRST_DELETE_BY_STATE:
@@ -172,7 +174,7 @@ class Admin:
     def create_partitions(self, counts: dict[str, int], *, wait: bool = True) -> None:
         """Grow topics to ``counts[name]`` partitions in total."""
         deadline = self.cluster.deadline()
-        pending, attempted = dict(counts), set()
+        pending, attempted = dict(counts), set[str]()
 
         def body(version: int) -> dict:
             return {"topics": [{"name": n, "count": c, "assignments": None}
@@ -213,7 +215,7 @@ class Admin:
             if code == 0 or (code == done_code and (done_anyway or name in previous)):
                 del pending[name]
                 continue
-            error = error_for(code, message, where=f"topic {name}")
+            error = error_of(code, message, where=f"topic {name}")
             if code == done_code or not error.retriable:
                 raise final_error(error)
             retriable = retriable or error

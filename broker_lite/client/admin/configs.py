@@ -191,8 +191,9 @@ class ConfigsAdmin:
                 if resource not in results:
                     raise InvalidResponseError(f"the IncrementalAlterConfigs response has no "
                                                f"{resource}")
-                if results[resource] is not None:
-                    raise results[resource]
+                error = results[resource]
+                if error is not None:
+                    raise error
 
             body = incremental_alter_configs_request({resource: ops}, validate_only=validate_only)
             self._send(f"incremental_alter_configs({resource})", resource,

@@ -222,7 +222,8 @@ class GroupsAdmin:
             errors = [o for o in outcomes.values() if isinstance(o, KafkaClientError)]
             if errors:  # a final error first; else retry the lot
                 raise min(errors, key=lambda e: e.retriable)
-            found = {g.group_id: g for listing in outcomes.values() for g in listing}
+            found = {g.group_id: g for listing in outcomes.values()
+                     if not isinstance(listing, KafkaClientError) for g in listing}
             return [found[group_id] for group_id in sorted(found)]
 
         return retry("list_groups()", deadline, self.cluster.backoff(), attempt,

@@ -21,7 +21,7 @@ from broker_lite.protocol.enums import DELETE_RECORDS_HIGH_WATERMARK
 
 from ..cluster.cluster import Cluster
 from ..cluster.metadata import BrokerInfo
-from ..errors import KafkaClientError, KafkaTimeoutError, error_for
+from ..errors import KafkaClientError, KafkaTimeoutError, error_for, error_of
 from ..retry import Deadline, retry
 
 HIGH_WATERMARK = DELETE_RECORDS_HIGH_WATERMARK  # the client's name for it
@@ -49,7 +49,7 @@ def parse_delete_records_response(body: dict, requested) -> dict[TopicPartition,
                 error = error_for(p["error_code"], where=str(tp))
                 results[tp] = p["low_watermark"] if error is None else error
     for tp in requested:
-        results.setdefault(tp, error_for(-1, "no answer for this partition", where=str(tp)))
+        results.setdefault(tp, error_of(-1, "no answer for this partition", where=str(tp)))
     return results
 
 

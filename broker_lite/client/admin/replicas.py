@@ -18,7 +18,7 @@ from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ApiKey, ErrorCode
 
 from ..cluster.cluster import Cluster
-from ..errors import KafkaClientError, error_for
+from ..errors import KafkaClientError, error_for, error_of
 from ..retry import retry
 
 PREFERRED, UNCLEAN = 0, 1  # ElectLeaders' election types
@@ -65,7 +65,7 @@ def elect_leaders(cluster: Cluster, election_type: int,
             for p in topic["partition_result"]:
                 tp = TopicPartition(topic["topic"], p["partition_id"])
                 if p["error_code"] == ErrorCode.NOT_CONTROLLER:
-                    raise error_for(p["error_code"], p["error_message"], where=str(tp))
+                    raise error_of(p["error_code"], p["error_message"], where=str(tp))
                 results[tp] = error_for(p["error_code"], p["error_message"], where=str(tp))
         return results
 
@@ -77,10 +77,14 @@ def alter_partition_reassignments(cluster: Cluster,
                                   ) -> dict[TopicPartition, KafkaClientError | None]:
     """Move each partition to its target replicas (None: cancel its reassignment)."""
     deadline = cluster.deadline()
+
+    def replicas(tp: TopicPartition) -> list[int] | None:
+        target = targets[tp]
+        return None if target is None else list(target)
+
     body = {"timeout_ms": int(deadline.remaining_s() * 1000), "topics": [
         {"name": topic, "partitions": [
-            {"partition_index": p, "replicas": None if targets[TopicPartition(topic, p)] is None
-             else list(targets[TopicPartition(topic, p)])} for p in ps]}
+            {"partition_index": p, "replicas": replicas(TopicPartition(topic, p))} for p in ps]}
         for topic, ps in _by_topic(targets).items()]}
 
     def attempt() -> dict[TopicPartition, KafkaClientError | None]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol, TypeVar
 
@@ -192,7 +192,7 @@ class Cluster:
 
     # -- concurrency ----------------------------------------------------------------------------
 
-    def run_per_broker(self, work: dict[K, Callable[[], R]]) -> dict[K, R | KafkaClientError]:
+    def run_per_broker(self, work: Mapping[K, Callable[[], R]]) -> dict[K, R | KafkaClientError]:
         """Run each callable (one per broker), concurrently when there are several; client
         errors are returned in place of results, other exceptions raised."""
         if len(work) <= 1:

@@ -60,7 +60,7 @@ import threading
 import time
 from collections.abc import Callable
 from importlib import metadata as _package_metadata
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from broker_lite.protocol import (
     ApiKey,
@@ -83,6 +83,7 @@ from ..errors import (
     SaslAuthenticationFailedError,
     SslAuthenticationError,
     error_for,
+    error_of,
 )
 from ..retry import Deadline, ExponentialBackoff
 from .throttling import client_throttle_ms
@@ -167,7 +168,7 @@ class BrokerConnection:
             elif self._reauthenticate_at is not None \
                     and time.monotonic() >= self._reauthenticate_at:
                 self._authenticate_or_reset(deadline)
-            version = self.versions.version(api_key, max_version)
+            version = self._negotiated().version(api_key, max_version)
             request_body = body(version) if callable(body) else body
             frame = self._exchange(api_key, version, request_body, deadline)
             return version, self._parse(api_key, version, frame)
@@ -220,6 +221,13 @@ class BrokerConnection:
         if self.config.sasl is not None:
             self._authenticate_or_reset(deadline)
         self.failed_attempts = 0  # set up: the next failure starts the backoff afresh
+
+    def _negotiated(self) -> ApiVersionTable:
+        """The versions negotiated on the open connection (none: it was closed meanwhile)."""
+        versions = self.versions
+        if versions is None:
+            raise ClientClosedError(f"connection to {self.address} is closed")
+        return versions
 
     def _connect_failed(self, why: str) -> BrokerNotAvailableError:
         self._failed()
@@ -280,15 +288,15 @@ class BrokerConnection:
         """SaslHandshake then SaslAuthenticate until the mechanism's exchange completes."""
         factory = self.config.sasl
         where = f"broker {self.address}"
-        version = self.versions.version(ApiKey.SASL_HANDSHAKE)
+        version = self._negotiated().version(ApiKey.SASL_HANDSHAKE)
         frame = self._exchange(ApiKey.SASL_HANDSHAKE, version, {"mechanism": factory.mechanism},
                                deadline)
         response = self._parse(ApiKey.SASL_HANDSHAKE, version, frame)
         if response["error_code"]:
-            raise error_for(response["error_code"],
-                            f"{factory.mechanism} is not enabled; the broker offers "
-                            f"{', '.join(response['mechanisms']) or 'none'}", where=where)
-        version = self.versions.version(ApiKey.SASL_AUTHENTICATE)
+            raise error_of(response["error_code"],
+                           f"{factory.mechanism} is not enabled; the broker offers "
+                           f"{', '.join(response['mechanisms']) or 'none'}", where=where)
+        version = self._negotiated().version(ApiKey.SASL_AUTHENTICATE)
         exchange = factory.exchange()
         challenge, lifetime_ms = None, 0
         while True:
@@ -337,7 +345,8 @@ class BrokerConnection:
         if sock is None:
             return True
         if self.config.ssl_context is not None:
-            return self._tls_peer_closed(sock)
+            # with a TLS context, the socket is the SSLSocket that _tls_handshake made
+            return self._tls_peer_closed(cast("ssl.SSLSocket", sock))
         try:
             sock.settimeout(0.0)
             sock.recv(1, socket.MSG_PEEK)

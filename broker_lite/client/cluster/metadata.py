@@ -33,6 +33,7 @@ from ..errors import (
     LeaderNotAvailableError,
     UnknownTopicOrPartitionError,
     error_for,
+    error_of,
     final_error,
 )
 
@@ -202,7 +203,7 @@ class MetadataCache:
             if topic is None:
                 raise _unknown(tp, "the topic does not exist")
             if topic.error_code:
-                raise error_for(topic.error_code, where=f"topic {tp.topic}")
+                raise error_of(topic.error_code, where=f"topic {tp.topic}")
             partition = topic.partitions.get(tp.partition)
             if partition is None:
                 raise _unknown(tp, f"the topic has {topic.partition_count} partitions")
@@ -217,6 +218,6 @@ class MetadataCache:
             return broker, partition.leader_epoch
 
 
-def _unknown(tp: TopicPartition, why: str) -> UnknownTopicOrPartitionError:
+def _unknown(tp: TopicPartition, why: str) -> KafkaClientError:
     return final_error(UnknownTopicOrPartitionError(
         f"UNKNOWN_TOPIC_OR_PARTITION for {tp}: {why} (cluster metadata)", where=str(tp)))

@@ -92,7 +92,7 @@ def parse_offset_fetch(body: dict, group_id: str, version: int, *, with_metadata
     error = error_for(group_error, where=f"group {group_id}")
     if error is not None:
         raise error
-    offsets: dict[TopicPartition, int | None] = {}
+    offsets: dict[TopicPartition, int | OffsetAndMetadata | None] = {}
     for topic in topics:
         for p in topic["partitions"]:
             tp = TopicPartition(topic["name"], p["partition_index"])
@@ -118,10 +118,10 @@ class GroupOffsets:
         self.cluster = cluster
         self.coordinators = Coordinators(cluster, GROUP)
 
-    def committed(self, group_id: str, tps: list[TopicPartition] | None, *,
+    def committed(self, group_id: str | None, tps: list[TopicPartition] | None, *,
                   with_metadata: bool = False
                   ) -> dict[TopicPartition, int | OffsetAndMetadata | None]:
-        _check_group(group_id)
+        group_id = _check_group(group_id)
         requested = None if tps is None else list(dict.fromkeys(tps))
         if requested == []:
             return {}
@@ -137,8 +137,9 @@ class GroupOffsets:
             f"committed() of group {group_id}", group_id, ApiKey.OFFSET_FETCH,
             lambda v: offset_fetch_request(group_id, requested, v), parse)
 
-    def commit(self, group_id: str, offsets: dict[TopicPartition, int], metadata: str) -> None:
-        _check_group(group_id)
+    def commit(self, group_id: str | None, offsets: dict[TopicPartition, int],
+               metadata: str) -> None:
+        group_id = _check_group(group_id)
         for tp, offset in offsets.items():
             if not isinstance(offset, int) or offset < 0:
                 raise InvalidArgumentError(f"offset to commit for {tp} must be >= 0, "
@@ -158,6 +159,7 @@ class GroupOffsets:
                                offset_commit_request(group_id, offsets, metadata), parse)
 
 
-def _check_group(group_id: str) -> None:
+def _check_group(group_id: str | None) -> str:
     if not isinstance(group_id, str) or not group_id:
         raise InvalidArgumentError(f"a group id must be a non-empty string, got {group_id!r}")
+    return group_id

@@ -49,10 +49,10 @@ def list_offsets_request(partitions: dict[TopicPartition, tuple[int, int]], *, v
 
 
 def parse_list_offsets_response(body: dict, requested) -> dict[
-        TopicPartition, OffsetAndTimestamp | None | KafkaClientError]:
+        TopicPartition, OffsetAndTimestamp | KafkaClientError | None]:
     """Per requested partition: the offset and timestamp found, None for a timestamp spec
     with no record that late, or the error."""
-    results: dict[TopicPartition, OffsetAndTimestamp | None | KafkaClientError] = {}
+    results: dict[TopicPartition, OffsetAndTimestamp | KafkaClientError | None] = {}
     for topic in body["topics"]:
         for p in topic["partitions"]:
             tp = TopicPartition(topic["name"], p["partition_index"])

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -63,7 +63,7 @@ from ..errors import (
     KafkaClientError,
     OffsetOutOfRangeError,
     RecordTooLargeError,
-    error_for,
+    error_of,
     final_error,
 )
 from ..retry import Backoff, Deadline, timed_out
@@ -131,7 +131,7 @@ OutOfRangeHook = Callable[[OutOfRange], "int | None"]
 def raise_out_of_range(gone: OutOfRange) -> int | None:
     """The hook of readers not given one: :class:`OffsetOutOfRangeError` (as Kafka's
     ``auto.offset.reset=none``)."""
-    raise error_for(ErrorCode.OFFSET_OUT_OF_RANGE, str(gone), where=str(gone.tp))
+    raise error_of(ErrorCode.OFFSET_OUT_OF_RANGE, str(gone), where=str(gone.tp))
 
 
 @dataclass(frozen=True, eq=False)
@@ -402,7 +402,7 @@ def fetching_ahead(reader: PartitionReader, max_wait_ms: int) -> Iterator[Fetche
     if not reader.positions:
         return
     with ThreadPoolExecutor(1, thread_name_prefix="kpy-fetch-ahead") as ahead:
-        in_flight = ahead.submit(reader.fetch, max_wait_ms)
+        in_flight: Future | None = ahead.submit(reader.fetch, max_wait_ms)
         while in_flight is not None:
             chunks = reader.accept(in_flight.result())
             in_flight = ahead.submit(reader.fetch, max_wait_ms) if reader.positions else None
@@ -465,7 +465,7 @@ def _offset_of(batch: Batch) -> int:
     return _OFFSET.unpack_from(batch.raw())[0]
 
 
-def _corrupt(tp: TopicPartition, offset: int, error: Exception) -> CorruptMessageError:
+def _corrupt(tp: TopicPartition, offset: int, error: Exception) -> KafkaClientError:
     # Final: the batch is stored so, and fetching it again gives the same bytes.
     return final_error(CorruptMessageError(f"corrupt record batch in {tp} at offset {offset}: "
                                            f"{error}", where=str(tp)))

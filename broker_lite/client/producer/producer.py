@@ -59,6 +59,7 @@ from ..errors import (
     InvalidArgumentError,
     TransactionStateError,
     error_for,
+    error_of,
     final_error,
 )
 from ..retry import retry
@@ -296,8 +297,8 @@ class Producer:
                 cluster.refresh_metadata([topic], deadline, auto_create=True)
                 found = cluster.metadata.topic(topic)
             if found is None:
-                raise final_error(error_for(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                            "the topic does not exist", where=f"topic {topic}"))
+                raise final_error(error_of(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                           "the topic does not exist", where=f"topic {topic}"))
             error = error_for(found.error_code, where=f"topic {topic}")
             if error is not None:
                 raise error
@@ -343,7 +344,7 @@ class Producer:
         grouped = rows.take(pa.array(order))
         ends = np.r_[starts[1:], n]
         return {TopicPartition(topic.name, int(ordered[s])): grouped.slice(s, e - s)
-                for s, e in zip(starts.tolist(), ends.tolist())}
+                for s, e in zip(starts.tolist(), ends.tolist(), strict=True)}
 
     def _check_open(self) -> None:
         if self._closed:
@@ -366,7 +367,7 @@ def _shared_cluster(client: ClusterUser) -> Cluster:
 
 def _check_partition(topic: TopicMetadata, partition: int) -> None:
     if partition not in topic.partitions:
-        raise final_error(error_for(
+        raise final_error(error_of(
             ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
             f"the topic has {topic.partition_count} partitions (cluster metadata)",
             where=f"{topic.name}-{partition}"))

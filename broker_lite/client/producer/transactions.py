@@ -310,7 +310,7 @@ class TransactionManager:
 
     def require(self, operation: str) -> None:
         """Raise unless ``operation`` may start in the current state."""
-        if self.state is S.FATAL_ERROR:
+        if self.state is S.FATAL_ERROR and self.error is not None:  # set with the state
             raise self.error
         if self.state not in ALLOWED[operation]:
             error = TransactionStateError(

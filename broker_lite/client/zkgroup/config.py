@@ -114,6 +114,19 @@ class ZooKeeperConsumerConfig:
     and :attr:`client_settings`, the rest, for the fetching :class:`~broker_lite.client.KafkaClient`
     (checked here by :class:`ClientConfig`, so a misspelt name fails at once)."""
 
+    # The settings of SETTINGS as parsed, set by __init__ (a name's dots made underscores;
+    # tests/broker_lite/client/test_zk_group_config.py checks the list).
+    zookeeper_connect: str
+    group_id: str
+    offsets_storage: str
+    dual_commit_enabled: bool
+    auto_offset_reset: str
+    rebalance_max_retries: int
+    rebalance_backoff_ms: int
+    zookeeper_session_timeout_ms: int
+    zookeeper_connection_timeout_ms: int
+    bootstrap_servers: str | None
+
     def __init__(self, settings: Mapping[str, Any]):
         values = {name: setting.default for name, setting in SETTINGS.items()}
         self.client_settings: dict[str, str] = {}

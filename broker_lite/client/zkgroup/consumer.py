@@ -416,7 +416,7 @@ class ZooKeeperGroupConsumer:
                 else:
                     failure = (f"not connected to ZooKeeper within "
                                f"{self.config.zookeeper_connection_timeout_ms} ms")
-            except _REBALANCE_ERRORS + (ZooKeeperConsumerError,) as exc:
+            except (*_REBALANCE_ERRORS, ZooKeeperConsumerError) as exc:
                 failure = f"{type(exc).__name__}: {exc}"
             if self._stop.is_set():
                 return None

@@ -102,7 +102,8 @@ class OffsetStorage:
         if self.uses_zookeeper:
             for tp in tps:
                 stored = self._read_zookeeper(tp)
-                if stored is not None and (found[tp] is None or stored > found[tp]):
+                current = found[tp]
+                if stored is not None and (current is None or stored > current):
                     found[tp] = stored
         return found
 

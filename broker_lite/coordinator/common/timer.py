@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 class TimerTask:
     __slots__ = ("callback", "cancelled", "deadline")
 
-    def __init__(self, deadline: float, callback: Callable[[], None]):
+    def __init__(self, deadline: float, callback: Callable[[], object]):
         self.deadline = deadline
         self.callback = callback
         self.cancelled = False
@@ -82,7 +82,7 @@ class Timer:
         self._thread.start()
         return self
 
-    def schedule(self, delay_ms: float, callback: Callable[[], None]) -> TimerTask:
+    def schedule(self, delay_ms: float, callback: Callable[[], object]) -> TimerTask:
         task = TimerTask(time.monotonic() + max(delay_ms, 0) / 1000, callback)
         with self._condition:
             self._queue.push(task)
@@ -124,7 +124,7 @@ class ManualTimer:
     def stop(self) -> None:
         pass
 
-    def schedule(self, delay_ms: float, callback: Callable[[], None]) -> TimerTask:
+    def schedule(self, delay_ms: float, callback: Callable[[], object]) -> TimerTask:
         task = TimerTask(self.now_ms + max(delay_ms, 0), callback)
         self._queue.push(task)
         return task

@@ -402,7 +402,7 @@ class TransactionCoordinator:
 
     def handle_list_transactions(self, states: Iterable[str], producer_ids: Iterable[int],
                                  duration_ms: int = -1
-                                 ) -> tuple[ErrorCode, list[str], list[TransactionMetadata]]:
+                                 ) -> tuple[ErrorCode, list[str], list[tuple[str, int, str]]]:
         """(error, unknown state filters, matching transactions as (id, producer id, state))."""
         if self.manager.is_loading:
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, [], []

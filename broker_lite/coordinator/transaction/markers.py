@@ -354,9 +354,7 @@ class TxnMarkerWriter:
         for job in jobs:
             if job in finished:
                 continue
-            if job.abandoned:
-                finished.add(job)
-            elif not job.pending and job.on_complete():
+            if job.abandoned or (not job.pending and job.on_complete()):
                 finished.add(job)
         return finished
 

@@ -168,7 +168,7 @@ def _records_sections(group: list[RecordBatch]) -> tuple[bytes | memoryview, Reg
     buffer = spans[0][0] if spans[0] is not None else None
     if buffer is not None and all(span is not None and span[0] is buffer for span in spans):
         return buffer, [(start, end, batch.record_count)
-                        for (_, start, end), batch in zip(spans, group)]
+                        for (_, start, end), batch in zip(spans, group, strict=True)]
     sections, regions = [], []
     position = 0
     for batch in group:
@@ -190,7 +190,7 @@ def _timestamps(group: list[RecordBatch], counts: list[int], deltas: np.ndarray,
     if len(deltas) and not any(log_append):
         # Python integers do not overflow: when the extremes stay in range, every sum does.
         low, high = int(deltas.min()), int(deltas.max())
-        if -_MAX_TIMESTAMP_MS <= min(bases) + low and max(bases) + high <= _MAX_TIMESTAMP_MS:
+        if min(bases) + low >= -_MAX_TIMESTAMP_MS and max(bases) + high <= _MAX_TIMESTAMP_MS:
             return create_times
     # Signed overflow of the sum: both operands differ in sign from the result.
     wrapped = ((base_of ^ create_times) & (deltas ^ create_times)) < 0
@@ -280,7 +280,7 @@ def _binary_from_ranges(d: np.ndarray, data: pa.Buffer, starts: np.ndarray, leng
     if not inline.any():
         views[:, 1] = _int32_at(d, starts)
         views[:, 3] = starts
-        inline_values = ()
+        inline_values: np.ndarray | tuple[()] = ()
     else:
         long_values = np.flatnonzero(~inline)
         at = starts[long_values]
@@ -311,7 +311,7 @@ def _inline_bytes(d: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.
         gathered[near_end] = tail_windows[starts[near_end] - tail_at]
     else:
         gathered = windows[starts]
-    gathered *= _INLINE_RANGE < lengths[:, None]
+    gathered *= lengths[:, None] > _INLINE_RANGE
     return gathered
 
 

@@ -70,7 +70,7 @@ def arrow_to_batch(
         sum(f.sizes for f in fields) + np.maximum(key_length, 0) + value_length_varints.sizes
         + np.maximum(value_length, 0) + _lengths(header_section)
     )
-    prefix = _compact([_Varints(body_length)] + fields, n)
+    prefix = _compact([_Varints(body_length), *fields], n)
     records = pc.binary_join_element_wise(
         prefix, key.fill_null(b""), _compact([value_length_varints], n), value.fill_null(b""),
         header_section, b"",

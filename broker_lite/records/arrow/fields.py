@@ -64,6 +64,13 @@ class RecordFields:
     # stride, so a column can copy them without looking at each record's position.
     runs: list["Run"] = field(default_factory=list)
 
+    @classmethod
+    def empty(cls, n: int) -> "RecordFields":
+        """Fields for ``n`` records, their values still to be filled in."""
+        def column() -> np.ndarray:
+            return np.empty(n, dtype=np.int64)
+        return cls(column(), column(), column(), column(), column(), column(), column())
+
 
 _COLUMNS = tuple(name for name in RecordFields.__dataclass_fields__ if name != "runs")
 
@@ -156,7 +163,7 @@ def _step(data, p: int, end: int, count: int, ends: list[int]) -> int:
 def check_sections_filled(ends: np.ndarray, regions: Regions) -> None:
     """The last record of each batch must end exactly where its records section ends."""
     last = np.cumsum([count for _, _, count in regions]) - 1
-    for (start, end, count), index in zip(regions, last):
+    for (start, end, count), index in zip(regions, last, strict=True):
         actual = int(ends[index]) if count else start
         if actual != end:
             raise CorruptRecordError(
@@ -186,18 +193,20 @@ def record_fields(data, d: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> 
     runs = _equal_size_runs(starts, ends)
     if not runs:
         return RecordFields(*_fields_one_by_one(d, starts, ends))
-    fields = RecordFields(*(np.empty(n, dtype=np.int64) for _ in range(7)))
+    fields = RecordFields.empty(n)
     left = np.ones(n, dtype=bool)  # records still to decode field by field
     for first, count in runs:
-        layout, fitting = _run_fields(data, d, starts, ends, first, count, fields)
-        if layout is None:
+        found = _run_fields(data, d, starts, ends, first, count, fields)
+        if found is None:
             continue
+        layout, fitting = found
         left[first:first + count] = ~fitting
         if fitting.all():
             fields.runs.append(Run(first, count, int(starts[first]), layout))
     rest = np.flatnonzero(left)
     if rest.size:
-        for column, values in zip(_COLUMNS, _fields_one_by_one(d, starts[rest], ends[rest])):
+        one_by_one = _fields_one_by_one(d, starts[rest], ends[rest])
+        for column, values in zip(_COLUMNS, one_by_one, strict=True):
             getattr(fields, column)[rest] = values
     return fields
 
@@ -214,7 +223,7 @@ def _equal_size_runs(starts: np.ndarray, ends: np.ndarray) -> list[tuple[int, in
     firsts = np.concatenate(([0], breaks))
     counts = np.diff(np.concatenate((firsts, [n])))
     long = counts >= _MIN_LAYOUT_RUN
-    return list(zip(firsts[long].tolist(), counts[long].tolist()))
+    return list(zip(firsts[long].tolist(), counts[long].tolist(), strict=True))
 
 
 @dataclass(frozen=True)
@@ -293,7 +302,7 @@ def _layout_of(data, start: int, size: int) -> _Layout | None:
 def _windows(structure: list[tuple[int, int, int]], size: int) -> tuple[tuple[int, int, int], ...]:
     """(distance, mask, expected) per byte grouped into as few 8-byte windows as cover them; a
     window starts at most ``size - 8`` into the record, so it never reads past the record."""
-    checks = []
+    checks: list[tuple[int, int, int]] = []
     for at, mask, expected in sorted(structure):
         if checks and at < checks[-1][0] + _WINDOW:
             window, masks, bits = checks[-1]
@@ -307,17 +316,17 @@ def _windows(structure: list[tuple[int, int, int]], size: int) -> tuple[tuple[in
 
 
 def _run_fields(data, d: np.ndarray, starts: np.ndarray, ends: np.ndarray, first: int,
-                count: int, fields: RecordFields) -> tuple[_Layout | None, np.ndarray | None]:
+                count: int, fields: RecordFields) -> tuple[_Layout, np.ndarray] | None:
     """Fill ``fields`` for the records ``first`` to ``first + count`` (one size, one after the
-    other) when they share the first one's layout; that layout and which of them do (None, None:
-    the first one's layout is left to the field-by-field path).
+    other) when they share the first one's layout; that layout and which of them do (None: the
+    first one's layout is left to the field-by-field path).
 
     Each 8-byte window is read from the records once, into an array of its own: the checks and
     the deltas then work on those, not on the (unaligned, strided) record bytes again."""
     start = int(starts[first])
     layout = _layout_of(data, start, int(ends[first]) - start)
     if layout is None:
-        return None, None
+        return None
     size = layout.size
     read: dict[int, np.ndarray] = {}
 

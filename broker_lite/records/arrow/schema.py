@@ -26,7 +26,7 @@ _FIELDS = [
 ]
 
 RECORD_SCHEMA = pa.schema(_FIELDS)
-RECORD_SCHEMA_WITH_HEADERS = pa.schema(_FIELDS + [pa.field("headers", HEADERS_TYPE)])
+RECORD_SCHEMA_WITH_HEADERS = pa.schema([*_FIELDS, pa.field("headers", HEADERS_TYPE)])
 
 
 def record_schema(include_headers: bool) -> pa.Schema:

@@ -98,6 +98,8 @@ def validate_binding(binding: AclBinding) -> None:
 def _filter_resources(binding_filter: AclBindingFilter) -> list[ResourcePattern]:
     """The patterns a filter that matches at most one names (Kafka's ``filterToResources``)."""
     pattern_filter = binding_filter.pattern_filter
+    if pattern_filter.name is None:  # any name: it does not name one pattern
+        return []
     types = ACL_PATTERN_TYPES if pattern_filter.pattern_type == PatternType.ANY \
         else (pattern_filter.pattern_type,)
     return [ResourcePattern(pattern_filter.resource_type, pattern_filter.name, t) for t in types]
@@ -199,9 +201,9 @@ class AclAuthorizer:
             by_pattern.setdefault(binding.pattern, []).append(index)
         with self._lock:
             for pattern, indexes in by_pattern.items():
-                added = {bindings[i].entry for i in indexes}
+                added = frozenset(bindings[i].entry for i in indexes)
                 try:
-                    self._update(pattern, lambda current, added=added: current | added)
+                    self._update(pattern, added.union)
                 except (KazooException, AclUpdateConflictError) as exc:
                     logger.error("creating ACLs of %s failed: %s", pattern, exc)
                     for i in indexes:
@@ -254,7 +256,8 @@ class AclAuthorizer:
         retried on conflicts; announce the change. True when the ACLs changed (Kafka's
         ``updateResourceAcls``)."""
         current = self.cache.get(pattern) or self._read(pattern)
-        for attempt in range(MAX_UPDATE_RETRIES + 1):
+        attempt = 0
+        while True:
             entries = frozenset(new_entries(current.entries))
             version = self._write(pattern, entries, current.version)
             if version is not None:
@@ -262,6 +265,7 @@ class AclAuthorizer:
             if attempt == MAX_UPDATE_RETRIES:
                 raise AclUpdateConflictError(f"failed to update the ACLs of {pattern} after "
                                              f"{MAX_UPDATE_RETRIES} retries")
+            attempt += 1
             self._sleep((RETRY_BACKOFF_MS + random.randrange(RETRY_JITTER_MS)) / 1000)
             current = self._read(pattern)
         self.cache.update(pattern, VersionedAcls(entries, version))

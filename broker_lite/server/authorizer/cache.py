@@ -118,7 +118,8 @@ class AclCache:
 
     def replace_all(self, acls: dict[ResourcePattern, VersionedAcls]) -> None:
         """Hold exactly ``acls`` (a full load)."""
-        stores = {PatternType.LITERAL: {}, PatternType.PREFIXED: {}}
+        stores: dict[PatternType, dict[tuple, VersionedAcls]] = {PatternType.LITERAL: {},
+                                                                 PatternType.PREFIXED: {}}
         for pattern, versioned in acls.items():
             if versioned.entries:
                 stores[pattern.pattern_type][(pattern.resource_type, pattern.name)] = versioned
@@ -134,7 +135,8 @@ class AclCache:
         """Every binding ``binding_filter`` matches, in pattern order."""
         found = []
         for pattern in sorted(self.patterns()):
-            for entry in sorted(self.get(pattern).entries):
+            acls = self.get(pattern)
+            for entry in sorted(acls.entries if acls is not None else ()):
                 binding = AclBinding(pattern, entry)
                 if binding_filter.matches(binding):
                     found.append(binding)

@@ -25,6 +25,7 @@ from broker_lite.security.acl_messages import (
     resources_body,
 )
 
+from ..authorizer import Authorizer
 from ..dispatcher import RequestContext
 from ..network import CloseConnection
 
@@ -32,13 +33,15 @@ NOT_AUTHORIZED = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization 
 SECURITY_DISABLED = ErrorCode.SECURITY_DISABLED, "No Authorizer is configured."
 
 
-def _refusal(context: RequestContext, operation: AclOperation) -> tuple[ErrorCode, str] | None:
-    """Why the request is refused as a whole: no authorization, or no authorizer."""
+def _authorizer(context: RequestContext, operation: AclOperation
+                ) -> Authorizer | tuple[ErrorCode, str]:
+    """The authorizer to ask, or why the request is refused as a whole: no authorization, or
+    no authorizer."""
     if not context.authorize(operation, ResourceType.CLUSTER):
         return NOT_AUTHORIZED
     if context.services.authorizer is None:
         return SECURITY_DISABLED
-    return None
+    return context.services.authorizer
 
 
 def _filter(body: dict) -> AclBindingFilter:
@@ -54,14 +57,14 @@ def _filter(body: dict) -> AclBindingFilter:
 
 def describe_acls(context: RequestContext, body: dict) -> dict:
     binding_filter = _filter(body)
-    refusal = _refusal(context, AclOperation.DESCRIBE)
-    if refusal is not None:
-        code, message = refusal
+    authorizer = _authorizer(context, AclOperation.DESCRIBE)
+    if isinstance(authorizer, tuple):
+        code, message = authorizer
         if code == ErrorCode.SECURITY_DISABLED:
             message = "No Authorizer is configured on the broker"
         return {"throttle_time_ms": 0, "error_code": code, "error_message": message,
                 "resources": []}
-    bindings = context.services.authorizer.acls(binding_filter)
+    bindings = authorizer.acls(binding_filter)
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "resources": resources_body(bindings)}
 
@@ -88,16 +91,17 @@ def _creation(body: dict) -> AclBinding | tuple[ErrorCode, str]:
 
 def create_acls(context: RequestContext, body: dict) -> dict:
     creations = [_creation(c) for c in body["creations"]]
-    refusal = _refusal(context, AclOperation.ALTER)
-    if refusal is not None:
-        creations = [refusal] * len(creations)
+    authorizer = _authorizer(context, AclOperation.ALTER)
+    outcomes: list[tuple[ErrorCode, str | None]]
+    if isinstance(authorizer, tuple):
+        outcomes = [authorizer] * len(creations)
     else:
-        errors = iter(context.services.authorizer.create_acls(
+        errors = iter(authorizer.create_acls(
             [c for c in creations if isinstance(c, AclBinding)]))
-        creations = [c if not isinstance(c, AclBinding) else _outcome(next(errors))
-                     for c in creations]
+        outcomes = [c if not isinstance(c, AclBinding) else _outcome(next(errors))
+                    for c in creations]
     return {"throttle_time_ms": 0, "results": [
-        {"error_code": code, "error_message": message} for code, message in creations]}
+        {"error_code": code, "error_message": message} for code, message in outcomes]}
 
 
 def _outcome(error) -> tuple[ErrorCode, str | None]:
@@ -109,13 +113,13 @@ def _outcome(error) -> tuple[ErrorCode, str | None]:
 
 def delete_acls(context: RequestContext, body: dict) -> dict:
     filters = [_filter(f) for f in body["filters"]]
-    refusal = _refusal(context, AclOperation.ALTER)
-    if refusal is not None:
-        code, message = refusal
+    authorizer = _authorizer(context, AclOperation.ALTER)
+    if isinstance(authorizer, tuple):
+        code, message = authorizer
         return {"throttle_time_ms": 0, "filter_results": [
             {"error_code": code, "error_message": message, "matching_acls": []}
             for _ in filters]}
-    results = context.services.authorizer.delete_acls(filters)
+    results = authorizer.delete_acls(filters)
     return {"throttle_time_ms": 0, "filter_results": [
         {"error_code": 0, "error_message": None, "matching_acls": [
             matching_acl_body(binding, *_outcome(error)) for binding, error in result.deleted]}

@@ -18,9 +18,9 @@ _ENDPOINT_NAMES = {BROKER_ENDPOINT: "BROKER", CONTROLLER_ENDPOINT: "CONTROLLER"}
 def describe_cluster(context: RequestContext, body: dict) -> dict:
     services = context.services
     endpoint_type = body.get("endpoint_type", BROKER_ENDPOINT)
-    response = {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
-                "endpoint_type": BROKER_ENDPOINT, "cluster_id": "", "controller_id": -1,
-                "brokers": [], "cluster_authorized_operations": NOT_REQUESTED}
+    response: dict = {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+                      "endpoint_type": BROKER_ENDPOINT, "cluster_id": "", "controller_id": -1,
+                      "brokers": [], "cluster_authorized_operations": NOT_REQUESTED}
     if endpoint_type not in _ENDPOINT_NAMES:
         response.update(error_code=ErrorCode.INVALID_REQUEST if context.version == 0
                         else ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,

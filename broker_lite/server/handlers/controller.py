@@ -59,6 +59,7 @@ def elect_leaders(context: RequestContext, body: dict) -> dict:
     controller = _controller(context)
     timeout_s = max(body.get("timeout_ms", 60000), 0) / 1000
     allowed = _may(context, AclOperation.ALTER)
+    outcomes: dict[TopicPartition, tuple[ErrorCode, str | None]]
     if not allowed:
         outcomes = {tp: (REFUSED, None) for tp in partitions or ()}
     elif controller is None:
@@ -83,7 +84,8 @@ def alter_partition_reassignments(context: RequestContext, body: dict) -> dict:
     targets = {TopicPartition(topic["name"], p["partition_index"]):
                None if p["replicas"] is None else tuple(p["replicas"])
                for topic in body["topics"] for p in topic["partitions"]}
-    response = {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "responses": []}
+    response: dict = {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+                      "responses": []}
     if not _may(context, AclOperation.ALTER):
         response["error_code"] = REFUSED
         return response
@@ -103,7 +105,8 @@ def alter_partition_reassignments(context: RequestContext, body: dict) -> dict:
 
 
 def list_partition_reassignments(context: RequestContext, body: dict) -> dict:
-    response = {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "topics": []}
+    response: dict = {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+                      "topics": []}
     requested = body["topics"]
     partitions = None if requested is None else [
         TopicPartition(t["name"], p) for t in requested for p in t["partition_indexes"]]

@@ -29,7 +29,7 @@ from ..services import CoordinatorTopic, HandlerServices
 logger = logging.getLogger(__name__)
 
 NO_NODE = (-1, "", -1)
-_KEY_RESOURCES = {CoordinatorType.GROUP: ResourceType.GROUP,
+_KEY_RESOURCES: dict[int, ResourceType] = {CoordinatorType.GROUP: ResourceType.GROUP,
                   CoordinatorType.TRANSACTION: ResourceType.TRANSACTIONAL_ID}
 
 
@@ -57,7 +57,7 @@ def create_coordinator_topic(coordinator: CoordinatorTopic) -> None:
     the client's next request tries again."""
     try:
         coordinator.create_topic()
-    except Exception as exc:  # noqa: BLE001 (whatever failed, the answer is the same)
+    except Exception as exc:  # whatever failed, the answer is the same
         logger.warning("could not create %s: %s", coordinator.topic, exc)
 
 

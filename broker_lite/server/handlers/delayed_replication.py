@@ -5,21 +5,24 @@ which are checked again whenever they are appended to or their high watermark mo
 no request handler meanwhile."""
 
 from collections.abc import Hashable
+from typing import Generic, TypeVar
 
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ErrorCode
 
 from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
 
+K = TypeVar("K", bound=Hashable)  # what names an append: a subclass's choice
 
-class DelayedReplication(DelayedResponse):
+
+class DelayedReplication(DelayedResponse, Generic[K]):
     """Waits until every ``required`` append (key -> (partition, offset the high watermark
     must reach)) is replicated, or ``timeout_ms`` passed; :meth:`replicated` is told of each
     as it completes, and :meth:`response` gives the answer (the keys still in ``pending``
     timed out)."""
 
     def __init__(self, context: RequestContext, timeout_ms: int,
-                 required: dict[Hashable, tuple[TopicPartition, int]]):
+                 required: dict[K, tuple[TopicPartition, int]]):
         super().__init__(context, max(timeout_ms, 0))
         self.pending = dict(required)
 
@@ -40,7 +43,7 @@ class DelayedReplication(DelayedResponse):
                 del self.pending[key]
         return not self.pending and self.force_complete()
 
-    def replicated(self, key: Hashable, done: bool, error: ErrorCode) -> None:
+    def replicated(self, key: K, done: bool, error: ErrorCode) -> None:
         """What a check found of ``key``'s append: ``done`` (with ``error``: NONE, or
         NOT_LEADER_OR_FOLLOWER once leadership moved, NOT_ENOUGH_REPLICAS_AFTER_APPEND once
         the ISR shrank below ``min.insync.replicas``), or still waiting."""

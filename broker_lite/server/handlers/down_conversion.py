@@ -52,8 +52,11 @@ def answer_down_converted(response: dict, region: FileRegion, fetch_offset: int,
     """``response`` with the data of ``region`` in the client's format (the region is read
     and closed), and the size of that data."""
     data = region.read()
+    magic = client_magic(version)
+    if magic is None:
+        raise ValueError(f"Fetch v{version} reads any format: nothing to convert")
     try:
-        records = down_convert(data, to_magic=client_magic(version), first_offset=fetch_offset,
+        records = down_convert(data, to_magic=magic, first_offset=fetch_offset,
                                max_bytes=len(data))
     except UnsupportedCompressionError:
         response.update(error_code=ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, high_watermark=-1,

@@ -250,7 +250,7 @@ def _read_partition(services: HandlerServices, topic: str, request: dict, budget
 
 def _epoch_error(requested: int, current: int) -> ErrorCode:
     """KIP-320's fencing of a fetcher whose leader epoch is not the partition's."""
-    if requested == NO_PARTITION_LEADER_EPOCH or requested == current:
+    if requested in (NO_PARTITION_LEADER_EPOCH, current):
         return ErrorCode.NONE
     return ErrorCode.FENCED_LEADER_EPOCH if requested < current else \
         ErrorCode.UNKNOWN_LEADER_EPOCH

@@ -26,6 +26,7 @@ it named TOPIC_AUTHORIZATION_FAILED; OffsetDelete Delete on the group and Read o
 """
 
 import logging
+from functools import partial
 
 from broker_lite.common.vocabulary import NO_OFFSET, NO_PARTITION_LEADER_EPOCH, TopicPartition
 from broker_lite.coordinator.group.offsets import OffsetAndMetadata
@@ -141,7 +142,7 @@ def _commit_to_zookeeper(context: RequestContext, body: dict, refused: set[str])
                 error = ErrorCode.OFFSET_METADATA_TOO_LARGE
             else:
                 _, error = _in_zookeeper(
-                    lambda: services.zk_offsets.write(group, {tp: partition["committed_offset"]}),
+                    partial(services.zk_offsets.write, group, {tp: partition["committed_offset"]}),
                     f"committing the offset of {tp} for group {group}")
             partitions.append({"partition_index": tp.partition, "error_code": error})
         topics.append({"name": topic["name"], "partitions": partitions})
@@ -153,7 +154,7 @@ def _in_zookeeper(call, what: str) -> tuple[object, ErrorCode]:
     answered UNKNOWN_SERVER_ERROR for this partition only, as Kafka answers it."""
     try:
         return call(), ErrorCode.NONE
-    except Exception:  # noqa: BLE001 (answered as UNKNOWN_SERVER_ERROR, as Kafka does)
+    except Exception:  # answered as UNKNOWN_SERVER_ERROR, as Kafka does
         logger.exception("%s in ZooKeeper failed", what)
         return None, ErrorCode.UNKNOWN_SERVER_ERROR
 
@@ -195,7 +196,7 @@ def _fetch_from_zookeeper(context: RequestContext, body: dict) -> dict:
                 offset, error = None, ErrorCode.TOPIC_AUTHORIZATION_FAILED
             elif sizes.contains(tp):
                 offset, error = _in_zookeeper(
-                    lambda: services.zk_offsets.read(group, tp),
+                    partial(services.zk_offsets.read, group, tp),
                     f"reading the offset of {tp} for group {group}")
             else:
                 offset, error = None, ErrorCode.NONE

@@ -22,6 +22,7 @@ operations (v3+) when asked.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 from broker_lite.coordinator.group.coordinator import LeavingMember
 from broker_lite.protocol import ErrorCode
@@ -40,7 +41,7 @@ class CoordinatorAnswer(DelayedResponse):
     """A request waiting for the group coordinator's answer: the callback given to the
     coordinator (call it with the result), answered with ``respond_with(result)``."""
 
-    def __init__(self, context: RequestContext, respond_with: Callable[[object], dict]):
+    def __init__(self, context: RequestContext, respond_with: Callable[[Any], dict]):
         super().__init__(context, delay_ms=None)  # the coordinator's own timeouts apply
         self._respond_with = respond_with
         self._result = None
@@ -59,7 +60,7 @@ class CoordinatorAnswer(DelayedResponse):
 
 
 def _wait_for_coordinator(context: RequestContext, group_id: str,
-                          respond_with: Callable[[object], dict]) -> CoordinatorAnswer:
+                          respond_with: Callable[[Any], dict]) -> CoordinatorAnswer:
     answer = CoordinatorAnswer(context, respond_with)
     context.services.purgatory.groups.try_complete_else_watch(answer, [group_id])
     return answer

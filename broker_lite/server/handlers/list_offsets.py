@@ -84,6 +84,7 @@ def _offset(services: HandlerServices, topic: str, request: dict, committed: boo
     target = request["timestamp"]
     fetchable = log.log_end_offset if from_replica else \
         log.last_stable_offset if committed else log.high_watermark
+    found: tuple[int, int] | None
     if target in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
         found = (-1, log.log_start_offset)
     elif target == LATEST_TIMESTAMP:

@@ -41,7 +41,7 @@ def handle(context: RequestContext, body: dict) -> dict:
         names = cluster.topic_names()
         allow_create = False
     else:
-        names = [t["name"] for t in requested]
+        names = [t["name"] for t in requested or ()]
         allow_create = body.get("allow_auto_topic_creation", True) and \
             services.config["auto.create.topics.enable"]
     describable = context.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC,
@@ -111,7 +111,8 @@ def _topic(services: HandlerServices, name: str | None, allow_create: bool) -> d
         "error_code": 0, "name": name, "topic_id": info.topic_id,
         "is_internal": name in INTERNAL_TOPICS,
         "partitions": [_partition(p, serving, live) for p, serving in zip(
-            info.partitions, serving_leaders(services.partitions, name, info.partitions))],
+            info.partitions, serving_leaders(services.partitions, name, info.partitions),
+            strict=True)],
     }
 
 
@@ -121,7 +122,7 @@ def _partition(info: PartitionInfo, leader_serving: bool, live: set[int]) -> dic
     metadata cache answers."""
     state = info.state
     offline = [r for r in info.replicas if r not in live]
-    if not leader_serving or state.leader not in live:
+    if state is None or not leader_serving or state.leader not in live:
         return {"error_code": ErrorCode.LEADER_NOT_AVAILABLE, "partition_index": info.partition,
                 "leader_id": -1, "leader_epoch": -1, "replica_nodes": list(info.replicas),
                 "isr_nodes": list(state.isr) if state else [], "offline_replicas": offline}

@@ -70,6 +70,7 @@ from broker_lite.records.record_batch import (
     TRANSACTIONAL_FLAG,
 )
 from broker_lite.replication.errors import NotEnoughReplicasError, NotLeaderError
+from broker_lite.replication.partition import Partition
 
 from ..dispatcher import RequestContext
 from ..errors import error_code_for, not_served_error
@@ -124,13 +125,15 @@ def handle_run(contexts: list[RequestContext], bodies: list[dict]):
     services = contexts[0].services
     acks = bodies[0]["acks"]
     # per replica, in request order: (request, topic, partition data, its response to fill)
-    pending: dict[object, list[tuple[int, str, dict, dict]]] = {}
+    pending: dict[Partition, list[tuple[int, str, dict, dict]]] = {}
     replicas: dict = {}  # (topic, partition) -> the replica led here, looked up once a run
 
     results = []
-    for request, (context, body) in enumerate(zip(contexts, bodies)):
+    for request, (context, body) in enumerate(zip(contexts, bodies, strict=True)):
+        transactional_id = body.get("transactional_id")
+
         def take(name: str, partition: dict, request=request, version=context.version,
-                 transactional_id=body.get("transactional_id")) -> dict:
+                 transactional_id=transactional_id) -> dict:
             target = _append_target(services, name, partition, transactional_id, version,
                                     replicas)
             if isinstance(target, dict):
@@ -148,7 +151,7 @@ def handle_run(contexts: list[RequestContext], bodies: list[dict]):
                                                     required_acks=acks)
         except Exception as exc:
             outcomes = [exc] * len(appends)
-        for (request, name, partition, response), outcome in zip(appends, outcomes):
+        for (request, name, partition, response), outcome in zip(appends, outcomes, strict=True):
             response.update(_failed(name, partition, outcome, replica.log)
                             if isinstance(outcome, Exception)
                             else _written(name, partition, outcome, replica.log,
@@ -204,7 +207,7 @@ def _first_batch_transactional(records) -> bool:
 # -- acks=all ----------------------------------------------------------------------------------
 
 
-class DelayedProduce(DelayedReplication):
+class DelayedProduce(DelayedReplication[tuple[int, TopicPartition]]):
     """A Produce with acks=all waiting until every partition's high watermark reaches the
     offsets it appended (Kafka's DelayedProduce): answered when all are committed, or after
     ``timeout_ms`` with REQUEST_TIMED_OUT for those that are not. With one replica the high

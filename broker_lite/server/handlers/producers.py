@@ -36,8 +36,8 @@ def describe_producers(context: RequestContext, body: dict) -> dict:
 
 
 def _partition(services: HandlerServices, topic: str, index: int) -> dict:
-    response = {"partition_index": index, "error_code": 0, "error_message": None,
-                "active_producers": []}
+    response: dict = {"partition_index": index, "error_code": 0, "error_message": None,
+                      "active_producers": []}
     log = services.partitions.leader_log(topic, index)
     if log is None:
         error = not_served_error(services.cluster, topic, index)

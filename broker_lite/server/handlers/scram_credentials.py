@@ -93,6 +93,8 @@ def describe_user_scram_credentials(context: RequestContext, body: dict) -> dict
 def _refusal(upsertion: dict | None, deletion: dict | None) -> tuple[ErrorCode, str] | None:
     """Why one alteration is refused on its own (Kafka's illegal upsertions and deletions)."""
     item = upsertion or deletion
+    if item is None:
+        raise ValueError("an alteration is an upsertion or a deletion")
     if not item["name"]:
         return ErrorCode.UNACCEPTABLE_CREDENTIAL, _EMPTY_USER
     if item["mechanism"] not in MECHANISM_NAMES:

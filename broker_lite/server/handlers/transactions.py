@@ -25,6 +25,7 @@ the transactional ids the principal may Describe (TRANSACTIONAL_ID_AUTHORIZATION
 named), showing the partitions of topics it may Describe.
 """
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from broker_lite.common.vocabulary import NO_PARTITION_LEADER_EPOCH, TopicPartition
@@ -95,7 +96,7 @@ def add_partitions_to_txn(context: RequestContext, body: dict) -> dict:
 
 def _add_partitions(services: HandlerServices, transactional_id: str, producer_id: int, epoch: int,
                     partitions: list[TopicPartition], verify_only: bool = False,
-                    refused: set[str] = frozenset()) -> dict[TopicPartition, ErrorCode]:
+                    refused: AbstractSet[str] = frozenset()) -> dict[TopicPartition, ErrorCode]:
     unknown = _unknown_partitions(services, partitions)
     if unknown or refused:
         return {tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED if tp.topic in refused
@@ -247,7 +248,7 @@ class _WrittenMarker:
     ends: dict[TopicPartition, int]  # the offset after each marker appended
 
 
-class DelayedTxnMarkers(DelayedReplication):
+class DelayedTxnMarkers(DelayedReplication[tuple[int, TopicPartition]]):
     """A WriteTxnMarkers request waiting for the ISRs of the partitions its markers went to.
     Once complete, the markers that made it settle their transactions' offsets (those in
     ``__consumer_offsets``), and the answer gives each partition's error."""

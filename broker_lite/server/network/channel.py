@@ -29,6 +29,7 @@ from collections import deque
 
 from .authenticator import Authenticator
 from .receive import FrameReceive
+from .request_channel import Request
 
 IOV_MAX = 64  # buffers in one gathering write
 # A connection's next request is read while at most this many of its responses wait to be
@@ -151,12 +152,13 @@ class KafkaChannel:
         self.receive = FrameReceive(max_request_bytes)
         self.sends: deque[ResponseSend] = deque()
         self.paused = False  # the request queue was full
-        self.pending = None  # a request read while the request queue was full
-        self.events = None  # what the selector watches for; None: not registered
+        self.pending: Request | None = None  # a request read while the request queue was full
+        self.events: int | None = None  # what the selector watches for; None: not registered
         self.last_active = 0.0
-        self.in_flight = None  # the request being handled
+        self.in_flight: Request | None = None  # the request being handled
         self.closing = False  # close once the queued responses are written
-        self.close_at = None  # a refused client: its refusal waits until then (monotonic)
+        # a refused client: its refusal waits until then (monotonic)
+        self.close_at: float | None = None
         self.closed = False
         self.lock = threading.Lock()  # held by whoever uses the socket outside the processor
         self.held: list = []  # answered requests whose responses wait for the next ones
@@ -198,7 +200,7 @@ class KafkaChannel:
 
     def write(self) -> list[ResponseSend]:
         """Write queued responses as far as the socket takes them; those completely sent."""
-        done = []
+        done: list[ResponseSend] = []
         if not self.transport.flush():
             return done
         sends = self.sends

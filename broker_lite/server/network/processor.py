@@ -92,7 +92,8 @@ class Processor:
         self._max_request_bytes = config.socket_request_max_bytes
         self._idle_s = config.idle_timeout_s
         self._refusal_delay_s = config.connection_failed_authentication_delay_ms / 1000
-        self._delayed: deque[KafkaChannel] = deque()  # refused, closing at close_at, in order
+        # refused: (close_at, channel), in order
+        self._delayed: deque[tuple[float, KafkaChannel]] = deque()
         self._selector = selectors.DefaultSelector()
         self._wake_in, self._wake_out = socket.socketpair()
         self._wake_in.setblocking(False)
@@ -278,7 +279,11 @@ class Processor:
             return function()
         done = threading.Event()
         result = []
-        self._commands.append(lambda: (result.append(function()), done.set()))
+
+        def command() -> None:
+            result.append(function())
+            done.set()
+        self._commands.append(command)
         self.wakeup()
         done.wait(timeout_s)
         return result[0] if result else None
@@ -335,7 +340,7 @@ class Processor:
         if self._blocked:
             timeout = min(timeout, 0.01)  # room may come without a wake-up
         if self._delayed:
-            timeout = min(timeout, max(self._delayed[0].close_at - time.monotonic(), 0))
+            timeout = min(timeout, max(self._delayed[0][0] - time.monotonic(), 0))
         self._woken = False
         self._sleeping = True
         if self._new or self._responses or self._commands or self._stopping or self._buffered:
@@ -389,14 +394,14 @@ class Processor:
             self._close_refused_now(channel)
             return
         channel.closing = True
-        channel.close_at = time.monotonic() + self._refusal_delay_s
-        self._delayed.append(channel)
+        channel.close_at = close_at = time.monotonic() + self._refusal_delay_s
+        self._delayed.append((close_at, channel))
         self._update_interest(channel)
 
     def _close_refused(self) -> None:
         now = time.monotonic()
-        while self._delayed and self._delayed[0].close_at <= now:
-            channel = self._delayed.popleft()
+        while self._delayed and self._delayed[0][0] <= now:
+            _, channel = self._delayed.popleft()
             channel.close_at = None
             if channel.id in self._channels:
                 self._close_refused_now(channel)
@@ -519,7 +524,7 @@ class Processor:
             return  # closed
         events = 0
         if not channel.closing and (not channel.ready
-                                    or not channel.muted and not channel.paused):
+                                    or (not channel.muted and not channel.paused)):
             events = READ
         if channel.unsent and channel.close_at is None:
             events |= WRITE

@@ -39,7 +39,7 @@ class TooManyConnections(Exception):
 def parse_overrides(text: str) -> dict[str, int]:
     """``max.connections.per.ip.overrides``: ``host:count`` pairs separated by commas (the last
     colon splits, so IPv6 addresses work), each host resolved to its address."""
-    overrides = {}
+    overrides: dict[str, int] = {}
     for item in (part.strip() for part in (text or "").split(",")):
         if not item:
             continue
@@ -49,7 +49,7 @@ def parse_overrides(text: str) -> dict[str, int]:
             raise ConfigError(f"invalid value {text!r} for max.connections.per.ip.overrides: "
                               f"expected host:count pairs separated by commas, got {item!r}")
         try:
-            address = socket.getaddrinfo(host, None)[0][4][0]
+            address = str(socket.getaddrinfo(host, None)[0][4][0])  # IPv4 or IPv6: a str
         except OSError as exc:
             raise ConfigError(f"invalid value {text!r} for max.connections.per.ip.overrides: "
                               f"cannot resolve {host!r}: {exc}") from None

@@ -24,6 +24,7 @@ import logging
 import queue
 import threading
 import time
+from typing import Any, Protocol
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +69,8 @@ class Request:
         self.received = _perf_ns()
         self.dequeued = self.handled = self.answered = self.sending = self.sent = 0
         self.action = -1  # not answered yet
-        self.chunks = None
+        # the response's chunks (a list), then the ResponseSend writing them (.channel)
+        self.chunks: Any = None
         self.reason = ""
         self.folded = ()  # the payloads of requests answered with this one (take_following)
         self._channel = channel
@@ -142,6 +144,25 @@ def _release(chunks) -> None:
             chunk.close()
 
 
+class _Processor(Protocol):
+    """What the request channel asks of a processor (:class:`.processor.Processor`)."""
+
+    id: int
+
+    @property
+    def response_queue_size(self) -> int: ...
+
+    def enqueue_response(self, request: Request) -> None: ...
+
+    def finish(self, request: Request) -> Request | None: ...
+
+    def following(self, request: Request, limit: int) -> list: ...
+
+    def take_following(self, request: Request, count: int) -> None: ...
+
+    def wakeup(self) -> None: ...
+
+
 class RequestChannel:
     """The request queue (``queue_size`` requests at most) and the processors' response
     queues."""
@@ -150,10 +171,10 @@ class RequestChannel:
         self.queue_size = queue_size
         self._requests: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self._processors: dict[int, object] = {}
+        self._processors: dict[int, _Processor] = {}
         self._blocked: set = set()  # processors waiting for room in the request queue
 
-    def add_processor(self, processor) -> None:
+    def add_processor(self, processor: _Processor) -> None:
         self._processors[processor.id] = processor
 
     @property

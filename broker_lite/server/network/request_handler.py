@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 STOP_TIMEOUT_S = 10  # longest stop() waits for requests being handled
 _perf_ns = time.perf_counter_ns
 
-Handler = Callable[[Request], "Iterable | None | object"]
+Handler = Callable[[Request], "Iterable | object | None"]
 
 
 class RequestHandlerPool:
@@ -50,7 +50,7 @@ class RequestHandlerPool:
                 continue
             self.handle(request)
 
-    def handle(self, request: Request) -> None:
+    def handle(self, request: Request | None) -> None:
         """Run the handler on ``request`` and pass its answer on; then on the connection's
         next request, when it is already there and no other connection waits for a handler
         (:meth:`Request.finish`)."""

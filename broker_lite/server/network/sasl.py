@@ -238,12 +238,15 @@ class SaslAuthenticator:
 
     def _completed(self) -> int:
         """The exchange is over: the principal and the session's lifetime (ms, 0: none)."""
+        principal = self._server.principal
+        if principal is None:  # a mechanism completes only once it knows who authenticated
+            raise AuthenticationFailed("the SASL exchange ended without a principal")
         lifetime_ms = self._server.session_lifetime_ms()
         self.session_expires_at = time.monotonic() + lifetime_ms / 1000 if lifetime_ms else None
         if self._mechanism is not None:
             self.reauthentications += 1
         self._mechanism = self._server.mechanism
-        self.principal = self._server.principal
+        self.principal = principal
         self._state = COMPLETE
         self.complete = True
         return lifetime_ms

@@ -49,6 +49,7 @@ whole records not yet decrypted, count as ``buffered_read``.
 import os
 import socket
 import ssl
+from typing import cast
 
 TLS_READ_BYTES = 256 * 1024  # socket bytes read at once into the incoming BIO
 TLS_WRITE_CHUNK = 256 * 1024  # plaintext bytes encrypted at once
@@ -158,7 +159,8 @@ class TlsTransport:
         filled, size = 0, len(view)
         while filled < size:
             try:
-                count = self._tls.read(size - filled, view[filled:])
+                # with a buffer, read() gives the count of bytes read into it (the stubs: bytes)
+                count = cast(int, self._tls.read(size - filled, view[filled:]))
             except ssl.SSLWantReadError:
                 if self._receive():
                     continue

@@ -66,7 +66,8 @@ class ScriptedBroker:
 
     def arrivals_of(self, api_key: int) -> list[float]:
         """When each request of ``api_key`` arrived (monotonic clock)."""
-        return [at for (header, _), at in zip(self.requests, self.arrived_at)
+        # strict=False: a request may be timed and not yet recorded (the broker's thread)
+        return [at for (header, _), at in zip(self.requests, self.arrived_at, strict=False)
                 if header.api_key == api_key]
 
     def stop(self) -> None:
@@ -142,7 +143,7 @@ class ScriptedBroker:
     def _api_versions(self, header):
         listed = [{"api_key": k, "min_version": lo, "max_version": hi}
                   for k, (lo, hi) in sorted(self.api_versions.items())]
-        low, high = self.api_versions.get(ApiKey.API_VERSIONS, (0, 0))
+        _low, high = self.api_versions.get(ApiKey.API_VERSIONS, (0, 0))
         if header.api_version > high:
             return V0Body(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=listed)
         return {"error_code": 0, "api_keys": listed, "throttle_time_ms": 0}

@@ -261,7 +261,7 @@ def test_one_client_shared_by_threads(client, broker):
                 assert client.list_offsets({tp: LATEST}) == {tp: 40}
                 fetched = client.fetch({tp: i})[tp]
                 assert next(iter_records(fetched.records)).offset <= i
-        except Exception as exc:  # noqa: BLE001 (reported below)
+        except Exception as exc:  # reported below
             failures.append(exc)
 
     threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(6)]

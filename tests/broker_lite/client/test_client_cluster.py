@@ -106,7 +106,7 @@ def test_a_moved_leader_answers_not_leader_and_the_client_follows(
         new = next(r for r in replicas if r != old)
         move_leader(zookeeper_client, topic, 0, new)
 
-        def moved() -> bool:  # on both replicas, and in every broker's metadata
+        def moved(topic=topic, old=old, new=new) -> bool:  # on both replicas, in all metadata
             partitions = {b.broker_id: b.services.partitions for b in three_brokers}
             return partitions[new].is_leader(topic, 0) and \
                 not partitions[old].is_leader(topic, 0) and \
@@ -175,7 +175,7 @@ def test_threads_share_one_client_across_leaders(client, three_brokers):
                 fetched = client.fetch(dict.fromkeys(tps, 0), max_wait_ms=0)
                 assert {tp: f.high_watermark for tp, f in fetched.items()} == \
                     {tp: counts[tp.partition] for tp in tps}
-        except Exception as exc:  # noqa: BLE001 (reported below)
+        except Exception as exc:  # reported below
             failures.append(exc)
 
     threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(6)]

@@ -9,6 +9,7 @@ from broker_lite.client import ClientConfig, ConfigError, KafkaClient
 from broker_lite.client.config import (
     CLIENT_SETTINGS,
     PASS_THROUGH_SETTINGS,
+    PRODUCER_SETTINGS,
     parse_servers,
 )
 
@@ -136,7 +137,7 @@ def test_spark_options_take_the_kafka_prefixed_ones_and_errors_name_the_option()
         KafkaClient.from_options({"kafka.bootstrap.servers": "b:1", "kafka.fetch.max.byte": "1"})
     assert info.value.key == "kafka.fetch.max.byte"
     assert "did you mean kafka.fetch.max.bytes" in str(info.value)
-    with pytest.raises(ConfigError, match="^kafka.bootstrap.servers: required"):
+    with pytest.raises(ConfigError, match=r"^kafka\.bootstrap\.servers: required"):
         KafkaClient.from_options({"subscribe": "events"})
 
 
@@ -169,3 +170,9 @@ def test_shared_connections_keep_the_tls_and_sasl_settings():
                           .replace("alice", "bob")})
     assert config.connection_key != other.connection_key
     assert shared.connection_key == config.connection_key
+
+
+def test_the_declared_attributes_are_the_settings():
+    """The attributes the class declares (for the type check) are its settings, all of them."""
+    settings = {name.replace(".", "_") for name in (*CLIENT_SETTINGS, *PRODUCER_SETTINGS)}
+    assert set(ClientConfig.__annotations__) == settings

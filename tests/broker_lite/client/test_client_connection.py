@@ -72,7 +72,7 @@ def test_a_connection_that_cannot_be_set_up_fails_within_the_setup_timeout():
         assert time.monotonic() - started < 1 + SLACK_S
         client.close()
     finally:
-        for sock in queued + [listener]:
+        for sock in [*queued, listener]:
             sock.close()
     assert isinstance(info.value.last_error, BrokerNotAvailableError)
     assert f"cannot connect to broker 127.0.0.1:{port}: no answer within" in str(info.value)
@@ -175,7 +175,7 @@ def test_one_connection_serves_many_threads_in_order():
                     body = conn.request(ApiKey.METADATA, {"topics": [{"name": name}]},
                                         Deadline(20000))[1]
                     answers[name] = body["topics"][0]["name"]
-            except Exception as exc:  # noqa: BLE001 (reported below)
+            except Exception as exc:  # reported below
                 failures.append(exc)
 
         threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(8)]
@@ -195,7 +195,7 @@ def test_closing_unblocks_a_request_in_progress():
         def blocked() -> None:
             try:
                 metadata_body(conn)
-            except Exception as exc:  # noqa: BLE001 (checked below)
+            except Exception as exc:  # checked below
                 outcome.append(exc)
 
         thread = threading.Thread(target=blocked)

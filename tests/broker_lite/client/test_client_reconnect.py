@@ -7,6 +7,7 @@ growing to ``socket.connection.setup.timeout.max.ms``; idle connections closed a
 import re
 import socket
 import time
+from itertools import pairwise
 
 import pytest
 from scripted_broker import CLOSE, ScriptedBroker, full_listener, sequence
@@ -46,9 +47,9 @@ def test_connection_attempts_back_off_longer_each_time_up_to_the_maximum():
             with pytest.raises(KafkaTimeoutError):
                 client.topics()
         accepted = list(broker.accepted_at)
-    gaps = [b - a for a, b in zip(accepted, accepted[1:])]
+    gaps = [b - a for a, b in pairwise(accepted)]
     nominal = [min(0.05 * 2 ** n, 0.4) for n in range(len(gaps))]
-    assert all(gap >= wait * (1 - JITTER) - 0.002 for gap, wait in zip(gaps, nominal))
+    assert all(gap >= wait * (1 - JITTER) - 0.002 for gap, wait in zip(gaps, nominal, strict=True))
     assert len(gaps) >= 6
     assert len(gaps) <= 3 + (5.0 - 0.35 * (1 - JITTER)) / (0.4 * (1 - JITTER)) + 1
 
@@ -84,7 +85,7 @@ def test_a_request_that_cannot_wait_for_the_reconnect_backoff_fails_at_once():
     with pytest.raises(BrokerNotAvailableError, match="refused"):
         metadata(conn)
     started = time.monotonic()
-    with pytest.raises(BrokerNotAvailableError, match="reconnect.backoff.ms") as info:
+    with pytest.raises(BrokerNotAvailableError, match=r"reconnect\.backoff\.ms") as info:
         metadata(conn, deadline_ms=5000)
     assert time.monotonic() - started < 2  # not at the deadline, nor after the 10 s backoff
     assert f"the last: cannot connect to broker 127.0.0.1:{port}: " in str(info.value)
@@ -106,7 +107,7 @@ def test_the_connection_setup_timeout_grows_with_failed_attempts():
                 metadata(conn)
             timeouts.append(int(re.search(r"no answer within (\d+) ms", str(info.value))[1]))
     finally:
-        for sock in queued + [listener]:
+        for sock in [*queued, listener]:
             sock.close()
     for timeout, nominal in zip(timeouts, [200, 400, 800, 800], strict=True):
         assert nominal * (1 - JITTER) - 1 <= timeout <= min(nominal * (1 + JITTER), 800) + 1

@@ -3,6 +3,7 @@ the Java client's, KIP-580), others raised at once, and a timeout that says what
 why."""
 
 import time
+from itertools import pairwise
 
 import pytest
 from scripted_broker import ScriptedBroker
@@ -54,9 +55,9 @@ def test_retries_wait_longer_each_time_up_to_the_maximum():
             with pytest.raises(KafkaTimeoutError, match="LEADER_NOT_AVAILABLE"):
                 client.partitions("t")
         arrivals = broker.arrivals_of(ApiKey.METADATA)
-    gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
+    gaps = [b - a for a, b in pairwise(arrivals)]
     nominal = [min(0.05 * 2 ** n, 0.4) for n in range(len(gaps))]
-    assert all(gap >= wait * (1 - JITTER) - 0.002 for gap, wait in zip(gaps, nominal))
+    assert all(gap >= wait * (1 - JITTER) - 0.002 for gap, wait in zip(gaps, nominal, strict=True))
     # 50 + 100 + 200 ms, then at most 400 ms each: no more than 2.5 s allows, at least 6
     assert len(gaps) >= 6
     assert len(gaps) <= 3 + (2.5 - 0.35 * (1 - JITTER)) / (0.4 * (1 - JITTER)) + 1

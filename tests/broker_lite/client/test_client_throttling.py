@@ -102,7 +102,7 @@ def test_a_throttle_past_the_deadline_fails_at_once_without_sending():
         conn = connection(broker)
         metadata(conn)
         started = time.monotonic()
-        with pytest.raises(KafkaTimeoutError, match="throttles this client for .* ms more"):
+        with pytest.raises(KafkaTimeoutError, match=r"throttles this client for .* ms more"):
             metadata(conn, deadline_ms=300)
         assert time.monotonic() - started < 0.3 + SLACK_S
         assert len(broker.requests_for(ApiKey.METADATA)) == 1

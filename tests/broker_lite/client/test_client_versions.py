@@ -33,7 +33,7 @@ def test_a_cap_below_the_chosen_version():
     table = negotiate(advertised({ApiKey.FETCH: (4, 17)}), "b:1")
     assert table.version(ApiKey.FETCH, max_version=12) == 12
     assert table.version(ApiKey.FETCH, max_version=20) == 17
-    with pytest.raises(UnsupportedVersionError, match="version 3 or lower is needed.*4-17"):
+    with pytest.raises(UnsupportedVersionError, match=r"version 3 or lower is needed.*4-17"):
         table.version(ApiKey.FETCH, max_version=3)
 
 

@@ -79,7 +79,7 @@ def test_a_range_is_read_fetch_by_fetch_from_where_the_complete_batches_end(scri
         assert not reader.incomplete  # the partial tail was left for the next fetch
         assert len(chunk.data) <= limit
     assert [(c.start, c.next_position) for c in chunks][:2] == [(12, 20), (20, 30)]
-    assert fetched(scripted, "fetch_offset") == [12] + list(range(20, 171, 10))
+    assert fetched(scripted, "fetch_offset") == [12, *range(20, 171, 10)]
     rows = pa.Table.from_batches([c.to_arrow() for c in chunks])
     assert rows.column("offset").to_pylist() == list(range(12, 171))
 
@@ -93,8 +93,8 @@ def test_an_oversized_batch_grows_the_limit_until_it_comes_whole_then_the_limit_
     assert fetched(scripted, "partition_max_bytes")[:5] == [4096, 8192, 16384, 4096, 4096]
     with client_for(scripted, **{"max.partition.fetch.bytes": "4096",
                                  "fetch.max.bytes": "8192"}) as client:
-        with pytest.raises(RecordTooLargeError, match="events-0 at offset 0 is larger than "
-                                                      "fetch.max.bytes"):
+        with pytest.raises(RecordTooLargeError, match=r"events-0 at offset 0 is larger than "
+                                                      r"fetch\.max\.bytes"):
             list(client.read_range(TP, 0, 61))
 
 
@@ -159,7 +159,7 @@ def test_a_corrupt_batch_is_an_error_naming_topic_partition_and_offset(scripted)
     serve(scripted, log)
     with client_for(scripted) as client:
         with pytest.raises(CorruptMessageError,
-                           match="corrupt record batch in events-0 at offset 10: .*CRC") as info:
+                           match=r"corrupt record batch in events-0 at offset 10: .*CRC") as info:
             list(client.read_range(TP, 0, 20))
         assert not info.value.retriable  # fetching again gives the same bytes
         assert pairs(client.read_range(TP, 0, 10)) == log.records[:10]  # before it: fine
@@ -332,7 +332,7 @@ def test_positions_below_the_log_start_or_past_its_end_go_to_the_hook(broker, cl
     reader = PartitionReader(client, {tp: 0}, on_out_of_range=earliest)
     reader.poll(0)
     assert seen == [OutOfRange(tp, 0, log_start, 200)] and seen[0].below_start
-    assert "offsets 0 to %d of %s are gone" % (log_start - 1, tp) in str(seen[0])
+    assert f"offsets 0 to {log_start - 1} of {tp} are gone" in str(seen[0])
     assert next(reader.poll(0)[0].records()).offset == log_start
     reader = PartitionReader(client, {tp: 250}, on_out_of_range=lambda gone: gone.log_end)
     assert reader.poll(0) == [] and reader.positions == {tp: 200}

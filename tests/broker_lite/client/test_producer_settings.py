@@ -33,21 +33,21 @@ def test_idempotence_follows_the_java_rules():
         assert not Producer(client, acks="1").idempotent  # not asked for: turned off
         assert not Producer(client, retries=0).idempotent
         assert not Producer(client, idempotent=False).idempotent
-        with pytest.raises(ConfigError, match="^enable.idempotence: needs acks=all"):
+        with pytest.raises(ConfigError, match=r"^enable\.idempotence: needs acks=all"):
             Producer(client, acks=1, idempotent=True)
-        with pytest.raises(ConfigError, match="^enable.idempotence: needs retries > 0"):
+        with pytest.raises(ConfigError, match=r"^enable\.idempotence: needs retries > 0"):
             Producer(client, retries=0, idempotent=True)
         with pytest.raises(ConfigError, match="always idempotent"):
             Producer(client, transactional_id="t", idempotent=False)
-        with pytest.raises(ConfigError, match="^acks: acks=0 .*is not supported"):
+        with pytest.raises(ConfigError, match=r"^acks: acks=0 .*is not supported"):
             Producer(client, acks="0")
-        with pytest.raises(ConfigError, match="^compression.type: .*'brotli'"):
+        with pytest.raises(ConfigError, match=r"^compression\.type: .*'brotli'"):
             Producer(client, compression="brotli")
-        with pytest.raises(ConfigError, match="^batch.size"):
+        with pytest.raises(ConfigError, match=r"^batch\.size"):
             Producer(client, batch_size=0)
     with KafkaClient({"bootstrap.servers": "127.0.0.1:9", "enable.idempotence": "true",
                       "acks": "1"}) as client:
-        with pytest.raises(ConfigError, match="^enable.idempotence: needs acks=all"):
+        with pytest.raises(ConfigError, match=r"^enable\.idempotence: needs acks=all"):
             Producer(client)
 
 
@@ -61,7 +61,7 @@ def test_settings_come_from_the_client_config():
             (-1, 5000, 70000)
         assert (producer.transactional_id, producer.transaction_timeout_ms) == ("tx", 9000)
         assert producer.idempotent and producer.transaction_state.name == "UNINITIALIZED"
-    with pytest.raises(ConfigError, match="^kafka.acks: .*not supported"):
+    with pytest.raises(ConfigError, match=r"^kafka\.acks: .*not supported"):
         KafkaClient.from_options({"kafka.bootstrap.servers": "b:1", "kafka.acks": "0"})
 
 

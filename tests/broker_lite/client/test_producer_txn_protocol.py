@@ -112,7 +112,7 @@ def test_a_transaction_from_start_to_commit(coordinator):
     assert second["v3_and_below_topics"] == [{"name": TOPIC, "partitions": [1]}]
     for body in coordinator.requests_for(ApiKey.PRODUCE):
         assert body["transactional_id"] == TXN
-    for _, partition, data in coordinator.partitions.received:
+    for _, _, data in coordinator.partitions.received:
         assert RecordBatch(data).is_transactional
     sequences = [batch_fields(d)[2] for t, p, d in coordinator.partitions.received if p == 0]
     assert sequences == [0, 3, 5]
@@ -196,7 +196,7 @@ def test_an_unknown_outcome_is_aborted_then_the_epoch_is_bumped(coordinator):
         producer.begin_transaction()
         producer.send_batch(TOPIC, 0, rows(2))
         producer.commit_transaction()
-    first, bump = coordinator.requests_for(ApiKey.INIT_PRODUCER_ID)
+    _first, bump = coordinator.requests_for(ApiKey.INIT_PRODUCER_ID)
     assert (bump["producer_id"], bump["producer_epoch"]) == (900, 0)
     assert [b["committed"] for b in coordinator.requests_for(ApiKey.END_TXN)] == [False, True]
     (data,) = coordinator.partitions.logs[(TOPIC, 0)]

@@ -53,7 +53,7 @@ def test_sequences_advance_per_partition_and_requests_carry_one_batch_per_partit
         assert len(parts) == len(set(parts))  # never two batches of one partition
         assert body["acks"] == -1 and body["transactional_id"] is None
     by_partition: dict[int, list] = {}
-    for topic, partition, data in scripted.partitions.received:
+    for _, partition, data in scripted.partitions.received:
         by_partition.setdefault(partition, []).append(batch_fields(data))
     for fields in by_partition.values():
         assert len(fields) > 1

@@ -8,6 +8,7 @@ import pytest
 
 from broker_lite.client import ConfigError
 from broker_lite.client.zkgroup import ZooKeeperConsumerConfig, ZooKeeperGroupConsumer
+from broker_lite.client.zkgroup.config import SETTINGS
 
 BASE = {"zookeeper.connect": "127.0.0.1:2181/kafka", "group.id": "g"}
 
@@ -72,6 +73,13 @@ def test_client_settings_go_to_the_fetching_client():
 
 
 def test_read_committed_is_refused_before_connecting_anywhere():
-    with pytest.raises(ConfigError, match="isolation.level: .*Kafka 0.8"):
+    with pytest.raises(ConfigError, match=r"isolation\.level: .*Kafka 0\.8"):
         ZooKeeperGroupConsumer({**BASE, "zookeeper.connect": "127.0.0.1:9",
                                 "isolation.level": "read_committed"})
+
+
+def test_the_declared_attributes_are_the_settings():
+    """The attributes the class declares (for the type check) are its settings, all of them;
+    consumer.id's is the id as registered, declared where it is set."""
+    settings = {name.replace(".", "_") for name in SETTINGS}
+    assert set(ZooKeeperConsumerConfig.__annotations__) == settings - {"consumer_id"}

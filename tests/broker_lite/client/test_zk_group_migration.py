@@ -50,7 +50,7 @@ def test_migrating_offsets_from_zookeeper_to_kafka(start_consumer, kafka, broker
         return started
 
     def positions_now(total_per_partition):
-        return dict(zip(tps, total_per_partition))
+        return dict(zip(tps, total_per_partition, strict=True))
 
     # 0. the group consumes with its offsets in ZooKeeper, the old default
     produce_round("zk", 90)

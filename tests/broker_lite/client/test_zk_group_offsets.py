@@ -62,7 +62,7 @@ def test_a_consumer_falls_back_per_auto_offset_reset_with_a_warning(
     assert warning.levelno == logging.WARNING and "not-a-number" in warning.getMessage()
     produce(broker, topic, [b"v5"], 1)
     got = []
-    wait_until(lambda: got.extend(consumer.poll(0.2)) or got and got[-1].offset == 5, 30,
+    wait_until(lambda: got.extend(consumer.poll(0.2)) or (got and got[-1].offset == 5), 30,
                "offset 5")
     assert [r.offset for r in got] == expected
     consumer.commit()
@@ -90,7 +90,7 @@ def stores(zookeeper_client, kafka, group):
 def test_where_a_group_resumes(stores, kafka, group, storage, dual, expected):
     zookeeper, tps = stores
     storage = OffsetStorage(storage, dual, zookeeper, kafka, group)
-    assert storage.committed(tps) == dict(zip(tps, expected))
+    assert storage.committed(tps) == dict(zip(tps, expected, strict=True))
 
 
 @pytest.mark.parametrize("storage, dual, in_zookeeper, at_coordinator", [

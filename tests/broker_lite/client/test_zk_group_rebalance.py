@@ -283,5 +283,5 @@ def test_brokers_are_given_or_discovered(zookeeper_connect, broker):
 
 
 def test_without_brokers_to_discover_the_consumer_says_so(zookeeper_connect):
-    with pytest.raises(BrokerNotAvailableError, match="no live broker .* under /brokers/ids"):
+    with pytest.raises(BrokerNotAvailableError, match=r"no live broker .* under /brokers/ids"):
         ZooKeeperGroupConsumer({"zookeeper.connect": zookeeper_connect, "group.id": "g"})

@@ -175,7 +175,8 @@ def balanced(consumers, reader: OwnersReader, shares: list[int]):
     assignments = [c.assignment() for c in consumers]
     if sorted(len(a) for a in assignments) != sorted(shares):
         return False
-    expected = {tp.partition: thread_of(c) for c, a in zip(consumers, assignments) for tp in a}
+    expected = {tp.partition: thread_of(c)
+                for c, a in zip(consumers, assignments, strict=True) for tp in a}
     return len(expected) == sum(shares) and reader.owners() == expected
 
 

@@ -133,7 +133,7 @@ def test_values_are_trimmed_and_booleans_take_any_case_as_in_kafka():
 def test_topic_configs_parse_as_the_broker_configs_they_are_named_after():
     log = BrokerConfig().log_config({"retention.ms": "3000000000", "flush.messages": "1"})
     assert (log.retention_ms, log.flush_messages) == (3_000_000_000, 1)
-    with pytest.raises(ConfigError, match="^invalid value '3000000000' for max.message.bytes: "):
+    with pytest.raises(ConfigError, match=r"^invalid value '3000000000' for max\.message\.bytes: "):
         BrokerConfig().log_config({"max.message.bytes": "3000000000"})
     assert set(TOPIC_TO_BROKER.values()) <= set(BROKER_CONFIG)
 
@@ -208,12 +208,12 @@ def test_roll_jitter_in_hours_or_milliseconds():
 
 
 def test_unknown_topic_config_is_refused_and_named():
-    with pytest.raises(ConfigError, match="'segment.byte'"):
+    with pytest.raises(ConfigError, match=r"'segment\.byte'"):
         BrokerConfig().log_config({"segment.byte": "1"})
 
 
 def test_malformed_topic_override_names_the_topic_config():
-    with pytest.raises(ConfigError, match="retention.ms"):
+    with pytest.raises(ConfigError, match=r"retention\.ms"):
         BrokerConfig().log_config({"retention.ms": "soon"})
 
 
@@ -275,7 +275,7 @@ def test_a_topics_message_format_newer_than_the_protocol_is_ignored():
 
 @pytest.mark.parametrize("version", ["0.12.0", "0.7", "4.0", "3", "2.9", "latest", "3.0-IV"])
 def test_message_format_versions_kafka_does_not_know_are_refused(version):
-    with pytest.raises(ConfigError, match="message.format.version: expected a Kafka version"):
+    with pytest.raises(ConfigError, match=r"message\.format\.version: expected a Kafka version"):
         BrokerConfig().log_config({"message.format.version": version})
 
 

@@ -138,9 +138,10 @@ def test_incremental_operations_on_broker_configs():
          ("background.threads", Op.DELETE, None)], broker=True) == \
         {"log.cleanup.policy": "delete,compact"}
     with pytest.raises(ConfigOperationError,
-                       match="Config value append is not allowed for config key: num.io.threads"):
+                       match=r"Config value append is not allowed for config key: "
+                             r"num\.io\.threads"):
         apply_incremental_operations({}, [("num.io.threads", Op.APPEND, "1")], broker=True)
-    with pytest.raises(ConfigOperationError, match="Unknown config name: my.list"):
+    with pytest.raises(ConfigOperationError, match=r"Unknown config name: my\.list"):
         apply_incremental_operations({}, [("my.list", Op.SUBTRACT, "1")], broker=True)
 
 
@@ -154,9 +155,10 @@ def test_overrides_broker_lite_cannot_use_are_left_out_of_the_resolved_config():
 def test_validating_overrides():
     validate_topic_overrides(BrokerConfig(), {"cleanup.policy": "compact", "retention.ms": "1",
                                               "max.compaction.lag.ms": "3600000"})
-    with pytest.raises(UnknownTopicConfigError, match="Unknown topic config name: retention.hours"):
+    with pytest.raises(UnknownTopicConfigError,
+                       match=r"Unknown topic config name: retention\.hours"):
         validate_topic_overrides(BrokerConfig(), {"retention.hours": "1"})
-    with pytest.raises(ConfigError, match="cleanup.policy"):
+    with pytest.raises(ConfigError, match=r"cleanup\.policy"):
         validate_topic_overrides(BrokerConfig(), {"cleanup.policy": "forever"})
 
 
@@ -215,7 +217,7 @@ def test_incremental_operations(overrides, operations, expected):
 
 def test_incremental_operations_a_config_does_not_take():
     with pytest.raises(ConfigOperationError,
-                       match="Config value append is not allowed for config key: retention.ms"):
+                       match=r"Config value append is not allowed for config key: retention\.ms"):
         apply_incremental_operations({}, [("retention.ms", Op.APPEND, "1")])
     with pytest.raises(UnknownTopicConfigError, match="Unknown topic config name: nope"):
         apply_incremental_operations({}, [("nope", Op.SUBTRACT, "1")])

@@ -87,10 +87,10 @@ def test_local_retention_within_the_retention():
 
 
 def test_passwords_cannot_be_stored_without_an_encoder_secret():
-    with pytest.raises(DynamicConfigError, match="^Password encoder secret not configured$"):
+    with pytest.raises(DynamicConfigError, match=r"^Password encoder secret not configured$"):
         persistent_configs({"ssl.key.password": "x"}, per_broker=True)
     with pytest.raises(DynamicConfigError,
-                       match="^Password config can be defined only at broker level$"):
+                       match=r"^Password config can be defined only at broker level$"):
         persistent_configs({"listener.name.a.ssl.key.password": "x"}, per_broker=False)
     assert persistent_configs({"log.retention.ms": "1"}, per_broker=False) == \
         {"log.retention.ms": "1"}

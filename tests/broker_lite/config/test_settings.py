@@ -139,7 +139,7 @@ def test_the_reason_and_the_text_refused_are_kept_apart():
     assert (raised.value.reason, raised.value.text, str(raised.value)) == (
         "expected an integer in [0, 2147483647]", "-5",
         "expected an integer in [0, 2147483647], got '-5'")
-    with pytest.raises(InvalidValue, match="^cannot be empty$"):
+    with pytest.raises(InvalidValue, match=r"^cannot be empty$"):
         non_empty("")
 
 

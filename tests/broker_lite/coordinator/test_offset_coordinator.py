@@ -35,7 +35,7 @@ def test_standalone_commits_and_fetches(harness):
 def test_commit_metadata_and_leader_epoch_are_kept(harness):
     value = OffsetAndMetadata(7, 3, "checkpoint-1", BASE_MS)
     harness.commit("solo", {T0: value})
-    error, offsets = harness.coordinator.handle_fetch_offsets("solo", [T0])
+    _error, offsets = harness.coordinator.handle_fetch_offsets("solo", [T0])
     assert offsets[T0] == value
 
 

@@ -99,7 +99,7 @@ def test_a_transaction_past_its_timeout_is_fenced_and_aborted(setup):
 
 
 def test_a_new_instance_aborts_the_open_transaction_first(setup):
-    coordinator, clock, writer, _ = setup
+    coordinator, _clock, writer, _ = setup
     producer_id, epoch = open_transaction(coordinator, "tx", 60_000)
     retry = coordinator.handle_init_producer_id("tx", 60_000)
     assert retry.error == ErrorCode.CONCURRENT_TRANSACTIONS

@@ -173,7 +173,7 @@ def test_record_with_max_timestamp_is_found_inside_its_batch(open_log):
 
 def test_message_max_bytes_is_enforced(open_log):
     log = open_log(small_config(max_message_bytes=200))
-    with pytest.raises(RecordTooLargeError, match="max.message.bytes 200"):
+    with pytest.raises(RecordTooLargeError, match=r"max\.message\.bytes 200"):
         log.append(batch(0, size=500))
     assert log.log_end_offset == 0
 

@@ -73,7 +73,7 @@ def test_after_a_crash_logs_recover_from_their_recovery_point(dirs):
     reloaded = manager_for(dirs)  # no shutdown(): no marker
     recovered = reloaded.get("events", 0)
     assert recovered.log_end_offset == 20
-    assert [r.offset for r in iter_records(recovered.read(0, 1 << 20).read())][0] == 0
+    assert next(r.offset for r in iter_records(recovered.read(0, 1 << 20).read())) == 0
     reloaded.shutdown()
 
 

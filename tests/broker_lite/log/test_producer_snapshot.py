@@ -174,7 +174,7 @@ def test_rolls_and_close_write_snapshots(tmp_path):
     assert len(bases) > 3
     assert log.producer_state.snapshot_offsets == bases[1:]
     log.close()
-    assert list_snapshots(tmp_path / "t-0") == bases[1:] + [40]
+    assert list_snapshots(tmp_path / "t-0") == [*bases[1:], 40]
     assert read_snapshot(snapshot_path(tmp_path / "t-0", 40))[0].last_sequence == 39
 
 

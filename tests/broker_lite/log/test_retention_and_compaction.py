@@ -76,7 +76,7 @@ def test_retention_by_time_judges_each_segment_by_its_largest_timestamp(log_dir,
 
 def test_retention_by_size_keeps_the_newest_data_within_the_limit(log_dir, clock):
     log = Log(log_dir, config(retention_bytes=1500, retention_ms=-1), clock=clock)
-    for i in range(40):
+    for _ in range(40):
         log.append(build_batch([(b"k", b"x" * 50)], timestamp=clock.now))
     enforce_retention(log)
     assert log.size >= 1500 - log.segments[0].size
@@ -130,7 +130,7 @@ def test_the_log_start_offset_only_moves_forward_up_to_the_high_watermark(log_di
 
 def test_deleted_segment_files_wait_for_file_delete_delay(log_dir, clock):
     log = Log(log_dir, config(retention_ms=DAY, file_delete_delay_ms=60_000), clock=clock)
-    for i in range(20):
+    for _ in range(20):
         log.append(build_batch([(b"k", b"x" * 50)], timestamp=clock.now - 2 * DAY))
     log.append(build_batch([(b"k", b"x" * 50)], timestamp=clock.now))
     log.roll()
@@ -223,7 +223,7 @@ def test_compaction_keeps_exactly_the_latest_value_per_key_with_offsets_intact(l
     assert log.size < before
     assert {r.key: (r.offset, r.value) for r in all_records(log)} == latest
     assert sorted(r.offset for r in all_records(log)) == sorted(o for o, _ in latest.values())
-    for key, (offset, value) in latest.items():  # the surviving offsets are readable as such
+    for offset, value in latest.values():  # the surviving offsets are readable as such
         assert next(r for r in iter_records(log.read(offset, 1 << 20).read())
                     if r.offset == offset).value == value
     assert log.log_end_offset == 30

@@ -246,7 +246,7 @@ def rewritten(batch: bytes, **fields) -> bytes:
     names = ("base_offset", "batch_length", "partition_leader_epoch", "magic", "crc",
              "attributes", "last_offset_delta", "base_timestamp", "max_timestamp",
              "producer_id", "producer_epoch", "base_sequence", "record_count")
-    values = dict(zip(names, HEADER.unpack_from(batch)))
+    values = dict(zip(names, HEADER.unpack_from(batch), strict=True))
     values.update(fields)
     data = bytearray(batch)
     HEADER.pack_into(data, 0, *values.values())
@@ -259,7 +259,7 @@ def outcome(records, **options):
     options = {"max_message_bytes": 1 << 20, "partition_leader_epoch": 3, **options}
     try:
         result = validate_and_assign_offsets(records, 40, **options)
-    except Exception as exc:  # noqa: BLE001 (compared, whatever it is)
+    except Exception as exc:  # compared, whatever it is
         return type(exc), str(exc)
     return (b"".join(bytes(c) for c in result.chunks), result.batches, result.first_offset,
             result.last_offset, result.max_timestamp, result.offset_of_max_timestamp,

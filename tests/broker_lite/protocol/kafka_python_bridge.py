@@ -73,7 +73,7 @@ def _pairs(struct, kp_struct, version, flexible):
     tu, tt = _theirs(kp_struct, version)
     assert len(ou) == len(tu), (struct.name, version, [f.name for f in ou], [t.name for t in tu])
     assert set(ot) == set(tt), (struct.name, version, sorted(ot), sorted(tt))
-    return list(zip(ou, tu)) + [(ot[t], tt[t]) for t in sorted(ot)]
+    return list(zip(ou, tu, strict=True)) + [(ot[t], tt[t]) for t in sorted(ot)]
 
 
 def to_kp_kwargs(struct: Struct, kp_struct, body: dict, version: int, flexible: bool) -> dict:

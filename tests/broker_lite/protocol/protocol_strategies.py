@@ -48,11 +48,8 @@ def value_strategy(field: Field, version: int, flexible: bool,
         item = body_strategy(field.struct, version, flexible, unknown_tags)
     else:
         item = _primitive(field.item_type)
-    if field.is_array:
-        value = st.lists(item, max_size=3)
-    else:
-        value = item
-    if version in field.nullable or field.item_type == "records" and not field.is_array:
+    value = st.lists(item, max_size=3) if field.is_array else item
+    if version in field.nullable or (field.item_type == "records" and not field.is_array):
         value = st.one_of(st.none(), value)
     return value
 
@@ -113,7 +110,7 @@ def subset(expected, actual, path="body"):
             subset(value, actual[key], f"{path}.{key}")
     elif isinstance(expected, list):
         assert isinstance(actual, list) and len(actual) == len(expected), f"{path}: {actual!r}"
-        for i, (e, a) in enumerate(zip(expected, actual)):
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
             subset(e, a, f"{path}[{i}]")
     else:
         if isinstance(actual, memoryview):

@@ -252,7 +252,7 @@ def test_responses_the_quick_way_does_not_take_go_to_the_codec(partition):
     assert write_response(11, 7, body) is None
     try:
         expected = _encode_response(ApiKey.PRODUCE, 11, 7, body)
-    except Exception as exc:  # noqa: BLE001 (the same error either way)
+    except Exception as exc:  # the same error either way
         with pytest.raises(type(exc)):
             encode_response(ApiKey.PRODUCE, 11, 7, body)
     else:

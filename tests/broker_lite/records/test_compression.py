@@ -374,8 +374,8 @@ def test_snappy_huge_preamble_refused_before_the_library_runs(monkeypatch):
     first = snappy.compress(b"a" * 600)
     second = encode_unsigned_varint(600) + b"\x00"
     two = b"".join(
-        [XERIAL_HEADER, struct.pack(">i", len(first)), first]
-        + [struct.pack(">i", len(second)), second]
+        [XERIAL_HEADER, struct.pack(">i", len(first)), first,
+         struct.pack(">i", len(second)), second]
     )
     monkeypatch.undo()
     with pytest.raises(RecordTooLargeError):

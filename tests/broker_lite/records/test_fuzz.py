@@ -29,6 +29,7 @@ import time
 import traceback
 import zlib
 from dataclasses import dataclass
+from functools import partial
 
 import crc32c
 import lz4.frame
@@ -163,7 +164,8 @@ TARGETS = {
 def check_all_targets(buf, context=""):
     """Run every target on ``buf``; only RecordsError may escape. Returns {target: error|None}."""
     return {
-        name: assert_only_records_errors(lambda: target(buf), context=f"{name} {context}".strip())
+        name: assert_only_records_errors(partial(target, buf),
+                                         context=f"{name} {context}".strip())
         for name, target in TARGETS.items()
     }
 
@@ -231,7 +233,7 @@ MIXED = _mixed_buffer()
 
 
 def test_valid_buffers_are_valid():
-    for name, buf in list(VALID.items()) + [("mixed", MIXED)]:
+    for name, buf in [*VALID.items(), ("mixed", MIXED)]:
         reader = BatchReader(buf, validate=True)
         batches = list(reader)
         assert batches and not reader.incomplete, name
@@ -424,7 +426,7 @@ def _check_validated_flip(buf, bit, layout, original):
         # Outside every checksum: the batch stays valid and decodes to the same records.
         assert error is None, f"{where}: {error!r}"
         assert not reader.incomplete and len(got) == len(layout), where
-        for i, (batch, (orig_batch, orig_records)) in enumerate(zip(got, original)):
+        for i, (batch, (orig_batch, orig_records)) in enumerate(zip(got, original, strict=True)):
             records = list(batch)
             assert _content(records) == _content(orig_records), where
             if i != index:
@@ -468,7 +470,7 @@ def _bits_to_flip(buf, layout):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(VALID) + ["mixed"])
+@pytest.mark.parametrize("name", [*VALID, "mixed"])
 def test_single_bit_flips(name):
     """Every bit (or, for the mixed log, a deterministic sample of bits) flipped in turn."""
     buf = MIXED if name == "mixed" else VALID[name]
@@ -486,7 +488,7 @@ def test_single_bit_flips(name):
 @FUZZ
 @given(data=st.data())
 def test_random_multi_bit_flips(data):
-    name = data.draw(st.sampled_from(list(VALID) + ["mixed"]), label="buffer")
+    name = data.draw(st.sampled_from([*VALID, "mixed"]), label="buffer")
     buf = bytearray(MIXED if name == "mixed" else VALID[name])
     for bit in data.draw(st.lists(st.integers(0, len(buf) * 8 - 1), min_size=2, max_size=6),
                          label="bits"):
@@ -505,7 +507,7 @@ def test_truncation_at_every_byte(name):
     all_records = [list(b) for b in BatchReader(buf, validate=True)]
     all_rows = _arrow(buf, True).to_pylist()
     rows_per_entry = [0 if b.is_control_batch else len(recs)
-                      for b, recs in zip(BatchReader(buf), all_records)]
+                      for b, recs in zip(BatchReader(buf), all_records, strict=True)]
     for cut in range(len(buf) + 1):
         piece = buf[:cut]
         complete = sum(1 for end in ends if end <= cut)
@@ -570,9 +572,10 @@ class Absurd:
     decode: object  # outcome of decoding records / Arrow rows
 
 
-def _record(attributes=b"\x00", ts_delta=encode_varlong(0), offset_delta=encode_varint(0),
-            key=encode_varint(-1), value=encode_varint(1) + b"v", headers=encode_varint(0),
-            length=None):
+# the defaults are bytes, made once and never changed
+def _record(attributes=b"\x00", ts_delta=encode_varlong(0),  # noqa: B008
+            offset_delta=encode_varint(0), key=encode_varint(-1),  # noqa: B008
+            value=encode_varint(1) + b"v", headers=encode_varint(0), length=None):  # noqa: B008
     body = attributes + ts_delta + offset_delta + key + value + headers
     return (encode_varint(len(body)) if length is None else length) + body
 

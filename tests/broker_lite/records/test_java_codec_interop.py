@@ -71,7 +71,7 @@ def java_codecs(tmp_path_factory):
     (work / "JavaCodecs.java").write_text(JAVA_SOURCE)
     subprocess.run([javac, "-cp", os.pathsep.join(classpath), "-d", str(work),
                     str(work / "JavaCodecs.java")], check=True, timeout=300)
-    full_classpath = os.pathsep.join(classpath + [str(work)])
+    full_classpath = os.pathsep.join([*classpath, str(work)])
 
     def run(operation: str, data: bytes) -> bytes:
         done = subprocess.run([java, "-cp", full_classpath, "JavaCodecs", operation], input=data,

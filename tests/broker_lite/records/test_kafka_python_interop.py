@@ -175,7 +175,7 @@ def arrow_to_rows(rb: pa.RecordBatch):
     rows = rb.to_pydict()
     rows["timestamp_us"] = rb.column("timestamp").cast(pa.int64()).to_pylist()
     del rows["timestamp"]
-    return [dict(zip(rows, values)) for values in zip(*rows.values())]
+    return [dict(zip(rows, values, strict=True)) for values in zip(*rows.values(), strict=True)]
 
 
 # -- constants ------------------------------------------------------------------------------------
@@ -243,7 +243,7 @@ def test_kafka_python_v2_batch_decodes(codec, transactional):
 
 
 @pytest.mark.parametrize("magic,codec", [p for p in PAIRS if p[0] < 2],
-                         ids=[i for p, i in zip(PAIRS, PAIR_IDS) if p[0] < 2])
+                         ids=[i for p, i in zip(PAIRS, PAIR_IDS, strict=True) if p[0] < 2])
 def test_kafka_python_legacy_message_set_decodes(magic, codec):
     samples = [(k, v, (), ts) for k, v, _, ts in SAMPLE]
     n = len(samples)
@@ -456,7 +456,7 @@ def test_batches_built_here_read_by_kafka_python(magic, codec, how):
     read = kafka_python_read(buf)
     if magic == 2:
         assert len(read) == 1
-        batch, records = read[0]
+        batch, _records = read[0]
         assert isinstance(batch, DefaultRecordBatch)
         assert batch.magic == 2
         assert batch.compression_type == codec

@@ -167,7 +167,7 @@ def test_batches_built_here_are_read_by_librdkafka(codec):
         produce_raw(address, TOPIC, batch)
 
     consumer = Consumer({
-        "bootstrap.servers": "%s:%d" % address, "group.id": "kpy-interop",
+        "bootstrap.servers": "{}:{}".format(*address), "group.id": "kpy-interop",
         "enable.auto.commit": False, "check.crcs": True, "log_level": 4,
     })
     try:

@@ -108,7 +108,7 @@ def test_min_insync_replicas_refuses_acks_all_when_the_isr_is_too_small(tmp_path
     log = Log(tmp_path / "small-0", replace(LogConfig(), min_insync_replicas=2), clock=clock)
     partition = Partition(TP, log, 1, clock=clock)
     partition.make_leader(PartitionState(1, 0, (1,), 1), (1, 2, 3), version=0)
-    with pytest.raises(NotEnoughReplicasError, match="min.isr requirement of 2"):
+    with pytest.raises(NotEnoughReplicasError, match=r"min\.isr requirement of 2"):
         append(partition)
     assert log.log_end_offset == 0  # nothing appended
     assert append(partition, acks=1).first_offset == 0  # acks=1 is not held to it

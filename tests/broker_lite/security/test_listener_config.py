@@ -66,7 +66,7 @@ def test_listener_prefixed_settings_win_and_are_known():
 
 
 def test_custom_listener_names_map_to_protocols(certificate):
-    ca, cert = certificate
+    _ca, cert = certificate
     broker = config(listeners="INTERNAL://127.0.0.1:0,EXTERNAL://127.0.0.1:0",
                     **{"listener.security.protocol.map": "INTERNAL:PLAINTEXT,EXTERNAL:SSL",
                        "inter.broker.listener.name": "INTERNAL",
@@ -156,8 +156,9 @@ def test_listener_mistakes_are_refused_naming_the_setting(properties, message):
 
 def test_a_tls_listener_without_a_keystore_is_refused():
     (listener,) = listener_configs(BrokerConfig({"listeners": "SSL://127.0.0.1:0"}))
-    with pytest.raises(ListenerConfigError, match="listener SSL: listener.name.ssl.ssl.keystore"
-                                                  ".location: a TLS listener needs a keystore"):
+    with pytest.raises(ListenerConfigError,
+                       match=r"listener SSL: listener\.name\.ssl\.ssl\.keystore\.location: "
+                             r"a TLS listener needs a keystore"):
         channel_builder(listener, None, None)
 
 
@@ -188,10 +189,10 @@ def test_the_inter_broker_mechanism_needs_the_brokers_login():
                            "inter.broker.listener.name": "SASL_PLAINTEXT",
                            "sasl.enabled.mechanisms": "SCRAM-SHA-256",
                            "sasl.mechanism.inter.broker.protocol": "SCRAM-SHA-256"})
-    with pytest.raises(ListenerConfigError, match="scram-sha-256.sasl.jaas.config: the broker "
-                                                  "authenticates to other brokers with "
-                                                  "SCRAM-SHA-256: give the login module's "
-                                                  "username and password"):
+    with pytest.raises(ListenerConfigError, match=r"scram-sha-256\.sasl\.jaas\.config: the broker "
+                                                  r"authenticates to other brokers with "
+                                                  r"SCRAM-SHA-256: give the login module's "
+                                                  r"username and password"):
         inter_broker_client_settings(broker)
     other = BrokerConfig({**broker.originals, "sasl.mechanism.inter.broker.protocol": "PLAIN"})
     with pytest.raises(ListenerConfigError, match="PLAIN is not among the mechanisms of the "
@@ -209,13 +210,13 @@ def test_advertised_endpoints_take_bound_ports_and_must_name_listeners():
     assert advertised_endpoints(advertised, {"SASL_SSL": 9093}) == (
         EndPoint("SASL_SSL", "broker.example.com", 19093, "SASL_SSL"),)
     wrong = BrokerConfig({**broker.originals, "advertised.listeners": "SSL://h:1"})
-    with pytest.raises(ListenerConfigError, match="advertised.listeners listener names must be "
-                                                  "equal to or a subset"):
+    with pytest.raises(ListenerConfigError, match=r"advertised\.listeners listener names must be "
+                                                  r"equal to or a subset"):
         advertised_endpoints(wrong, {})
 
 
 def test_pkcs12_and_encrypted_pem_keystores_with_their_passwords(certificate, tmp_path):
-    ca, cert = certificate
+    _ca, cert = certificate
     store = cert.write_pkcs12(tmp_path / "broker.p12", "store-pw")
     _, key = cert.write_pem(tmp_path, "broker", password="key-pw")
     chain = tmp_path / "chain.pem"

@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 from urllib.parse import parse_qs
 
 import pytest
@@ -74,9 +75,9 @@ def test_the_server_answers_an_error_round_then_fails():
 
 
 class _TokenEndpoint(BaseHTTPRequestHandler):
-    requests: list = []
+    requests: ClassVar[list] = []  # every request, whichever handler took it
 
-    def do_POST(self):  # noqa: N802 (http.server's name)
+    def do_POST(self):  # http.server's name
         form = parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
         basic = base64.b64decode(self.headers["Authorization"].removeprefix("Basic ")).decode()
         self.requests.append((form, basic))
@@ -213,7 +214,7 @@ def test_expiry_and_audience_rules_of_the_jose4j_defaults(idp):
     keys = JwksKeys(idp.jwks_url).start()
     try:
         no_audience = JwtValidator(keys)
-        with pytest.raises(SaslAuthenticationError, match="names an audience .* not set"):
+        with pytest.raises(SaslAuthenticationError, match=r"names an audience .* not set"):
             no_audience.validate(idp.token({"sub": "a"}))
         assert no_audience.validate(idp.token({"sub": "a", "aud": None})).principal == "a"
         # exp is honoured within sasl.oauthbearer.clock.skew.seconds (30 by default)

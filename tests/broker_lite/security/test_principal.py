@@ -59,7 +59,7 @@ def test_a_subject_no_rule_matches_is_refused():
 
 @pytest.mark.parametrize("rules", ["RULE:^CN=(.*$/$1/", "NOT A RULE", "RULE:missing/slash"])
 def test_malformed_rules_name_the_setting(rules):
-    with pytest.raises(SecurityConfigError, match="ssl.principal.mapping.rules"):
+    with pytest.raises(SecurityConfigError, match=r"ssl\.principal\.mapping\.rules"):
         PrincipalMapper(rules)
 
 

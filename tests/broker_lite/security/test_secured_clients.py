@@ -359,7 +359,7 @@ def test_a_wrong_password_is_sasl_authentication_failed_in_both_clients(secured,
     caplog.set_level(logging.DEBUG, logger="broker_lite")
     with KafkaClient(kpy_settings(secured, protocol, mechanism, ca, WRONG)) as client, \
             pytest.raises(SaslAuthenticationFailedError,
-                          match="SASL_AUTHENTICATION_FAILED .*invalid") as failure:
+                          match=r"SASL_AUTHENTICATION_FAILED .*invalid") as failure:
         client.topics()
     assert not failure.value.retriable
     assert WRONG not in str(failure.value) and PASSWORD not in str(failure.value)

@@ -277,7 +277,7 @@ def test_confluent_admin_lists_describes_and_deletes_groups(cluster):
             [ConsumerGroupTopicPartitions(group)], request_timeout=10)[group].result(30)
         assert {(tp.topic, tp.partition, tp.offset) for tp in offsets.topic_partitions} == \
             {(t, p, 1) for t, p in ALL}
-        with pytest.raises(KafkaException, match="NON_EMPTY_GROUP|not empty"):
+        with pytest.raises(KafkaException, match=r"NON_EMPTY_GROUP|not empty"):
             admin.delete_consumer_groups([group], request_timeout=10)[group].result(30)
         for consumer in consumers:
             consumer.close()

@@ -33,9 +33,10 @@ def broker(zookeeper_connect, tmp_path):
 
 
 def rss_kib() -> int:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
     raise AssertionError("no VmRSS")
 
 

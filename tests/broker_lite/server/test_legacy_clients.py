@@ -189,7 +189,7 @@ def test_fetch_of_a_modern_topic_in_the_legacy_formats(broker, kafka_call, moder
 
 
 def test_a_fetch_v0_holds_what_fits(broker, kafka_call, modern_topic):
-    topic, sent = modern_topic
+    topic, _sent = modern_topic
     everything = bytes(fetch(kafka_call, broker, 0, topic, 0)["records"])
     some = fetch(kafka_call, broker, 0, topic, 0, partition_max_bytes=len(everything) // 2)
     assert 0 < len(some["records"]) <= len(everything) // 2

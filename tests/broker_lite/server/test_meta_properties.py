@@ -39,7 +39,7 @@ def test_a_generated_broker_id_is_kept_across_restarts(zookeeper_connect, tmp_pa
 def test_log_dirs_of_another_broker_are_refused(zookeeper_connect, tmp_path):
     log_dirs = [tmp_path / "logs"]
     Broker(config(zookeeper_connect, log_dirs, "5")).start().stop()
-    with pytest.raises(InconsistentBrokerMetadataError, match="broker.id 6 does not match"):
+    with pytest.raises(InconsistentBrokerMetadataError, match=r"broker\.id 6 does not match"):
         Broker(config(zookeeper_connect, log_dirs, "6")).start()
 
 

@@ -4,7 +4,7 @@ with OffsetFetch and with consumers of the group."""
 
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from confluent_kafka import Consumer, Producer
@@ -144,7 +144,7 @@ def test_describe_shows_each_partitions_lag_members_and_state(servers, topic, gr
         assert rows(described) == [
             [group, topic, str(p), str(c), str(size), str(size - c), member_id, "/127.0.0.1",
              "cg-test"]
-            for p, (c, size) in enumerate(zip(COMMITTED, PARTITION_SIZES))]
+            for p, (c, size) in enumerate(zip(COMMITTED, PARTITION_SIZES, strict=True))]
         assert lines[0].index("TOPIC") == 16  # GROUP is padded to 15
         assert ok(groups(servers, "--describe", "--group", group, "--offsets")) == described
 
@@ -176,7 +176,7 @@ def test_describe_shows_each_partitions_lag_members_and_state(servers, topic, gr
     assert f"Consumer group '{group}' has no active members." in result.stderr
     assert rows(result.stdout) == [
         [group, topic, str(p), str(c), str(size), str(size - c), "-", "-", "-"]
-        for p, (c, size) in enumerate(zip(COMMITTED, PARTITION_SIZES))]
+        for p, (c, size) in enumerate(zip(COMMITTED, PARTITION_SIZES, strict=True))]
     members = groups(servers, "--describe", "--group", group, "--members")
     assert (members.returncode, members.stdout) == (0, "")
     assert "has no active members" in members.stderr
@@ -255,7 +255,7 @@ def test_offsets_are_reset_only_once_the_group_is_inactive(servers, topic):
     (["--to-offset", "12"], [10, 12, 12]),  # beyond partition 0's end: its end
     (["--shift-by", "-7"], [0, 3, 8]),  # before partition 0's start: its start
     (["--shift-by", "8"], [10, 18, 23]),
-    (["--to-datetime", datetime.fromtimestamp((BASE_TS + 12_000) / 1000, timezone.utc)
+    (["--to-datetime", datetime.fromtimestamp((BASE_TS + 12_000) / 1000, UTC)
       .strftime("%Y-%m-%dT%H:%M:%S.000Z")], [10, 12, 12]),  # partition 0 has none so late
     (["--by-duration", "P1D"], [10, 20, 30]),  # the records are from 2023: none that recent
 ])

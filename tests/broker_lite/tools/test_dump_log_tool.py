@@ -162,7 +162,7 @@ def test_index_entries_that_do_not_match_the_segment(brokers, tmp_path):
     struct.pack_into(">q", raw, 0, BASE_TS + 5)  # the first entry's timestamp is wrong
     time_index.write_bytes(bytes(raw))
 
-    status, lines, stderr = dump("--files", f"{index},{time_index}", "--verify-index-only")
+    status, _lines, stderr = dump("--files", f"{index},{time_index}", "--verify-index-only")
     assert status == 1
     assert f"Mismatches in :{index.absolute()}\n  Index offset: 8, log offset: -1\n" in stderr
     assert f"Found timestamp mismatch in :{time_index.absolute()}\n" \
@@ -173,7 +173,7 @@ def test_index_entries_that_do_not_match_the_segment(brokers, tmp_path):
     raw = bytearray(index.read_bytes())
     struct.pack_into(">i", raw, 8, 0)  # the second entry's offset is below the first one's
     index.write_bytes(bytes(raw))
-    status, lines, stderr = dump("--files", index, "--index-sanity-check")
+    status, _lines, stderr = dump("--files", index, "--index-sanity-check")
     assert status == 1
     assert f"{index} failed the sanity check: offsets are not increasing" in stderr
 

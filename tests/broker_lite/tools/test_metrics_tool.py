@@ -70,5 +70,5 @@ def test_a_listener_that_cannot_be_reached_is_an_error(capsys):
 @pytest.mark.parametrize("url", ["127.0.0.1:9404", "https://127.0.0.1:9404", "http://h:x",
                                  "http://127.0.0.1:9404/other"])
 def test_a_malformed_metrics_listener_names_the_setting(url):
-    with pytest.raises(ConfigError, match="metrics.listener"):
+    with pytest.raises(ConfigError, match=r"metrics\.listener"):
         MetricsListener(url, Canned())

@@ -120,7 +120,8 @@ def test_consumer_perf_test_reads_what_is_there(perf_broker):
     assert lines[0] == HEADER
     row = CSV.fullmatch(lines[1])
     assert row is not None, lines
-    start, end, mb, mb_rate, messages, rate, rebalance, fetch, fetch_mb, fetch_rate = row.groups()
+    (start, end, mb, _mb_rate, messages, _rate, rebalance, fetch, _fetch_mb,
+     _fetch_rate) = row.groups()
     assert start <= end
     assert int(messages) == 3000
     assert float(mb) == pytest.approx(3000 * 50 / 1024 / 1024, abs=1e-4)

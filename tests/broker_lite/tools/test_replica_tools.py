@@ -120,7 +120,8 @@ def test_reassign_partitions_generate_execute_verify(kpy_cluster, tmp_path):
                       "--reassignment-json-file", plan))
     assert out.splitlines() == [
         "Current partition replica assignment", "",
-        '{"version":1,"partitions":[{"topic":"%s","partition":0,"replicas":[1],'
+        # the JSON with its braces as they are
+        '{"version":1,"partitions":[{"topic":"%s","partition":0,"replicas":[1],'  # noqa: UP031
         '"log_dirs":["any"]}]}' % topic, "",
         "Save this to use as the --reassignment-json-file option during rollback",
         f"Successfully started partition reassignment for {topic}-0"]

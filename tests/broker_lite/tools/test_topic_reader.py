@@ -46,7 +46,7 @@ def test_without_a_reset_policy_an_out_of_range_position_is_an_error(broker, top
         with pytest.raises(ToolError, match=f"offset 50 is out of range for {topic}-0 and "
                                             "auto.offset.reset is none"):
             reader.poll(0)
-        with pytest.raises(ToolError, match="auto.offset.reset must be one of"):
+        with pytest.raises(ToolError, match=r"auto\.offset\.reset must be one of"):
             TopicReader(client, {}, isolation_level="read_uncommitted", reset="smallest")
 
 

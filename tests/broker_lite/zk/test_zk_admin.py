@@ -87,18 +87,18 @@ def test_create_writes_config_then_assignment(brokers):
 def test_create_refusals(brokers):
     client = brokers
     create_topic(client, "a.b", 1, 1)
-    with pytest.raises(TopicExistsError, match='Topic "a.b" already exists.'):
+    with pytest.raises(TopicExistsError, match=r'Topic "a\.b" already exists\.'):
         create_topic(client, "a.b", 1, 1)
-    with pytest.raises(InvalidTopicError, match="Topic 'a_b' collides with existing topic: a.b"):
+    with pytest.raises(InvalidTopicError, match=r"Topic 'a_b' collides with existing topic: a\.b"):
         create_topic(client, "a_b", 1, 1)
     with pytest.raises(InvalidReplicationFactorError,
                        match="replication factor 4 is larger than the 3 live"):
         create_topic(client, "big", 1, 4)
     with pytest.raises(InvalidPartitionsError):
         create_topic(client, "none", 0, 1)
-    with pytest.raises(ConfigError, match="Unknown topic config name: retention.hours"):
+    with pytest.raises(ConfigError, match=r"Unknown topic config name: retention\.hours"):
         create_topic(client, "bad-config", 1, 1, {"retention.hours": "1"})
-    with pytest.raises(ConfigError, match="cleanup.policy"):
+    with pytest.raises(ConfigError, match=r"cleanup\.policy"):
         create_topic(client, "bad-value", 1, 1, {"cleanup.policy": "forever"})
     with pytest.raises(InvalidReplicaAssignmentError, match="consecutive 0-based integer sequence"):
         create_topic(client, "gap", 2, 1, replica_assignment={0: [1], 2: [2]})

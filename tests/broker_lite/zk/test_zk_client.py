@@ -31,7 +31,7 @@ def test_parse(text, hosts, chroot):
 
 @pytest.mark.parametrize("text", ["", "h:1,", "h:x", "h:70000", "h:1/a/", "h:1/a//b", "h:1/a/../b"])
 def test_parse_refuses(text):
-    with pytest.raises(ZooKeeperConfigError, match="invalid zookeeper.connect"):
+    with pytest.raises(ZooKeeperConfigError, match=r"invalid zookeeper\.connect"):
         parse_connect_string(text)
 
 

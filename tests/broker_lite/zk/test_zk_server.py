@@ -76,7 +76,7 @@ def test_generated_config_binds_loopback_without_admin_server(zookeeper_server):
 def test_classpath_is_the_explicit_list():
     names = [jar.name for jar in zookeeper_classpath()]
     assert len(names) == len(CLASSPATH_ARTIFACTS)
-    for name, (artifact, _why) in zip(names, CLASSPATH_ARTIFACTS):
+    for name, (artifact, _why) in zip(names, CLASSPATH_ARTIFACTS, strict=True):
         assert name.startswith(artifact + "-") and name[len(artifact) + 1].isdigit()
     assert all(jar.parent == pyspark_jars_dir() for jar in zookeeper_classpath())
 
@@ -118,7 +118,7 @@ def test_a_taken_port_fails_with_the_log_tail(tmp_path):
 
 @pytest.mark.zookeeper
 def test_missing_java_says_what_to_install(tmp_path, monkeypatch):
-    with pytest.raises(JavaNotFoundError, match="Java 17.*JAVA_HOME"):
+    with pytest.raises(JavaNotFoundError, match=r"Java 17.*JAVA_HOME"):
         EmbeddedZooKeeper(tmp_path, java=tmp_path / "no-java").start()
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))
     with pytest.raises(JavaNotFoundError, match=f"JAVA_HOME={tmp_path} has no bin/java"):

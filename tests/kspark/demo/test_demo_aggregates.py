@@ -4,6 +4,7 @@ counts the demo expects, computed without Spark."""
 import json
 from collections import Counter, defaultdict
 from datetime import datetime
+from itertools import pairwise
 
 import numpy as np
 import pyarrow as pa
@@ -68,8 +69,7 @@ def test_chunks_cover_every_record_once(records, chunks):
     assert views.chunk_count == chunks
     bounds = [views.chunk_bounds(i) for i in range(chunks)]
     assert bounds[0][0] == 0 and bounds[-1][1] == records
-    assert all(end == following for (_, end), (following, _) in zip(bounds, bounds[1:],
-                                                                     strict=False))
+    assert all(end == following for (_, end), (following, _) in pairwise(bounds))
     assert all(first < end for first, end in bounds)
     assert sum(c.num_rows for c in views.chunks()) == records
     with pytest.raises(IndexError):

@@ -219,7 +219,7 @@ def test_a_record_over_the_topics_max_message_bytes_fails_the_write_all_or_nothi
         spark, servers, read_committed):
     topic = create_topic(servers, **{"max.message.bytes": "10000"})
     df = two_tasks(spark).selectExpr(value_too_large_in_row(BAD_ROW))
-    with pytest.raises(Exception, match="MESSAGE_TOO_LARGE .*max.message.bytes"):
+    with pytest.raises(Exception, match=r"MESSAGE_TOO_LARGE .*max\.message\.bytes"):
         write(df, servers, topic, **SMALL_SENDS)
     assert_failed_write_left_nothing(spark, read_committed, servers, topic)
 

@@ -91,5 +91,5 @@ def test_every_setting_of_kafkas_java_producer_is_accepted():
                                   "kafka.buffer.memory": "1", "kafka.batch.size": "100"})
     assert unused_kafka_settings(options.client, SINK_KAFKA_SETTINGS) == [
         "kafka.buffer.memory", "kafka.linger.ms"]
-    with pytest.raises(OptionError, match="did you mean kafka.linger.ms"):
+    with pytest.raises(OptionError, match=r"did you mean kafka\.linger\.ms"):
         parse_sink_options({**BOOT, "topic": "t", "kafka.linger.msec": "5"})

@@ -92,7 +92,7 @@ def test_bad_columns_fail_before_anything_is_written(spark, servers):
     with pytest.raises(Exception, match="column 'value': must be string or binary"):
         df.write.format("kpy").option("kafka.bootstrap.servers", servers) \
             .option("topic", topic).mode("append").save()
-    low, high = Consumer({"bootstrap.servers": servers, "group.id": "x", "log_level": 3}) \
+    _low, high = Consumer({"bootstrap.servers": servers, "group.id": "x", "log_level": 3}) \
         .get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
     assert high == 0
 

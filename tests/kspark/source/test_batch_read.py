@@ -141,11 +141,11 @@ def test_the_same_read_works_across_a_three_broker_cluster(spark, three_brokers,
 
 def test_option_errors_fail_at_load_naming_the_option(spark, servers):
     # Spark hands unknown options over lower-cased
-    with pytest.raises(Exception, match="(?i)option 'maxOffsetPerTrigger': unknown"):
+    with pytest.raises(Exception, match=r"(?i)option 'maxOffsetPerTrigger': unknown"):
         read(spark, servers, subscribe="t", maxOffsetPerTrigger="5")
-    with pytest.raises(Exception, match="option 'kafka.bootstrap.servers'"):
+    with pytest.raises(Exception, match=r"option 'kafka\.bootstrap\.servers'"):
         spark.read.format("kpy").option("subscribe", "t").load()
-    with pytest.raises(Exception, match="option 'startingOffsets'.*batch"):
+    with pytest.raises(Exception, match=r"option 'startingOffsets'.*batch"):
         read(spark, servers, subscribe="t", startingOffsets="latest").count()
 
 

@@ -63,5 +63,5 @@ def test_check_crcs_false_reads_the_damaged_record_as_it_is(spark, servers, topi
 
 
 def test_a_bad_check_crcs_fails_at_load_naming_the_option(spark, servers):
-    with pytest.raises(Exception, match="option .kafka.check.crcs.: expected true or false"):
+    with pytest.raises(Exception, match=r"option .kafka\.check\.crcs.: expected true or false"):
         read(spark, servers, "t", **{"kafka.check.crcs": "sometimes"})

@@ -1,6 +1,8 @@
 """Offset ranges as Spark's Kafka source plans them: splits for minPartitions and
 maxRecordsPerPartition, and the proportional rate limit of maxOffsetsPerTrigger."""
 
+from itertools import pairwise
+
 import pytest
 
 from broker_lite.client import TopicPartition
@@ -38,7 +40,7 @@ def test_min_partitions_splits_in_proportion(sizes, min_partitions, expected_par
     for tp, size in sizes.items():  # adjacent, covering, no overlap
         mine = [r for r in ranges if r.topic_partition == tp]
         assert mine[0].start == 0 and mine[-1].end == size
-        assert all(x.end == y.start for x, y in zip(mine, mine[1:]))
+        assert all(x.end == y.start for x, y in pairwise(mine))
 
 
 def test_min_partitions_gives_what_spark_4_gives():

@@ -58,7 +58,7 @@ def test_a_query_without_read_on_its_group_fails_naming_the_group(spark, acl_bro
     create_topic(servers, topic, 2)
     produce(servers, topic, sample_rows(20))
     query = stream_into_noop(spark, servers, topic, group, tmp_path / "refused")
-    with pytest.raises(Exception) as raised:  # noqa: PT011 - Spark raises its own error types
+    with pytest.raises(Exception) as raised:  # Spark raises its own error types
         query.awaitTermination(120)
     message = str(raised.value)
     assert "GROUP_AUTHORIZATION_FAILED" in message

@@ -5,7 +5,7 @@ projects that use nothing but the plugin run by pytester in a fresh process."""
 import importlib.metadata
 import textwrap
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -142,7 +142,7 @@ def test_created_topics_are_deleted_unless_kept(kpy_client):
 def test_produced_rows_reach_a_kafka_consumer(kpy_broker, kpy_topic, kpy_produce,
                                               read_committed):
     topic = kpy_topic(partitions=3)
-    moment = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    moment = datetime(2024, 5, 1, tzinfo=UTC)
     written = kpy_produce(topic, [
         "plain",
         ("key-1", b"pair"),
@@ -201,7 +201,7 @@ def test_read_returns_every_record_in_sparks_kafka_schema(kpy_broker, kpy_topic,
     first = rows[0]
     assert first["topic"] == topic
     assert first["headers"] == [{"key": "n", "value": b"0"}]
-    assert first["timestamp"] == datetime.fromtimestamp(1_700_000_000, timezone.utc)
+    assert first["timestamp"] == datetime.fromtimestamp(1_700_000_000, UTC)
     assert first["timestampType"] == 0
 
     table = kpy_read(topic, as_table=True)

@@ -1,6 +1,6 @@
 """Rows as tests write them -> the Arrow columns kpy's producer takes (kspark.testing.rows)."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pyarrow as pa
@@ -22,7 +22,7 @@ def test_pairs_are_key_and_value():
 
 
 def test_dicts_carry_every_field_and_missing_ones_are_null():
-    moment = datetime(2024, 5, 1, 12, 0, 0, 250000, tzinfo=timezone.utc)
+    moment = datetime(2024, 5, 1, 12, 0, 0, 250000, tzinfo=UTC)
     table = to_arrow([
         {"key": "a", "value": "1", "headers": [("trace", b"t1"), ("tag", "x")], "partition": 2,
          "timestamp": moment},

@@ -44,7 +44,7 @@ def expected_rows(data, include_headers=True, start=None, end=None):
         row = {
             "key": r.key, "value": r.value, "topic": "events", "partition": 7,
             "offset": r.offset,
-            "timestamp": dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+            "timestamp": dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
             + dt.timedelta(milliseconds=r.timestamp),
             "timestampType": int(r.timestamp_type),
         }
@@ -231,7 +231,7 @@ def test_timestamps_spark_cannot_represent_are_refused(timestamps):
     for ts in timestamps:
         builder.append(b"v", timestamp=ts)
     data = builder.build()
-    with pytest.raises(InvalidTimestampError, match="record at offset 4[01] has a timestamp"):
+    with pytest.raises(InvalidTimestampError, match=r"record at offset 4[01] has a timestamp"):
         decode(data)
 
 

@@ -16,8 +16,10 @@ test grants (Kafka's AclAuthorizer's decisions, without ZooKeeper).
 
 import threading
 import uuid
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.config.broker import BrokerConfig
@@ -36,8 +38,14 @@ from broker_lite.protocol import (
 )
 from broker_lite.protocol.enums import AclOperation, AclPermissionType, PatternType, ResourceType
 from broker_lite.replication.partition_manager import PartitionManager
-from broker_lite.security.acl import AccessControlEntry, ResourcePattern
+from broker_lite.security.acl import (
+    AccessControlEntry,
+    AclBinding,
+    AclBindingFilter,
+    ResourcePattern,
+)
 from broker_lite.server.apis import handlers
+from broker_lite.server.authorizer.acl_authorizer import AclDeleteResult, AclError
 from broker_lite.server.authorizer.cache import AclCache, VersionedAcls
 from broker_lite.server.config_changes import DynamicBrokerConfigs
 from broker_lite.server.dispatcher import RESPONDS_LATER, RequestContext, supported_versions
@@ -67,7 +75,7 @@ class FakeCluster:
         self.controller = BROKER_ID
         self.topics: dict[str, TopicInfo] = {}
 
-    def add(self, name: str, states: list[PartitionState | None]) -> TopicInfo:
+    def add(self, name: str, states: Sequence[PartitionState | None]) -> TopicInfo:
         partitions = [PartitionInfo(p, (state.leader,) if state else (BROKER_ID,), state)
                       for p, state in enumerate(states)]
         info = self.topics[name] = TopicInfo(name, uuid.uuid4(), partitions)
@@ -112,7 +120,8 @@ class FakeAdmin:
         self.deleted: list[str] = []
         self.refusal: Exception | None = None
         self.broker_configs: dict[str, dict[str, str]] = {}  # entity -> dynamic configs
-        self.on_broker_config_changed = None
+        self.on_broker_config_changed: Callable[[], object] | None = None
+        self.user_configs: dict[str, dict[str, str]] = {}
 
     def _refuse(self) -> None:
         if self.refusal is not None:
@@ -138,6 +147,19 @@ class FakeAdmin:
     def is_marked_for_deletion(self, name: str) -> bool:
         return False
 
+    def create_partitions(self, name: str, count: int,
+                          assignment: Sequence[Sequence[int]] | None = None, *,
+                          validate_only: bool = False) -> list[int]:
+        """Grown as create_topic creates: the new partitions led by the other broker."""
+        self._refuse()
+        info = self.cluster.topics[name]
+        new = list(range(len(info.partitions), count))
+        if not validate_only:
+            states = [p.state for p in info.partitions] + \
+                [PartitionState(OTHER_BROKER, 0, (OTHER_BROKER,), 1)] * len(new)
+            self.cluster.add(name, states)
+        return new
+
     def topic_config(self, name: str) -> dict[str, str]:
         return dict(self.configs.get(name, {}))
 
@@ -154,6 +176,16 @@ class FakeAdmin:
         self.broker_configs[entity] = dict(configs)
         if self.on_broker_config_changed is not None:
             self.on_broker_config_changed()
+
+    def users_with_config(self) -> list[str]:
+        return sorted(self.user_configs)
+
+    def user_config(self, user: str) -> dict[str, str]:
+        return dict(self.user_configs.get(user, {}))
+
+    def alter_user_config(self, user: str, config: dict[str, str]) -> None:
+        self._refuse()
+        self.user_configs[user] = dict(config)
 
 
 class FakeTransactions:
@@ -188,6 +220,10 @@ class FakeTransactions:
 
     calls: list[tuple]
     transactions: dict
+
+    def verify_partition(self, transactional_id, producer_id, epoch, partition) -> ErrorCode:
+        self.calls.append(("verify", transactional_id, partition))
+        return ErrorCode.NONE
 
     def handle_add_partitions(self, transactional_id, producer_id, epoch, partitions):
         self.calls.append(("add", transactional_id, tuple(partitions)))
@@ -240,6 +276,32 @@ class FakeZkOffsets:
         self.offsets.update({(group, tp): offset for tp, offset in offsets.items()})
 
 
+class CachedAcls(AclCache):
+    """An :class:`~broker_lite.server.authorizer.Authorizer` over the ACLs a test grants, kept
+    here (no ZooKeeper): AclAuthorizer's decisions; the ACL APIs read and change them."""
+
+    def acls(self, binding_filter: AclBindingFilter) -> list[AclBinding]:
+        return self.bindings(binding_filter)
+
+    def create_acls(self, bindings: Sequence[AclBinding]) -> list[AclError | None]:
+        for binding in bindings:
+            current = self.get(binding.pattern)
+            entries = current.entries if current is not None else frozenset()
+            self.update(binding.pattern, VersionedAcls(entries | {binding.entry}))
+        return [None] * len(bindings)
+
+    def delete_acls(self, filters: Sequence[AclBindingFilter]) -> list[AclDeleteResult]:
+        results = [AclDeleteResult() for _ in filters]
+        for result, binding_filter in zip(results, filters, strict=True):
+            for binding in self.bindings(binding_filter):
+                current = self.get(binding.pattern)
+                if current is None or binding.entry not in current.entries:
+                    continue  # deleted for an earlier filter
+                self.update(binding.pattern, VersionedAcls(current.entries - {binding.entry}))
+                result.deleted.append((binding, None))
+        return results
+
+
 class Answer:
     """The way back of a request handled here (a :class:`~broker_lite.server.dispatcher.
     Responder`): the response body given later, or the connection closed."""
@@ -280,6 +342,7 @@ class Harness:
             timer=self.timer, clock_ms=self.clock,
             on_appended=self.purgatory.notify_appended).start()
         self.offsets_topic_creations = 0
+        self.acl_cache: CachedAcls | None = None  # what acls() set up
         self.partitions.add_leadership_listener(OFFSETS_TOPIC, self.groups)
         admin = FakeAdmin(self.cluster)
         self.dynamic_configs = DynamicBrokerConfigs(self.config, admin.broker_config,
@@ -342,16 +405,18 @@ class Harness:
     def acls(self, **settings) -> AclCache:
         """Decide requests by ACLs from now on (none yet: everything denied); ``settings`` are
         ``super_users`` and ``allow_everyone_if_no_acl_found``."""
-        self.services.authorizer = AclCache(**settings)
-        return self.services.authorizer
+        self.services.authorizer = self.acl_cache = CachedAcls(**settings)
+        return self.acl_cache
 
     def grant(self, principal: str, operation: AclOperation, resource_type: ResourceType,
               name: str = "kafka-cluster", pattern_type: PatternType = PatternType.LITERAL,
               permission: AclPermissionType = AclPermissionType.ALLOW, host: str = "*") -> None:
         """Add one ACL (after :meth:`acls`)."""
-        cache = self.services.authorizer
+        cache = self.acl_cache
+        assert cache is not None, "acls() first"
         pattern = ResourcePattern(resource_type, name, pattern_type)
-        entries = cache.get(pattern).entries if cache.get(pattern) else frozenset()
+        current = cache.get(pattern)
+        entries = current.entries if current else frozenset()
         cache.update(pattern, VersionedAcls(
             entries | {AccessControlEntry(principal, host, operation, permission)}))
 
@@ -367,7 +432,7 @@ class Harness:
         handler = self.handlers[api_key]
         assert handler.min_version <= version <= handler.max_version
         answer = Answer()
-        response = handler.handle(RequestContext(header, self.services, "/127.0.0.1", answer,
+        response: Any = handler.handle(RequestContext(header, self.services, "/127.0.0.1", answer,
                                                  principal=principal), decoded)
         if response is RESPONDS_LATER:
             response = answer.result(ANSWER_TIMEOUT_S)
@@ -382,7 +447,7 @@ class Harness:
         def run() -> None:
             try:
                 future.set_result(self.call(api_key, version, body, **options))
-            except BaseException as exc:  # noqa: BLE001 (handed to the test)
+            except BaseException as exc:  # handed to the test
                 future.set_exception(exc)
 
         threading.Thread(target=run, daemon=True).start()

@@ -33,7 +33,7 @@ def three_segments(harness):
         log.roll()
         for _ in range(2 if base < 4 else 1):
             log.append(build_batch([(b"k", b"v")], timestamp=harness.clock()))
-    for segment, seconds in zip(log.segments, (1000, 2000, 3000)):
+    for segment, seconds in zip(log.segments, (1000, 2000, 3000), strict=True):
         os.utime(segment.log_path, (seconds, seconds))
     assert [s.base_offset for s in log.segments] == [0, 2, 4] and log.log_end_offset == 5
     return log

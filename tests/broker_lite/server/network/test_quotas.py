@@ -16,12 +16,12 @@ def test_overrides_use_kafkas_syntax_and_resolve_hosts():
 
 @pytest.mark.parametrize("text", ["127.0.0.1", "127.0.0.1:x", ":3", "127.0.0.1:-1"])
 def test_malformed_overrides_name_the_setting(text):
-    with pytest.raises(ConfigError, match="max.connections.per.ip.overrides"):
+    with pytest.raises(ConfigError, match=r"max\.connections\.per\.ip\.overrides"):
         parse_overrides(text)
 
 
 def test_a_zero_limit_per_address_needs_overrides():
-    with pytest.raises(ConfigError, match="max.connections.per.ip is 0"):
+    with pytest.raises(ConfigError, match=r"max\.connections\.per\.ip is 0"):
         ConnectionQuotas(10, 0)
     quotas = ConnectionQuotas(10, 0, {"127.0.0.2": 1})
     quotas.inc("127.0.0.2")

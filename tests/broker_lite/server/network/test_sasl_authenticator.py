@@ -68,7 +68,7 @@ def request(api_key, version, body, correlation_id=1) -> bytes:
 
 
 def answer(channel, api_key, version, index=-1) -> dict:
-    correlation_id, body = parse_response(api_key, version, channel.sent[index][4:])
+    _correlation_id, body = parse_response(api_key, version, channel.sent[index][4:])
     return body
 
 

@@ -59,7 +59,7 @@ class SecuredServer:
 
         path = tmp_path / "data"
         path.write_bytes(bytes(range(256)) * (FILE_SIZE // 256))
-        self.file = open(path, "rb")
+        self.file = open(path, "rb")  # noqa: SIM115 (served from until close())
         config = NetworkConfig(**{"connections_max_idle_ms": 1000, "num_network_threads": 1,
                                   "num_io_threads": 2, **settings})
         self.server = SocketServer([

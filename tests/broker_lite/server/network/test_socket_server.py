@@ -48,8 +48,8 @@ class EchoServer:
         path.write_bytes(b"0123456789" * 1000)
         big = tmp_path / "big"
         big.write_bytes(bytes(range(256)) * (40 * 4096))  # 40 MiB: far beyond a socket buffer
-        self.big_file = open(big, "rb")
-        self.small_file = open(path, "rb")
+        self.big_file = open(big, "rb")  # noqa: SIM115 (served from until close())
+        self.small_file = open(path, "rb")  # noqa: SIM115 (served from until close())
         config = NetworkConfig(**{"socket_request_max_bytes": 1000,
                                   "connections_max_idle_ms": 500, "num_network_threads": 2,
                                   "num_io_threads": 2, **settings})

@@ -261,7 +261,7 @@ def test_ssl_enabled_protocols_refuse_other_versions(pki):
                              "ssl.enabled.protocols": "TLSv1.2"})
     pair = Pair(server, client)
     try:
-        with pytest.raises(ssl.SSLError, match="(?i)version|protocol"):
+        with pytest.raises(ssl.SSLError, match=r"(?i)version|protocol"):
             for _ in range(1000):
                 pair.transport.handshake()
                 pair._wait_readable()
