@@ -143,7 +143,7 @@ def schema_registry(args: argparse.Namespace) -> int:
 
 def _add_server_command(commands: Any, name: str, run: Callable[[argparse.Namespace], int],
                         help: str, description: str, file_help: str,
-                        setting_help: str) -> None:  # noqa: A002
+                        setting_help: str) -> None:
     parser = commands.add_parser(name, help=help, description=description)
     parser.add_argument("properties", nargs="?", default=None, help=file_help)
     parser.add_argument("--override", action="append", default=[], type=key_value,

@@ -179,7 +179,7 @@ class LocalSecurity:
         if self.sasl:
             users = directory / "registry-users.properties"
             users.write_text("".join(
-                f"{name}: MD5:{hashlib.md5(password.encode()).hexdigest()},user\n"  # noqa: S324
+                f"{name}: MD5:{hashlib.md5(password.encode()).hexdigest()},user\n"
                 for name, password in self._all_users().items()), encoding="utf-8")
             jaas = directory / "registry-jaas.conf"
             jaas.write_text(f'SchemaRegistry {{\n  org.eclipse.jetty.jaas.spi.'

@@ -51,7 +51,9 @@ class JsonSchema(ParsedSchema):
         if not isinstance(value, dict | bool):
             raise InvalidSchema("Invalid schema: a JSON Schema is an object or a boolean")
         try:
-            validator_for(value, default=jsonschema.Draft7Validator).check_schema(value)
+            # a boolean is a whole schema too (draft 6 on), which the stubs leave out
+            validator_for(value, default=jsonschema.Draft7Validator).check_schema(
+                value)  # type: ignore[arg-type]
         except jsonschema.SchemaError as exc:
             raise InvalidSchema(f"Invalid schema: {exc.message}") from None
         return cls(value, references, dependencies)

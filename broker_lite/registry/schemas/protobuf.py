@@ -221,7 +221,7 @@ def from_proto_text(text: str, imports: Mapping[str, FDP]) -> FDP:
     return descriptor
 
 
-class _SyntaxErrors(ErrorListener):  # type: ignore[misc]
+class _SyntaxErrors(ErrorListener):
     """ANTLR reports syntax errors to stderr and recovers; a schema must not parse then."""
 
     def syntaxError(self, recognizer: Any, offendingSymbol: Any, line: int,

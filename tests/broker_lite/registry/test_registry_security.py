@@ -83,7 +83,7 @@ def test_roles_let_in_only_users_holding_one():
 
 def test_basic_auth_needs_its_realm_and_files(tmp_path):
     base = {"kafkastore.bootstrap.servers": "127.0.0.1:9092", "authentication.method": "BASIC"}
-    with pytest.raises(ConfigError, match="authentication.realm"):
+    with pytest.raises(ConfigError, match=r"authentication\.realm"):
         RegistryConfig(base)
     jaas = tmp_path / "jaas.conf"
     jaas.write_text('Other {\n  org.eclipse.jetty.jaas.spi.PropertyFileLoginModule required\n'
