@@ -8,6 +8,20 @@ whose ranges do not overlap, or that the broker does not list, fails with
 :class:`UnsupportedVersionError` when it is used, naming both ranges; the rest of the connection
 stays usable.
 
+ApiVersions itself is asked for at the client's highest version, before the client knows the
+broker's, and its answer is read as Kafka's Java client reads it (``ApiVersionsResponse.parse``
+and ``NetworkClient.handleApiVersionsResponse``):
+
+* :func:`read_api_versions`: at the version asked, and at version 0 when that fails: a broker
+  that does not serve the version asked answers UNSUPPORTED_VERSION in version 0 (Kafka's
+  brokers do), or in an encoding of its own (librdkafka's mock cluster: v3's one-byte array
+  length, v0's entries, v1's throttle time), which the first reading may already take;
+* :func:`retry_version`: after UNSUPPORTED_VERSION the request is sent again at the highest
+  ApiVersions version the answer lists (Kafka 2.4+ lists it, KIP-511), or at 0 when it lists
+  none (older brokers answer with an empty list). Unlike Java's client, the version asked next
+  is always lower than the one before, so a broker that names a version it then refuses cannot
+  keep the client asking.
+
 >>> table = negotiate([{"api_key": 1, "min_version": 0, "max_version": 11}], "b1:9092")
 >>> table.version(ApiKey.FETCH)
 11
@@ -20,7 +34,7 @@ broker_lite.client.errors.UnsupportedVersionError: broker b1:9092 does not serve
 
 from __future__ import annotations
 
-from broker_lite.protocol import API_SCHEMAS, ApiKey
+from broker_lite.protocol import API_SCHEMAS, ApiKey, ProtocolError, parse_response
 
 from ..errors import UnsupportedVersionError
 
@@ -113,3 +127,38 @@ def negotiate(advertised: list[dict], broker: str) -> ApiVersionTable:
         else:
             shared[key] = (low, high)
     return ApiVersionTable(shared, problems)
+
+
+def read_api_versions(frame: bytes | bytearray, asked: int) -> tuple[int, dict]:
+    """``(version read, body)`` of an ApiVersions response ``frame`` (header and body, without
+    the size) to a request of version ``asked``: read at ``asked``, else at version 0, as
+    Kafka's ``ApiVersionsResponse.parse`` does. Raises :class:`ProtocolError` (the one of the
+    reading at ``asked``, naming the field) when neither reading succeeds.
+
+    >>> from broker_lite.protocol import encode_response
+    >>> v0 = b"".join(encode_response(ApiKey.API_VERSIONS, 0, 5, {
+    ...     "error_code": 35,  # UNSUPPORTED_VERSION
+    ...     "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 2}]}))[4:]
+    >>> version, body = read_api_versions(v0, 3)
+    >>> version, body["error_code"], retry_version(3, body)
+    (0, 35, 2)
+    """
+    try:
+        return asked, parse_response(ApiKey.API_VERSIONS, asked, frame)[1]
+    except ProtocolError as exc:
+        if asked == 0:
+            raise
+        first = exc
+    try:
+        return 0, parse_response(ApiKey.API_VERSIONS, 0, frame)[1]
+    except ProtocolError:
+        raise first from None
+
+
+def retry_version(asked: int, body: dict) -> int:
+    """The ApiVersions version to ask next after ``body`` refused version ``asked`` with
+    UNSUPPORTED_VERSION: the highest the broker lists for ApiVersions, 0 when it lists none,
+    and always below ``asked``."""
+    listed = next((entry["max_version"] for entry in body.get("api_keys") or ()
+                   if entry["api_key"] == ApiKey.API_VERSIONS), 0)
+    return max(0, min(listed, asked - 1))
