@@ -78,8 +78,9 @@ def handles(client: KafkaClient, decision: Decision, transactional_id) -> list[T
     for partition in decision.partitions:
         described = describe_transaction(client, transactional_id(partition))
         if described is None:
-            raise RuntimeError("the broker cannot describe transactions (DescribeTransactions), "
-                               f"so batch {decision.batch_id} cannot be finished")
+            raise RuntimeError("the broker cannot describe transactions (DescribeTransactions: "
+                               f"Kafka 3.0 or later), so batch {decision.batch_id} cannot be "
+                               "finished")
         result.append(TransactionHandle(described.transactional_id, described.producer_id,
                                         described.producer_epoch))
     return result

@@ -29,7 +29,7 @@ and ``NetworkClient.handleApiVersionsResponse``):
 Traceback (most recent call last):
 ...
 broker_lite.client.errors.UnsupportedVersionError: broker b1:9092 does not serve Metadata
-(this client speaks versions 1-12)
+(this client speaks versions 1-12, which Kafka 0.10.0 or later serves)
 """
 
 from __future__ import annotations
@@ -79,6 +79,27 @@ CLIENT_VERSIONS: dict[ApiKey, tuple[int, int]] = {
 }
 
 
+#: API -> the first Kafka release that serves this client's lowest version of it, for the
+#: messages of brokers that do not (a test checks it against recordings of real brokers).
+FIRST_KAFKA_RELEASE: dict[ApiKey, str] = {
+    ApiKey.API_VERSIONS: "0.10.0", ApiKey.METADATA: "0.10.0", ApiKey.FETCH: "0.11.0",
+    ApiKey.LIST_OFFSETS: "0.10.1", ApiKey.FIND_COORDINATOR: "0.8.2", ApiKey.OFFSET_COMMIT: "0.9",
+    ApiKey.OFFSET_FETCH: "0.8.2", ApiKey.CREATE_TOPICS: "0.10.1", ApiKey.DELETE_TOPICS: "0.10.1",
+    ApiKey.CREATE_PARTITIONS: "1.0", ApiKey.DELETE_RECORDS: "0.11.0",
+    ApiKey.DESCRIBE_CONFIGS: "0.11.0", ApiKey.INCREMENTAL_ALTER_CONFIGS: "2.3",
+    ApiKey.LIST_GROUPS: "0.9", ApiKey.DESCRIBE_GROUPS: "0.9", ApiKey.DELETE_GROUPS: "1.1",
+    ApiKey.PRODUCE: "0.11.0", ApiKey.INIT_PRODUCER_ID: "0.11.0",
+    ApiKey.ADD_PARTITIONS_TO_TXN: "0.11.0", ApiKey.END_TXN: "0.11.0",
+    ApiKey.DESCRIBE_TRANSACTIONS: "3.0", ApiKey.DESCRIBE_ACLS: "0.11.0",
+    ApiKey.CREATE_ACLS: "0.11.0", ApiKey.DELETE_ACLS: "0.11.0", ApiKey.SASL_HANDSHAKE: "1.0",
+    ApiKey.SASL_AUTHENTICATE: "1.0", ApiKey.OFFSET_FOR_LEADER_EPOCH: "2.3",
+    ApiKey.CONTROLLED_SHUTDOWN: "2.2", ApiKey.ELECT_LEADERS: "2.4",
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: "2.4", ApiKey.LIST_PARTITION_REASSIGNMENTS: "2.4",
+    ApiKey.WRITE_TXN_MARKERS: "2.8", ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: "2.7",
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: "2.7",
+}
+
+
 def api_name(api_key: int) -> str:
     api = API_SCHEMAS.get(api_key)
     return api.name if api is not None else f"API {api_key}"
@@ -114,16 +135,17 @@ def negotiate(advertised: list[dict], broker: str) -> ApiVersionTable:
               for entry in advertised}
     shared, problems = {}, {}
     for key, (our_low, our_high) in CLIENT_VERSIONS.items():
+        needs = f"Kafka {FIRST_KAFKA_RELEASE[key]} or later"
         if key not in theirs:
             problems[key] = (f"broker {broker} does not serve {api_name(key)} (this client "
-                             f"speaks versions {our_low}-{our_high})")
+                             f"speaks versions {our_low}-{our_high}, which {needs} serves)")
             continue
         their_low, their_high = theirs[key]
         low, high = max(our_low, their_low), min(our_high, their_high)
         if low > high:
             problems[key] = (f"broker {broker} serves {api_name(key)} versions "
                              f"{their_low}-{their_high}, this client speaks {our_low}-{our_high}: "
-                             "none in common")
+                             f"none in common ({needs} serves them)")
         else:
             shared[key] = (low, high)
     return ApiVersionTable(shared, problems)

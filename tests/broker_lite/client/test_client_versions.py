@@ -14,7 +14,7 @@ from broker_lite.client import (
     TopicPartition,
     UnsupportedVersionError,
 )
-from broker_lite.client.cluster.versions import CLIENT_VERSIONS, negotiate
+from broker_lite.client.cluster.versions import CLIENT_VERSIONS, FIRST_KAFKA_RELEASE, negotiate
 from broker_lite.protocol import ApiKey
 
 
@@ -46,7 +46,8 @@ def test_ranges_that_do_not_overlap_fail_clearly():
         table.version(ApiKey.FETCH)
     low, high = CLIENT_VERSIONS[ApiKey.FETCH]
     assert str(info.value) == (f"broker b:9 serves Fetch versions 0-3, this client speaks "
-                               f"{low}-{high}: none in common")
+                               f"{low}-{high}: none in common (Kafka 0.11.0 or later serves "
+                               "them)")
     with pytest.raises(UnsupportedVersionError, match="does not serve ListOffsets"):
         table.version(ApiKey.LIST_OFFSETS)
 
@@ -56,6 +57,49 @@ def test_client_ranges_stay_within_the_protocol_schemas():
     for key, (low, high) in CLIENT_VERSIONS.items():
         versions = API_SCHEMAS[key].valid_versions
         assert versions.lo <= low <= high <= versions.hi
+
+
+def release(version: tuple) -> str:
+    return ".".join(map(str, version))
+
+
+def test_each_api_names_the_first_kafka_release_that_serves_it():
+    """Checked against kafka-python's recordings of real brokers' ApiVersions answers."""
+    from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
+
+    assert set(FIRST_KAFKA_RELEASE) == set(CLIENT_VERSIONS)
+    for key, (low, _) in CLIENT_VERSIONS.items():
+        first = next(version for version, ranges in sorted(BROKER_API_VERSIONS.items())
+                     if ranges.get(int(key), (1, 0))[0] <= low <= ranges.get(int(key), (1, 0))[1])
+        assert FIRST_KAFKA_RELEASE[key] in (release(first), release(first) + ".0"), key
+
+
+def kafka_releases_from(oldest: tuple):
+    from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
+
+    return [(version, ranges) for version, ranges in sorted(BROKER_API_VERSIONS.items())
+            if version >= oldest]
+
+
+#: What kspark's source and sink speak: every Kafka release from 2.1 on must serve a version of
+#: each (KIP-896: the oldest that Kafka 4's clients keep); DescribeTransactions is optional.
+CONNECTOR_APIS = [ApiKey.API_VERSIONS, ApiKey.METADATA, ApiKey.FETCH, ApiKey.LIST_OFFSETS,
+                  ApiKey.FIND_COORDINATOR, ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH,
+                  ApiKey.PRODUCE, ApiKey.INIT_PRODUCER_ID, ApiKey.ADD_PARTITIONS_TO_TXN,
+                  ApiKey.END_TXN, ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE]
+
+
+@pytest.mark.parametrize(("version", "ranges"), kafka_releases_from((2, 1)),
+                         ids=lambda v: release(v) if isinstance(v, tuple) else "")
+def test_every_kafka_release_from_2_1_on_serves_what_the_connector_speaks(version, ranges):
+    table = negotiate(advertised(ranges), f"kafka-{release(version)}:9092")
+    for key in CONNECTOR_APIS:
+        low, high = table.shared[key]
+        assert low <= high <= ranges[int(key)][1]
+        assert table.version(key) == min(CLIENT_VERSIONS[key][1], ranges[int(key)][1])
+    if version < (3, 0):
+        with pytest.raises(UnsupportedVersionError, match=r"DescribeTransactions .*Kafka 3\.0"):
+            table.version(ApiKey.DESCRIBE_TRANSACTIONS)
 
 
 def test_older_broker_gets_older_versions_over_the_wire():
