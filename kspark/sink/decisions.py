@@ -36,8 +36,11 @@ class Decision:
     partitions: tuple[int, ...] = ()  # when producer ids and epochs were not recorded
 
 
+SINK_GROUP_PREFIX = "kpy-sink-"
+
+
 def decision_group(query_id: str) -> str:
-    return f"kpy-sink-{query_id}"
+    return f"{SINK_GROUP_PREFIX}{query_id}"
 
 
 def record(client: KafkaClient, query_id: str, batch_id: int, topic: str,
