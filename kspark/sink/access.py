@@ -26,7 +26,7 @@ from broker_lite.client.config import ClientConfig
 from broker_lite.client.errors import (
     ClusterAuthorizationFailedError,
     GroupAuthorizationFailedError,
-    KafkaClientError,
+    KafkaApiError,
     TopicAuthorizationFailedError,
     TransactionalIdAuthorizationFailedError,
 )
@@ -46,8 +46,8 @@ AUTHORIZATION_ERRORS = (TopicAuthorizationFailedError, TransactionalIdAuthorizat
                         GroupAuthorizationFailedError, ClusterAuthorizationFailedError)
 
 
-def refused(exc: KafkaClientError, client: Mapping[str, str], *, exactly_once: bool,
-            resources: Mapping[type, tuple[str, str]]) -> KafkaClientError:
+def refused(exc: KafkaApiError, client: Mapping[str, str], *, exactly_once: bool,
+            resources: Mapping[type, tuple[str, str]]) -> KafkaApiError:
     """``exc``, an authorization failure of the sink, as the same error with a message that says
     what to grant. ``resources`` gives, per error type, the operation and the resource refused
     (``{TopicAuthorizationFailedError: ("Write", "Topic 'events'"), ...}``)."""

@@ -44,6 +44,7 @@ from pyspark.sql.datasource import (
 from broker_lite.client import KafkaClient, Producer, shared_client
 from broker_lite.client.errors import (
     GroupAuthorizationFailedError,
+    KafkaApiError,
     KafkaClientError,
     TopicAuthorizationFailedError,
     TransactionalIdAuthorizationFailedError,
@@ -137,8 +138,8 @@ def _producer(client: KafkaClient, options: SinkOptions, write_id: str,
     return producer
 
 
-def _refused(exc: KafkaClientError, options: SinkOptions, write_id: str, partition: int | None,
-             topics: str | None) -> KafkaClientError:
+def _refused(exc: KafkaApiError, options: SinkOptions, write_id: str, partition: int | None,
+             topics: str | None) -> KafkaApiError:
     """An authorization failure, saying what the sink needs granted (:mod:`.access`)."""
     named = f"Topic '{topics}'" if topics else "a topic written"
     return refused(exc, options.client, exactly_once=options.exactly_once, resources={

@@ -25,7 +25,7 @@ def test_exactly_once_without_transactional_id_acls_says_what_to_grant(spark, ac
     admin = AdminClient({"bootstrap.servers": servers})
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
     rows = spark.createDataFrame([(f"v{i}",) for i in range(20)], "value string").coalesce(1)
-    with pytest.raises(Exception) as refused:  # noqa: PT011 - Spark wraps the task's error
+    with pytest.raises(Exception) as refused:  # Spark wraps the task's error
         rows.write.format("kpy").option("kafka.bootstrap.servers", servers) \
             .option("topic", topic).mode("append").save()
     message = str(refused.value)
