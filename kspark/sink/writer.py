@@ -42,6 +42,7 @@ from pyspark.sql.datasource import (
 )
 
 from broker_lite.client import KafkaClient, Producer, shared_client
+from broker_lite.client.cluster.coordinators import TRANSACTIONAL_ID, Coordinators
 from broker_lite.client.errors import (
     GroupAuthorizationFailedError,
     KafkaApiError,
@@ -148,6 +149,23 @@ def _refused(exc: KafkaApiError, options: SinkOptions, write_id: str, partition:
         GroupAuthorizationFailedError: ("Read", f"Group '{decisions.decision_group(write_id)}'"),
         TopicAuthorizationFailedError: ("Write" if partition is not None else "Read", named),
     })
+
+
+def check_access(options: SinkOptions, write_id: str) -> None:
+    """On the driver, before any task: look up the transaction coordinator of a transactional
+    id of the write (FindCoordinator, which Kafka's brokers allow with Describe on it), so that
+    a principal without TransactionalId ACLs is told once, rather than by every attempt of every
+    task. Any other failure is left to the tasks, which retry what can be retried."""
+    if not options.exactly_once:
+        return
+    try:
+        with KafkaClient(dict(options.client)) as client:
+            Coordinators(client.cluster, TRANSACTIONAL_ID).connection(
+                transactional_id(write_id, 0), client.cluster.deadline())
+    except AUTHORIZATION_ERRORS as exc:
+        raise _refused(exc, options, write_id, 0, options.topic) from exc
+    except KafkaClientError as exc:
+        logger.debug("the transaction coordinator was not found before the write: %s", exc)
 
 
 def _abort_own_transaction(producer: Producer) -> None:
@@ -257,6 +275,7 @@ class KpyBatchWriter(DataSourceArrowWriter):
         self.options = options
         self.write_id = uuid.uuid4().hex
         log_unused_kafka_settings(options.client, SINK_KAFKA_SETTINGS, "df.write")
+        check_access(options, self.write_id)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KpyCommitMessage:
         return write_task(self.options, iterator, self.write_id, TaskContext.get().partitionId())
@@ -274,6 +293,7 @@ class KpyStreamWriter(DataSourceStreamArrowWriter):
     def __init__(self, options: SinkOptions):
         self.options = options
         log_unused_kafka_settings(options.client, SINK_KAFKA_SETTINGS, "df.writeStream")
+        check_access(options, uuid.uuid4().hex)  # the query id is the tasks' to know
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KpyCommitMessage:
         context = TaskContext.get()

@@ -29,6 +29,8 @@ def test_exactly_once_without_transactional_id_acls_says_what_to_grant(spark, ac
         rows.write.format("kpy").option("kafka.bootstrap.servers", servers) \
             .option("topic", topic).mode("append").save()
     message = str(refused.value)
+    # refused on the driver, before any task ran (and retried)
+    assert "Failed to initialize Python data source writer" in message
     assert "TRANSACTIONAL_ID_AUTHORIZATION_FAILED" in message
     assert "the kpy sink's principal User:ANONYMOUS may not Write TransactionalId 'kpy-" in message
     assert ("needs these ACLs for User:ANONYMOUS: Write and Describe on TransactionalId prefix "
