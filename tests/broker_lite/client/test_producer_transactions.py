@@ -5,7 +5,8 @@ instance, abort after a failed send, and the coordinator's description of a tran
 
 import pyarrow as pa
 import pytest
-from producer_checks import consume_all, unique
+from librdkafka_reading import consume_all
+from producer_checks import unique
 
 from broker_lite.client import (
     KafkaClient,

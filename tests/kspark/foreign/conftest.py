@@ -12,14 +12,14 @@ Records are produced and read back with confluent-kafka (librdkafka), not with k
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import Consumer, Producer
 from confluent_kafka import TopicPartition as ConfluentTopicPartition
+from librdkafka_reading import consume_all
 
 from broker_lite.server.releases import RELEASES
 from kspark.testing.tiers import needs
@@ -109,35 +109,16 @@ def produce(servers: str, topic: str, count: int) -> list[Record]:
     return sorted(delivered, key=lambda r: (r.partition, r.offset))
 
 
-def consume(servers: str, topic: str, isolation_level: str, timeout_s: float = 60
-            ) -> list[Record]:
+def consume(servers: str, topic: str, isolation_level: str) -> list[Record]:
     """Every record of every partition of ``topic``, up to its end (read_committed: its last
     stable offset)."""
-    metadata = Consumer({"bootstrap.servers": servers, "group.id": unique("probe"),
-                         "log_level": 3})
-    partitions = list(metadata.list_topics(topic, timeout=30).topics[topic].partitions)
-    metadata.close()
-    consumer = Consumer({"bootstrap.servers": servers, "group.id": unique("reader"),
-                         "enable.auto.commit": False, "enable.partition.eof": True,
-                         "isolation.level": isolation_level, "log_level": 3})
-    try:
-        consumer.assign([ConfluentTopicPartition(topic, p, 0) for p in partitions])
-        records, at_end = [], set()
-        deadline = time.monotonic() + timeout_s
-        while len(at_end) < len(partitions):
-            assert time.monotonic() < deadline, f"{topic}: not at the end in {timeout_s} s"
-            message = consumer.poll(0.5)
-            if message is None:
-                continue
-            if message.error() is not None:
-                assert message.error().code() == KafkaError._PARTITION_EOF, message.error()
-                at_end.add(message.partition())
-                continue
-            records.append(Record(message.partition(), message.offset(), message.key(),
-                                  message.value()))
-        return sorted(records, key=lambda r: (r.partition, r.offset))
-    finally:
-        consumer.close()
+    probe = Consumer({"bootstrap.servers": servers, "group.id": unique("probe"), "log_level": 3})
+    partitions = len(probe.list_topics(topic, timeout=30).topics[topic].partitions)
+    probe.close()
+    return sorted((Record(m.partition(), m.offset(), m.key(), m.value())
+                   for m in consume_all(servers, topic, partitions,
+                                        isolation_level=isolation_level)),
+                  key=lambda r: (r.partition, r.offset))
 
 
 def committed(servers: str, group: str, topic: str, partitions: list[int]) -> dict[int, int]:
