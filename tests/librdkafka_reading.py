@@ -9,11 +9,12 @@ from confluent_kafka import TopicPartition as ConfluentTopicPartition
 
 
 def consume_all(servers: str, topic: str, partitions: int, *,
-                isolation_level: str = "read_uncommitted", timeout_s: float = 60) -> list:
+                isolation_level: str = "read_uncommitted", timeout_s: float = 60,
+                check_crcs: bool = True) -> list:
     """Every message of every partition of ``topic`` up to its end (read_committed: up to the
-    last stable offset), read by librdkafka with CRC checks."""
+    last stable offset), read by librdkafka with CRC checks (unless ``check_crcs`` is False)."""
     consumer = Consumer({"bootstrap.servers": servers, "group.id": f"reader-{uuid.uuid4().hex[:6]}",
-                         "enable.auto.commit": False, "check.crcs": True, "log_level": 3,
+                         "enable.auto.commit": False, "check.crcs": check_crcs, "log_level": 3,
                          "isolation.level": isolation_level, "enable.partition.eof": True})
     try:
         consumer.assign([ConfluentTopicPartition(topic, p, 0) for p in range(partitions)])
