@@ -23,6 +23,10 @@ once, and again once the stragglers are gone (:data:`STRAGGLERS_GONE_S` later).
 
 With ``kpy.sink.guarantee=at_least_once`` tasks produce idempotently without transactions (a
 failed task's retry writes its rows again), for brokers that do not support transactions.
+
+On a cluster with ACLs, an exactly-once write is first checked on the driver
+(:func:`check_access`), and any refusal, on the driver or in a task, says what the sink needs
+granted (:mod:`.access`).
 """
 
 import logging
