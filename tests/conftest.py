@@ -71,6 +71,19 @@ def broker(zookeeper_connect, tmp_path):
 
 @pytest.fixture
 @needs("broker", "zookeeper")
+def release_broker(request, zookeeper_connect, tmp_path):
+    """A broker_lite broker serving only the APIs and versions of the older Kafka release named
+    by the test's indirect parameter (``broker_lite.server.releases.RELEASES``)."""
+    from broker_lite.server.releases import RELEASES
+    from broker_lite.server.testing import start_brokers, stop_brokers
+
+    brokers = start_brokers(zookeeper_connect, tmp_path, release=RELEASES[request.param])
+    yield brokers[0]
+    stop_brokers(brokers)
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
 def three_brokers(zookeeper_connect, tmp_path):
     """A three-broker cluster sharing one ZooKeeper."""
     from broker_lite.server.testing import start_brokers, stop_brokers

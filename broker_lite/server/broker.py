@@ -69,6 +69,7 @@ from .metrics import BrokerMetrics, MetricsListener
 from .network import Listener, NetworkConfig, RequestHandlerPool, SocketServer
 from .network.channel_builders import ChannelBuilder
 from .purgatory import Purgatory
+from .releases import KafkaRelease
 from .scram_credentials import ScramCredentialCache
 from .services import HandlerServices
 from .zk_broker import ZkBroker
@@ -87,8 +88,9 @@ class Broker:
     """A broker: ``Broker(config).start()`` returns once it serves requests, and it serves until
     ``stop()``; ``port`` is where it listens (useful with ``listeners=PLAINTEXT://127.0.0.1:0``)."""
 
-    def __init__(self, config: BrokerConfig):
+    def __init__(self, config: BrokerConfig, *, release: KafkaRelease | None = None):
         self.config = config
+        self.release = release  # tests: serve only what this older Kafka release serves
         self.zookeeper: ZooKeeperConnection | None = None
         self.logs: LogManager | None = None
         self.server: SocketServer | None = None
@@ -168,7 +170,7 @@ class Broker:
         # SCRAM credentials are read before any client may authenticate, then followed.
         self.scram_credentials = scram = ScramCredentialCache(client)
         scram.load()
-        api_handlers = handlers()
+        api_handlers = handlers() if self.release is None else self.release.handlers(handlers())
         self.authorizer = create_authorizer(config, client)  # ACLs loaded before any request
         self.services = services = HandlerServices(
             config=config, logs=logs, partitions=partitions, cluster=cluster,
@@ -181,7 +183,8 @@ class Broker:
             api_versions=supported_versions(api_handlers), authorizer=self.authorizer)
         # The listener is bound now (the port is registered below) and serves requests once
         # the broker is registered: Kafka's SocketServer.startup, then enableRequestProcessing.
-        dispatcher = Dispatcher(api_handlers, services)
+        dispatcher = Dispatcher(api_handlers, services, refusal_names_versions=(
+            self.release is None or self.release.names_api_versions_in_refusal))
         for listener in listeners:  # closed at stop, even if a later one fails
             self.channel_builders.append(
                 channel_builder(listener, scram.get, dispatcher.api_versions))

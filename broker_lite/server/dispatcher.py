@@ -240,9 +240,13 @@ class Dispatcher:
 
     MAX_RUN = 16
 
-    def __init__(self, handlers: dict[ApiKey, ApiHandler], services: HandlerServices):
+    def __init__(self, handlers: dict[ApiKey, ApiHandler], services: HandlerServices, *,
+                 refusal_names_versions: bool = True):
         self.handlers = handlers
         self.services = services
+        # An ApiVersions refusal lists the served ranges (Kafka 2.4+, KIP-511) or nothing
+        # (a broker playing an older release, :mod:`.releases`).
+        self.refusal_names_versions = refusal_names_versions
 
     def __call__(self, request: Request):
         peer = request.peer
@@ -352,5 +356,6 @@ class Dispatcher:
 
     def _unsupported_api_versions(self, correlation_id: int):
         body = {"error_code": ErrorCode.UNSUPPORTED_VERSION,
-                "api_keys": supported_versions(self.handlers)}
+                "api_keys": supported_versions(self.handlers)
+                if self.refusal_names_versions else []}
         return encode_response(ApiKey.API_VERSIONS, 0, correlation_id, body)

@@ -4,12 +4,18 @@
 ``bootstrap.servers`` string for them; ``call`` sends one request and returns the response body.
 """
 
+from __future__ import annotations
+
 import socket
 import struct
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from broker_lite.config.broker import BrokerConfig
 from broker_lite.protocol import encode_request, parse_response
+
+if TYPE_CHECKING:
+    from .releases import KafkaRelease
 
 
 def recv_exactly(sock: socket.socket, n: int) -> bytes:
@@ -46,8 +52,11 @@ def broker_config(zookeeper_connect: str, log_dir: Path, broker_id: int = 1,
 
 
 def start_brokers(zookeeper_connect: str, log_root: Path, count: int = 1,
-                  properties: dict[str, str] | None = None) -> list:
-    """Start brokers 1..count, logs under ``log_root/b<id>``; stop them with ``stop_brokers``."""
+                  properties: dict[str, str] | None = None,
+                  release: KafkaRelease | None = None) -> list:
+    """Start brokers 1..count, logs under ``log_root/b<id>``; stop them with ``stop_brokers``.
+    With ``release`` (a :class:`broker_lite.server.releases.KafkaRelease`) they serve only
+    what that Kafka release serves."""
     from broker_lite.server.broker import (
         Broker,  # the broker imports this package's siblings
     )
@@ -57,7 +66,7 @@ def start_brokers(zookeeper_connect: str, log_root: Path, count: int = 1,
         for broker_id in range(1, count + 1):
             config = broker_config(zookeeper_connect, log_root / f"b{broker_id}", broker_id,
                                    properties)
-            brokers.append(Broker(config).start())
+            brokers.append(Broker(config, release=release).start())
     except BaseException:
         stop_brokers(brokers)
         raise

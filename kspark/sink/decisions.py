@@ -36,8 +36,11 @@ class Decision:
     partitions: tuple[int, ...] = ()  # when producer ids and epochs were not recorded
 
 
+SINK_GROUP_PREFIX = "kpy-sink-"
+
+
 def decision_group(query_id: str) -> str:
-    return f"kpy-sink-{query_id}"
+    return f"{SINK_GROUP_PREFIX}{query_id}"
 
 
 def record(client: KafkaClient, query_id: str, batch_id: int, topic: str,
@@ -78,8 +81,9 @@ def handles(client: KafkaClient, decision: Decision, transactional_id) -> list[T
     for partition in decision.partitions:
         described = describe_transaction(client, transactional_id(partition))
         if described is None:
-            raise RuntimeError("the broker cannot describe transactions (DescribeTransactions), "
-                               f"so batch {decision.batch_id} cannot be finished")
+            raise RuntimeError("the broker cannot describe transactions (DescribeTransactions: "
+                               f"Kafka 3.0 or later), so batch {decision.batch_id} cannot be "
+                               "finished")
         result.append(TransactionHandle(described.transactional_id, described.producer_id,
                                         described.producer_epoch))
     return result

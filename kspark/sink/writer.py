@@ -23,6 +23,10 @@ once, and again once the stragglers are gone (:data:`STRAGGLERS_GONE_S` later).
 
 With ``kpy.sink.guarantee=at_least_once`` tasks produce idempotently without transactions (a
 failed task's retry writes its rows again), for brokers that do not support transactions.
+
+On a cluster with ACLs, an exactly-once write is first checked on the driver
+(:func:`check_access`), and any refusal, on the driver or in a task, says what the sink needs
+granted (:mod:`.access`).
 """
 
 import logging
@@ -42,11 +46,19 @@ from pyspark.sql.datasource import (
 )
 
 from broker_lite.client import KafkaClient, Producer, shared_client
-from broker_lite.client.errors import KafkaClientError
+from broker_lite.client.cluster.coordinators import TRANSACTIONAL_ID, Coordinators
+from broker_lite.client.errors import (
+    GroupAuthorizationFailedError,
+    KafkaApiError,
+    KafkaClientError,
+    TopicAuthorizationFailedError,
+    TransactionalIdAuthorizationFailedError,
+)
 from broker_lite.client.producer.transactions import TransactionHandle, end_transaction
 from kspark.options import log_unused_kafka_settings
 
 from . import decisions
+from .access import AUTHORIZATION_ERRORS, TRANSACTIONAL_ID_PREFIX, refused
 from .options import SINK_KAFKA_SETTINGS, SinkOptions
 from .rows import coalesced, rows_by_topic
 
@@ -76,7 +88,7 @@ class KpyCommitMessage(WriterCommitMessage):
 
 
 def transactional_id(write_id: str, partition: int) -> str:
-    return f"kpy-{write_id}-{partition}"
+    return f"{TRANSACTIONAL_ID_PREFIX}{write_id}-{partition}"
 
 
 def write_task(options: SinkOptions, batches: Iterator[pa.RecordBatch], write_id: str,
@@ -90,7 +102,10 @@ def write_task(options: SinkOptions, batches: Iterator[pa.RecordBatch], write_id
     # The producer is the task's own (its transaction, producer id and epoch); the connections
     # are those its Python worker keeps from task to task.
     with shared_client(options.client) as client:
-        producer = _producer(client, options, write_id, partition)
+        try:
+            producer = _producer(client, options, write_id, partition)
+        except AUTHORIZATION_ERRORS as exc:
+            raise _refused(exc, options, write_id, partition, options.topic) from exc
         send_bytes = min(SEND_BATCHES * producer.batch_size, MAX_SEND_BYTES)
         try:
             for batch in coalesced(chain([first], batches), send_bytes):
@@ -101,6 +116,11 @@ def write_task(options: SinkOptions, batches: Iterator[pa.RecordBatch], write_id
             if options.exactly_once:
                 message.handle = producer.transaction_handle()
             return message
+        except AUTHORIZATION_ERRORS as exc:
+            if options.exactly_once:
+                _abort_own_transaction(producer)
+            raise _refused(exc, options, write_id, partition,
+                           ", ".join(sorted(message.records)) or options.topic) from exc
         except BaseException:
             if options.exactly_once:
                 _abort_own_transaction(producer)
@@ -121,6 +141,35 @@ def _producer(client: KafkaClient, options: SinkOptions, write_id: str,
         producer.close()
         raise
     return producer
+
+
+def _refused(exc: KafkaApiError, options: SinkOptions, write_id: str, partition: int | None,
+             topics: str | None) -> KafkaApiError:
+    """An authorization failure, saying what the sink needs granted (:mod:`.access`)."""
+    named = f"Topic '{topics}'" if topics else "a topic written"
+    return refused(exc, options.client, exactly_once=options.exactly_once, resources={
+        TransactionalIdAuthorizationFailedError: (
+            "Write", f"TransactionalId '{transactional_id(write_id, partition or 0)}'"),
+        GroupAuthorizationFailedError: ("Read", f"Group '{decisions.decision_group(write_id)}'"),
+        TopicAuthorizationFailedError: ("Write" if partition is not None else "Read", named),
+    })
+
+
+def check_access(options: SinkOptions, write_id: str) -> None:
+    """On the driver, before any task: look up the transaction coordinator of a transactional
+    id of the write (FindCoordinator, which Kafka's brokers allow with Describe on it), so that
+    a principal without TransactionalId ACLs is told once, rather than by every attempt of every
+    task. Any other failure is left to the tasks, which retry what can be retried."""
+    if not options.exactly_once:
+        return
+    try:
+        with KafkaClient(dict(options.client)) as client:
+            Coordinators(client.cluster, TRANSACTIONAL_ID).connection(
+                transactional_id(write_id, 0), client.cluster.deadline())
+    except AUTHORIZATION_ERRORS as exc:
+        raise _refused(exc, options, write_id, 0, options.topic) from exc
+    except KafkaClientError as exc:
+        logger.debug("the transaction coordinator was not found before the write: %s", exc)
 
 
 def _abort_own_transaction(producer: Producer) -> None:
@@ -150,6 +199,15 @@ def finish(options: SinkOptions, messages: list, batch_id: int | None) -> None:
     if not options.exactly_once or not messages:
         return
     write_id = messages[0].write_id
+    try:
+        _finish(options, messages, batch_id, write_id)
+    except AUTHORIZATION_ERRORS as exc:
+        topics = sorted({tp.topic for m in messages if m.handle for tp in m.handle.partitions})
+        raise _refused(exc, options, write_id, None, ", ".join(topics)) from exc
+
+
+def _finish(options: SinkOptions, messages: list[KpyCommitMessage], batch_id: int | None,
+            write_id: str) -> None:
     with KafkaClient(dict(options.client)) as client:
         if any(m.decided for m in messages):
             decision = decisions.latest(client, write_id)
@@ -221,6 +279,7 @@ class KpyBatchWriter(DataSourceArrowWriter):
         self.options = options
         self.write_id = uuid.uuid4().hex
         log_unused_kafka_settings(options.client, SINK_KAFKA_SETTINGS, "df.write")
+        check_access(options, self.write_id)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KpyCommitMessage:
         return write_task(self.options, iterator, self.write_id, TaskContext.get().partitionId())
@@ -238,6 +297,7 @@ class KpyStreamWriter(DataSourceStreamArrowWriter):
     def __init__(self, options: SinkOptions):
         self.options = options
         log_unused_kafka_settings(options.client, SINK_KAFKA_SETTINGS, "df.writeStream")
+        check_access(options, uuid.uuid4().hex)  # the query id is the tasks' to know
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KpyCommitMessage:
         context = TaskContext.get()

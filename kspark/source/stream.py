@@ -60,6 +60,7 @@ from broker_lite.client.errors import (
     GroupAuthorizationFailedError,
     TopicAuthorizationFailedError,
 )
+from broker_lite.client.principal import principal_of
 from kspark.options import log_unused_kafka_settings
 
 from .batch import read_partition
@@ -183,11 +184,12 @@ class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self.client.commit(self.group_id, offsets)
             self._committed = dict(offsets)
         except (GroupAuthorizationFailedError, TopicAuthorizationFailedError) as exc:
+            principal = principal_of(self.client.config)
             raise type(exc)(
                 f"the query's progress cannot be committed to its consumer group "
-                f"{self.group_id!r} (kafka.group.id): {exc}; the query's principal needs Read "
-                f"on group {self.group_id!r} and on the topics read, or leave kafka.group.id "
-                f"unset", where=exc.where) from exc
+                f"{self.group_id!r} (kafka.group.id): {exc}; the query's principal "
+                f"{principal} needs Read on group {self.group_id!r} and on the topics read, "
+                f"or leave kafka.group.id unset", where=exc.where) from exc
         except KafkaClientError as exc:
             logger.warning("could not commit offsets of group %s: %s", self.group_id, exc)
 

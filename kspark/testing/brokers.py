@@ -20,6 +20,7 @@ from pathlib import Path
 
 from broker_lite.local.kafka import LOCAL_PROPERTIES
 from broker_lite.local.security import LocalSecurity
+from broker_lite.server.releases import KafkaRelease
 from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
 
 # broker.id and listeners are given per broker by start_brokers (ids 1..n, ephemeral ports)
@@ -53,16 +54,19 @@ class KpyBroker:
     @classmethod
     def start(cls, zookeeper_connect: str, log_root: str | Path, count: int = 1,
               properties: Mapping[str, str] | None = None,
-              security: LocalSecurity | None = None) -> KpyBroker:
+              security: LocalSecurity | None = None,
+              release: KafkaRelease | None = None) -> KpyBroker:
         """Start brokers 1..``count``, logs under ``log_root``; ``properties`` (Kafka's names)
-        override :data:`TEST_BROKER_PROPERTIES` (and the secured listener's)."""
+        override :data:`TEST_BROKER_PROPERTIES` (and the secured listener's); with ``release``
+        they serve only the APIs and versions of that older Kafka release."""
         log_root = Path(log_root)
         secured = {}
         if security is not None and security.protocol != "PLAINTEXT":
             secured = security.broker_properties()
             _store_credentials(zookeeper_connect, security)
         brokers = start_brokers(zookeeper_connect, log_root, count,
-                                {**TEST_BROKER_PROPERTIES, **secured, **(properties or {})})
+                                {**TEST_BROKER_PROPERTIES, **secured, **(properties or {})},
+                                release)
         return cls(brokers, zookeeper_connect, log_root, security)
 
     def client_settings(self, user: str | None = None, mechanism: str | None = None

@@ -6,6 +6,12 @@ import threading
 
 import pytest
 
+from broker_lite.protocol.enums import AclOperation, AclPermissionType, ResourceType
+from broker_lite.security.acl import AccessControlEntry, AclBinding, ResourcePattern
+from broker_lite.server.network.authenticator import ANONYMOUS
+from broker_lite.server.testing import start_brokers, stop_brokers
+from kspark.testing.tiers import needs
+
 
 @pytest.fixture(scope="session")
 def spark(kpy_spark):
@@ -38,3 +44,31 @@ def process_all_available():
             raise failure[0]
 
     return run
+
+
+def grant_acl(broker, operation, resource_type, name="kafka-cluster"):
+    """An ACL for the query's principal (PLAINTEXT: ``User:ANONYMOUS``), written through the
+    broker's authorizer."""
+    assert broker.authorizer.create_acls([AclBinding(
+        ResourcePattern(resource_type, name),
+        AccessControlEntry(ANONYMOUS, "*", operation, AclPermissionType.ALLOW))]) == [None]
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
+def acl_broker(zookeeper_connect, tmp_path):
+    """A broker with the ACL authorizer; the principal may create, write and read every topic,
+    and nothing more."""
+    [broker] = start_brokers(zookeeper_connect, tmp_path, 1, {
+        "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
+    grant_acl(broker, AclOperation.CREATE, ResourceType.CLUSTER)
+    grant_acl(broker, AclOperation.WRITE, ResourceType.TOPIC, "*")
+    grant_acl(broker, AclOperation.READ, ResourceType.TOPIC, "*")
+    yield broker
+    stop_brokers([broker])
+
+
+@pytest.fixture
+def grant():
+    """``grant(broker, operation, resource_type, name)``: an ACL for the plaintext principal."""
+    return grant_acl

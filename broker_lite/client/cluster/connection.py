@@ -8,9 +8,10 @@ request it answers.
 
 The connection opens lazily, on the first request: TCP connect (bounded by
 ``socket.connection.setup.timeout.ms``), then ApiVersions at the highest version this client
-knows. A broker that does not know that version answers UNSUPPORTED_VERSION in version 0 with
-its own ranges, and the request is repeated at the broker's highest ApiVersions version. Then
-:func:`.versions.negotiate` picks the version of every other API.
+knows. A broker that does not know that version answers UNSUPPORTED_VERSION, and the request is
+repeated at a version it serves, as Kafka's client does (:mod:`.versions`: how the answer is
+read, and which version comes next). Then :func:`.versions.negotiate` picks the version of
+every other API.
 
 Failures leave the connection closed, to be reopened by the next request:
 
@@ -87,13 +88,19 @@ from ..errors import (
 )
 from ..retry import Deadline, ExponentialBackoff
 from .throttling import client_throttle_ms
-from .versions import CLIENT_VERSIONS, ApiVersionTable, api_name, negotiate
+from .versions import (
+    CLIENT_VERSIONS,
+    ApiVersionTable,
+    api_name,
+    negotiate,
+    read_api_versions,
+    retry_version,
+)
 
 if TYPE_CHECKING:  # ssl is loaded with a TLS context (broker_lite.security.tls), when one is used
     import ssl
 
 _SIZE = struct.Struct(">i")
-_CORRELATION_ID_AND_ERROR = struct.Struct(">ih")  # ApiVersions response: header v0 + error code
 _RECV_CHUNK = 4 << 20
 SOFTWARE_NAME = "kpy"
 try:
@@ -321,22 +328,25 @@ class BrokerConnection:
             if lifetime_ms > 0 else None)
 
     def _negotiate(self, deadline: Deadline) -> ApiVersionTable:
+        """ApiVersions, read and retried as :mod:`.versions` says."""
         version = CLIENT_VERSIONS[ApiKey.API_VERSIONS][1]
         body = {"client_software_name": SOFTWARE_NAME, "client_software_version": SOFTWARE_VERSION}
         while True:
             frame = self._exchange(ApiKey.API_VERSIONS, version, body, deadline)
-            _, error_code = _CORRELATION_ID_AND_ERROR.unpack_from(frame)
-            if error_code == ErrorCode.UNSUPPORTED_VERSION and version > 0:
-                # the broker answered in version 0, listing its own ranges
-                theirs = self._parse(ApiKey.API_VERSIONS, 0, frame)["api_keys"]
-                highest = next((e["max_version"] for e in theirs
-                                if e["api_key"] == ApiKey.API_VERSIONS), 0)
-                version = min(highest, version - 1)
+            try:
+                read_as, response = read_api_versions(frame, version)
+            except ProtocolError as exc:
+                raise self._undecodable(ApiKey.API_VERSIONS, version, exc) from None
+            if response["error_code"] == ErrorCode.UNSUPPORTED_VERSION and version > 0:
+                # Not served, so its throttle time is not the broker's word (read at the version
+                # asked, the mock cluster's answer gives 1,179,648 ms, which Java's client
+                # would wait): only a served answer's is kept, below.
+                version = retry_version(version, response)
                 continue
-            response = self._parse(ApiKey.API_VERSIONS, version, frame)
             error = error_for(response["error_code"], where=f"ApiVersions from {self.address}")
             if error is not None:
                 raise error
+            self._note_throttle(ApiKey.API_VERSIONS, read_as, response)
             return negotiate(response["api_keys"], self.address)
 
     def _peer_closed(self) -> bool:
@@ -443,15 +453,22 @@ class BrokerConnection:
         try:
             body = parse_response(api_key, version, frame)[1]
         except ProtocolError as exc:
-            self._reset()
-            raise InvalidResponseError(f"broker {self.address} sent a {api_name(api_key)} "
-                                       f"v{version} response that does not decode: {exc}") \
-                from None
+            raise self._undecodable(api_key, version, exc) from None
+        self._note_throttle(api_key, version, body)
+        return body
+
+    def _undecodable(self, api_key: ApiKey, version: int,
+                     exc: ProtocolError) -> InvalidResponseError:
+        """The connection is out of step after a response it cannot read: it is dropped."""
+        self._reset()
+        return InvalidResponseError(f"broker {self.address} sent a {api_name(api_key)} "
+                                    f"v{version} response that does not decode: {exc}")
+
+    def _note_throttle(self, api_key: ApiKey, version: int, body: dict) -> None:
         throttle_ms = client_throttle_ms(api_key, version, body)
         if throttle_ms:  # the throttle only ever grows, as in Kafka's ClusterConnectionStates
             self.throttled_until = max(self.throttled_until,
                                        time.monotonic() + throttle_ms / 1000)
-        return body
 
 
 def _settimeout(sock: socket.socket, deadline: Deadline) -> None:

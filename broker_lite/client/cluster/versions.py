@@ -8,6 +8,20 @@ whose ranges do not overlap, or that the broker does not list, fails with
 :class:`UnsupportedVersionError` when it is used, naming both ranges; the rest of the connection
 stays usable.
 
+ApiVersions itself is asked for at the client's highest version, before the client knows the
+broker's, and its answer is read as Kafka's Java client reads it (``ApiVersionsResponse.parse``
+and ``NetworkClient.handleApiVersionsResponse``):
+
+* :func:`read_api_versions`: at the version asked, and at version 0 when that fails: a broker
+  that does not serve the version asked answers UNSUPPORTED_VERSION in version 0 (Kafka's
+  brokers do), or in an encoding of its own (librdkafka's mock cluster: v3's one-byte array
+  length, v0's entries, v1's throttle time), which the first reading may already take;
+* :func:`retry_version`: after UNSUPPORTED_VERSION the request is sent again at the highest
+  ApiVersions version the answer lists (Kafka 2.4+ lists it, KIP-511), or at 0 when it lists
+  none (older brokers answer with an empty list). Unlike Java's client, the version asked next
+  is always lower than the one before, so a broker that names a version it then refuses cannot
+  keep the client asking.
+
 >>> table = negotiate([{"api_key": 1, "min_version": 0, "max_version": 11}], "b1:9092")
 >>> table.version(ApiKey.FETCH)
 11
@@ -15,12 +29,12 @@ stays usable.
 Traceback (most recent call last):
 ...
 broker_lite.client.errors.UnsupportedVersionError: broker b1:9092 does not serve Metadata
-(this client speaks versions 1-12)
+(this client speaks versions 1-12, which Kafka 0.10.0 or later serves)
 """
 
 from __future__ import annotations
 
-from broker_lite.protocol import API_SCHEMAS, ApiKey
+from broker_lite.protocol import API_SCHEMAS, ApiKey, ProtocolError, parse_response
 
 from ..errors import UnsupportedVersionError
 
@@ -71,6 +85,27 @@ CLIENT_VERSIONS: dict[ApiKey, tuple[int, int]] = {
 }
 
 
+#: API -> the first Kafka release that serves this client's lowest version of it, for the
+#: messages of brokers that do not (a test checks it against recordings of real brokers).
+FIRST_KAFKA_RELEASE: dict[ApiKey, str] = {
+    ApiKey.API_VERSIONS: "0.10.0", ApiKey.METADATA: "0.10.0", ApiKey.FETCH: "0.11.0",
+    ApiKey.LIST_OFFSETS: "0.10.1", ApiKey.FIND_COORDINATOR: "0.8.2", ApiKey.OFFSET_COMMIT: "0.9",
+    ApiKey.OFFSET_FETCH: "0.8.2", ApiKey.CREATE_TOPICS: "0.10.1", ApiKey.DELETE_TOPICS: "0.10.1",
+    ApiKey.CREATE_PARTITIONS: "1.0", ApiKey.DELETE_RECORDS: "0.11.0",
+    ApiKey.DESCRIBE_CONFIGS: "0.11.0", ApiKey.INCREMENTAL_ALTER_CONFIGS: "2.3",
+    ApiKey.LIST_GROUPS: "0.9", ApiKey.DESCRIBE_GROUPS: "0.9", ApiKey.DELETE_GROUPS: "1.1",
+    ApiKey.PRODUCE: "0.11.0", ApiKey.INIT_PRODUCER_ID: "0.11.0",
+    ApiKey.ADD_PARTITIONS_TO_TXN: "0.11.0", ApiKey.END_TXN: "0.11.0",
+    ApiKey.DESCRIBE_TRANSACTIONS: "3.0", ApiKey.DESCRIBE_ACLS: "0.11.0",
+    ApiKey.CREATE_ACLS: "0.11.0", ApiKey.DELETE_ACLS: "0.11.0", ApiKey.SASL_HANDSHAKE: "1.0",
+    ApiKey.SASL_AUTHENTICATE: "1.0", ApiKey.OFFSET_FOR_LEADER_EPOCH: "2.3",
+    ApiKey.CONTROLLED_SHUTDOWN: "2.2", ApiKey.ELECT_LEADERS: "2.4",
+    ApiKey.ALTER_PARTITION_REASSIGNMENTS: "2.4", ApiKey.LIST_PARTITION_REASSIGNMENTS: "2.4",
+    ApiKey.WRITE_TXN_MARKERS: "2.8", ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: "2.7",
+    ApiKey.ALTER_USER_SCRAM_CREDENTIALS: "2.7",
+}
+
+
 def api_name(api_key: int) -> str:
     api = API_SCHEMAS.get(api_key)
     return api.name if api is not None else f"API {api_key}"
@@ -106,16 +141,52 @@ def negotiate(advertised: list[dict], broker: str) -> ApiVersionTable:
               for entry in advertised}
     shared, problems = {}, {}
     for key, (our_low, our_high) in CLIENT_VERSIONS.items():
+        needs = f"Kafka {FIRST_KAFKA_RELEASE[key]} or later"
         if key not in theirs:
             problems[key] = (f"broker {broker} does not serve {api_name(key)} (this client "
-                             f"speaks versions {our_low}-{our_high})")
+                             f"speaks versions {our_low}-{our_high}, which {needs} serves)")
             continue
         their_low, their_high = theirs[key]
         low, high = max(our_low, their_low), min(our_high, their_high)
         if low > high:
             problems[key] = (f"broker {broker} serves {api_name(key)} versions "
                              f"{their_low}-{their_high}, this client speaks {our_low}-{our_high}: "
-                             "none in common")
+                             f"none in common ({needs} serves them)")
         else:
             shared[key] = (low, high)
     return ApiVersionTable(shared, problems)
+
+
+def read_api_versions(frame: bytes | bytearray, asked: int) -> tuple[int, dict]:
+    """``(version read, body)`` of an ApiVersions response ``frame`` (header and body, without
+    the size) to a request of version ``asked``: read at ``asked``, else at version 0, as
+    Kafka's ``ApiVersionsResponse.parse`` does. Raises :class:`ProtocolError` (the one of the
+    reading at ``asked``, naming the field) when neither reading succeeds.
+
+    >>> from broker_lite.protocol import encode_response
+    >>> v0 = b"".join(encode_response(ApiKey.API_VERSIONS, 0, 5, {
+    ...     "error_code": 35,  # UNSUPPORTED_VERSION
+    ...     "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 2}]}))[4:]
+    >>> version, body = read_api_versions(v0, 3)
+    >>> version, body["error_code"], retry_version(3, body)
+    (0, 35, 2)
+    """
+    try:
+        return asked, parse_response(ApiKey.API_VERSIONS, asked, frame)[1]
+    except ProtocolError as exc:
+        if asked == 0:
+            raise
+        first = exc
+    try:
+        return 0, parse_response(ApiKey.API_VERSIONS, 0, frame)[1]
+    except ProtocolError:
+        raise first from None
+
+
+def retry_version(asked: int, body: dict) -> int:
+    """The ApiVersions version to ask next after ``body`` refused version ``asked`` with
+    UNSUPPORTED_VERSION: the highest the broker lists for ApiVersions, 0 when it lists none,
+    and always below ``asked``."""
+    listed = next((entry["max_version"] for entry in body.get("api_keys") or ()
+                   if entry["api_key"] == ApiKey.API_VERSIONS), 0)
+    return max(0, min(listed, asked - 1))

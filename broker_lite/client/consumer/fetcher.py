@@ -65,8 +65,13 @@ def fetch_request(partitions: dict[TopicPartition, tuple[int, int]],
 def parse_fetch_response(body: dict, requested: Iterable[TopicPartition],
                          names_by_id: dict[uuid.UUID, str]
                          ) -> dict[TopicPartition, FetchedPartition]:
-    """A Fetch response body as one :class:`FetchedPartition` per requested partition; a
-    partition the broker left out gets an :class:`InvalidResponseError`."""
+    """A Fetch response body as one :class:`FetchedPartition` per requested partition.
+
+    A partition the broker left out gets a retriable :class:`InvalidResponseError`, so that it
+    is asked for again: Kafka's Java client ignores a full fetch response that lacks partitions
+    and fetches again (``FetchSessionHandler.verifyFullFetchResponsePartitions``); a broker
+    throttling the client answers with no partitions at all (KIP-219), and one with fetch
+    sessions leaves out those without news (KIP-227)."""
     requested = set(requested)
     top_error = error_for(body.get("error_code", 0), where="Fetch")
     results: dict[TopicPartition, FetchedPartition] = {}
@@ -87,8 +92,8 @@ def parse_fetch_response(body: dict, requested: Iterable[TopicPartition],
                 error=top_error or error_for(p["error_code"], where=str(tp)),
             )
     for tp in requested - results.keys():
-        results[tp] = FetchedPartition.failed(
-            top_error or InvalidResponseError(f"the Fetch response has no data for {tp}"))
+        results[tp] = FetchedPartition.failed(top_error or InvalidResponseError(
+            f"the Fetch response left out {tp}", retriable=True))
     return results
 
 

@@ -222,23 +222,34 @@ def end_transaction(client: ClusterUser, transactional_id: str, producer_id: int
     cluster = _cluster_of(client)
     coordinators = Coordinators(cluster, TRANSACTIONAL_ID)
     verb = "commit" if commit else "abort"
-    coordinators.call(
-        f"{verb} of transaction {transactional_id} (producer {producer_id}, epoch "
-        f"{producer_epoch})", transactional_id, ApiKey.END_TXN,
-        end_txn_request(transactional_id, producer_id, producer_epoch, commit),
-        lambda version, body: _raise_for(body["error_code"], None,
-                                         f"transactional id {transactional_id}"))
-    if wait_for_markers:
-        _wait_for_markers(cluster, transactional_id, producer_id)
+
+    def end() -> None:
+        coordinators.call(
+            f"{verb} of transaction {transactional_id} (producer {producer_id}, epoch "
+            f"{producer_epoch})", transactional_id, ApiKey.END_TXN,
+            end_txn_request(transactional_id, producer_id, producer_epoch, commit),
+            lambda version, body: _raise_for(body["error_code"], None,
+                                             f"transactional id {transactional_id}"))
+
+    end()
+    if wait_for_markers and not _wait_for_markers(cluster, transactional_id, producer_id):
+        # A coordinator before Kafka 3.0 cannot describe the transaction (KIP-664), but it
+        # answers the same EndTxn again with CONCURRENT_TRANSACTIONS while the markers are
+        # being written and NONE once they are (TransactionCoordinator.handleEndTransaction,
+        # PrepareCommit / CompleteCommit), and that answer is retried until then.
+        end()
 
 
-def _wait_for_markers(cluster: Cluster, transactional_id: str, producer_id: int) -> None:
+def _wait_for_markers(cluster: Cluster, transactional_id: str, producer_id: int) -> bool:
+    """Wait until the coordinator describes the transaction as complete; False when it cannot
+    describe transactions."""
     deadline, backoff = cluster.deadline(), Backoff(5, 200)
     while True:
         described = describe_transaction(cluster, transactional_id)
-        if described is None or described.state not in MARKERS_PENDING \
-                or described.producer_id != producer_id:
-            return  # complete (or taken over since), or a broker that cannot tell
+        if described is None:
+            return False
+        if described.state not in MARKERS_PENDING or described.producer_id != producer_id:
+            return True  # complete (or taken over since)
         if deadline.expired():
             raise KafkaTimeoutError(
                 f"the markers of transaction {transactional_id} were not all written within "

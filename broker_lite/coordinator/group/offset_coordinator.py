@@ -8,9 +8,12 @@ Who may commit (checked under the group's lock):
 =========================================  ==================================================
 the commit                                 is accepted when
 =========================================  ==================================================
-generation -1, no member id, no instance   the group has no members (a standalone commit,
-                                           as Kafka's admin client and tools make); a group
-                                           the coordinator never knew is created for it
+generation -1                              the group has no members, whatever member id or
+                                           instance id it names (a standalone commit, as
+                                           Kafka's admin client and tools make, and the
+                                           ZooKeeper-era consumers that commit to Kafka with
+                                           their ZooKeeper consumer id, pykafka's say); a
+                                           group the coordinator never knew is created for it
 anything else                              from a member of the current generation; while
                                            the group completes a rebalance the member is told
                                            REBALANCE_IN_PROGRESS (it syncs first), and in
@@ -173,11 +176,17 @@ class OffsetCoordinator:
 
 def commit_error(group: Group, generation_id: int, member_id: str,
                  group_instance_id: str | None) -> ErrorCode | None:
-    """Why ``group`` refuses an OffsetCommit (see the table above), or None."""
-    if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
-        return group.generation_member_error(member_id, group_instance_id, generation_id)
+    """Why ``group`` refuses an OffsetCommit (see the table above), or None.
+
+    Kafka's ``GroupCoordinator.validateOffsetCommit`` as of Kafka 3.3 (KAFKA-14201): a
+    generation -1 commit to an empty group is accepted before the member is looked at, as
+    Kafka 2.x's ``doCommitOffsets`` accepted it; only Kafka 3.0-3.2 checked the member id of such
+    a commit, and refused a ZooKeeper consumer id with UNKNOWN_MEMBER_ID.
+    """
     if group.is_(DEAD):
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if not group.is_(EMPTY):  # only members commit for a group that has members
-        return ErrorCode.UNKNOWN_MEMBER_ID
-    return None
+    if generation_id < 0 and group.is_(EMPTY):
+        return None  # the group only stores its offsets here
+    if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
+        return group.generation_member_error(member_id, group_instance_id, generation_id)
+    return ErrorCode.UNKNOWN_MEMBER_ID  # only members commit for a group that has members

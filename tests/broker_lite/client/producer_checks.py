@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pyarrow as pa
-from confluent_kafka import Consumer, KafkaError
+from confluent_kafka import Consumer
 from confluent_kafka import TopicPartition as ConfluentTopicPartition
 from scripted_broker import ScriptedBroker
 
@@ -38,33 +38,6 @@ def consume(servers: str, topic: str, partition: int, count: int, *,
                 messages.append(message)
         extra = consumer.poll(1.0)
         assert extra is None or extra.error() is not None, extra.value()
-        return messages
-    finally:
-        consumer.close()
-
-
-def consume_all(servers: str, topic: str, partitions: int, *,
-                isolation_level: str = "read_uncommitted", timeout_s: float = 60) -> list:
-    """Every message of every partition of ``topic`` up to its end (read_committed: up to the
-    last stable offset), read by librdkafka with CRC checks."""
-    consumer = Consumer({"bootstrap.servers": servers, "group.id": unique("reader"),
-                         "enable.auto.commit": False, "check.crcs": True, "log_level": 3,
-                         "isolation.level": isolation_level, "enable.partition.eof": True})
-    try:
-        consumer.assign([ConfluentTopicPartition(topic, p, 0) for p in range(partitions)])
-        messages, at_end = [], set()
-        deadline = time.monotonic() + timeout_s
-        while len(at_end) < partitions and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is None:
-                continue
-            if message.error() is not None:
-                assert message.error().code() == KafkaError._PARTITION_EOF, message.error()
-                at_end.add(message.partition())
-                continue
-            at_end.discard(message.partition())
-            messages.append(message)
-        assert len(at_end) == partitions, f"partitions {at_end} of {partitions} read to the end"
         return messages
     finally:
         consumer.close()

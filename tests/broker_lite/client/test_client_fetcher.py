@@ -67,7 +67,8 @@ def test_parse_fetch_response_by_name_and_by_id():
     assert records.readonly
     assert (got[TP].high_watermark, got[TP].last_stable_offset, got[TP].log_start_offset,
             got[TP].aborted_transactions, got[TP].error) == (10, 8, 2, [(4, 6)], None)
-    assert isinstance(got[TopicPartition(TOPIC, 1)].error, InvalidResponseError)  # left out
+    left_out = got[TopicPartition(TOPIC, 1)].error
+    assert isinstance(left_out, InvalidResponseError) and left_out.retriable  # asked again
 
 
 def test_a_top_level_fetch_error_applies_to_every_partition():
@@ -131,6 +132,19 @@ def test_a_leader_error_refreshes_metadata_and_retries(scripted):
     assert fetched.error is None and fetched.high_watermark == 3
     assert len(scripted.requests_for(ApiKey.FETCH)) == 3
     assert len(scripted.requests_for(ApiKey.METADATA)) == 3  # first, then after each error
+
+
+def test_a_partition_left_out_of_a_response_is_asked_for_again(scripted):
+    """As Java's client: a full response without the partition (here KIP-219's empty answer of
+    a broker throttling the client) is not an error, the partition is fetched again."""
+    log = ScriptedLog([3])
+    scripted.handlers[ApiKey.FETCH] = sequence(
+        {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": []},
+        log.fetch_handler())
+    with client_for(scripted) as client:
+        fetched = client.fetch({TP: 0})[TP]
+    assert fetched.error is None and fetched.high_watermark == 3
+    assert len(scripted.requests_for(ApiKey.FETCH)) == 2
 
 
 def test_a_persistent_leader_error_ends_as_a_timeout_in_the_partition(scripted):

@@ -5,7 +5,8 @@ instance, abort after a failed send, and the coordinator's description of a tran
 
 import pyarrow as pa
 import pytest
-from producer_checks import consume_all, unique
+from librdkafka_reading import consume_all
+from producer_checks import unique
 
 from broker_lite.client import (
     KafkaClient,
@@ -210,3 +211,32 @@ def test_ending_with_wait_for_markers_returns_once_readers_see_the_outcome(broke
         stable = client.list_offsets(dict.fromkeys(tps, -1), isolation_level="read_committed")
         assert stable == client.list_offsets(dict.fromkeys(tps, -1),
                                              isolation_level="read_uncommitted")
+
+
+@pytest.mark.parametrize("release_broker", ["2.8"], indirect=True)
+def test_waiting_for_markers_without_describe_transactions(release_broker):
+    """Before Kafka 3.0 no coordinator describes transactions: the end is asked again, which the
+    coordinator answers CONCURRENT_TRANSACTIONS until the markers are written, then NONE."""
+    servers = bootstrap(release_broker)
+    topic = unique("old-visible")
+    with KafkaClient({"bootstrap.servers": servers, "retry.backoff.ms": "20"}) as client:
+        client.admin.create_topics([(topic, 3, 1)])
+        tps = [TopicPartition(topic, p) for p in range(3)]
+        assert describe_transaction(client, unique("any")) is None  # Kafka 2.8 cannot
+        with Producer({"bootstrap.servers": servers}, transactional_id=unique("old")) as task:
+            task.init_transactions()
+            task.begin_transaction()
+            task.send_arrow(topic, values(30, "w"))
+            handle = task.transaction_handle()
+        before = end_txn_requests(release_broker)
+        end_transaction(client, handle.transactional_id, handle.producer_id,
+                        handle.producer_epoch, commit=True, wait_for_markers=True)
+        assert end_txn_requests(release_broker) - before >= 2
+        stable = client.list_offsets(dict.fromkeys(tps, -1), isolation_level="read_committed")
+        assert stable == client.list_offsets(dict.fromkeys(tps, -1),
+                                             isolation_level="read_uncommitted")
+        assert sum(stable.values()) == 30 + 3  # the records and a commit marker per partition
+
+
+def end_txn_requests(broker) -> int:
+    return broker.server.metrics.snapshot().get("EndTxn", {}).get("requests", 0)

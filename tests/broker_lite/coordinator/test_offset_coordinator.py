@@ -44,6 +44,14 @@ def test_commit_metadata_and_leader_epoch_are_kept(harness):
      ErrorCode.ILLEGAL_GENERATION),
     ("an anonymous commit while the group has members", "stable", {},
      ErrorCode.UNKNOWN_MEMBER_ID),
+    # Kafka 3.3+ (KAFKA-14201), as 2.x: generation -1 to an empty group, whatever member it
+    # names (pykafka's ZooKeeper-managed consumers commit with their ZooKeeper consumer id)
+    ("generation -1 with a member id, no members", None, {"member_id": "zk-consumer-1"},
+     ErrorCode.NONE),
+    ("generation -1 with an instance id, no members", None,
+     {"member_id": "m", "instance": "i"}, ErrorCode.NONE),
+    ("generation -1 with a member id while the group has members", "stable",
+     {"member_id": "zk-consumer-1"}, ErrorCode.UNKNOWN_MEMBER_ID),
     ("a wrong generation", "stable", {"generation": 9, "member_id": "<a>"},
      ErrorCode.ILLEGAL_GENERATION),
     ("an unknown member", "stable", {"generation": 1, "member_id": "ghost"},

@@ -11,37 +11,12 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from broker_lite.client.errors import GroupAuthorizationFailedError
-from broker_lite.protocol.enums import AclOperation, AclPermissionType, ResourceType
-from broker_lite.security.acl import AccessControlEntry, AclBinding, ResourcePattern
-from broker_lite.server.network.authenticator import ANONYMOUS
-from broker_lite.server.testing import bootstrap, start_brokers, stop_brokers
+from broker_lite.protocol.enums import AclOperation, ResourceType
+from broker_lite.server.testing import bootstrap
 from kspark.source import KpyStreamReader
 from kspark.source.options import parse_source_options
-from kspark.testing.tiers import needs
 
 from .conftest import create_topic, produce, sample_rows
-
-
-def grant(broker, operation, resource_type, name="kafka-cluster"):
-    """An ACL for the query's principal (PLAINTEXT: ``User:ANONYMOUS``), written through the
-    broker's authorizer."""
-    assert broker.authorizer.create_acls([AclBinding(
-        ResourcePattern(resource_type, name),
-        AccessControlEntry(ANONYMOUS, "*", operation, AclPermissionType.ALLOW))]) == [None]
-
-
-@pytest.fixture
-@needs("broker", "zookeeper")
-def acl_broker(zookeeper_connect, tmp_path):
-    """A broker with the ACL authorizer; the principal may create, write and read every topic,
-    and nothing more."""
-    [broker] = start_brokers(zookeeper_connect, tmp_path, 1, {
-        "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
-    grant(broker, AclOperation.CREATE, ResourceType.CLUSTER)
-    grant(broker, AclOperation.WRITE, ResourceType.TOPIC, "*")
-    grant(broker, AclOperation.READ, ResourceType.TOPIC, "*")
-    yield broker
-    stop_brokers([broker])
 
 
 def stream_into_noop(spark, servers, topic, group, checkpoint):
@@ -63,10 +38,10 @@ def test_a_query_without_read_on_its_group_fails_naming_the_group(spark, acl_bro
     message = str(raised.value)
     assert "GROUP_AUTHORIZATION_FAILED" in message
     assert f"consumer group {group!r} (kafka.group.id)" in message
-    assert f"needs Read on group {group!r}" in message
+    assert f"principal User:ANONYMOUS needs Read on group {group!r}" in message
 
 
-def test_with_read_on_its_group_the_query_commits_there(spark, acl_broker, tmp_path):
+def test_with_read_on_its_group_the_query_commits_there(spark, acl_broker, grant, tmp_path):
     servers, topic = bootstrap(acl_broker), f"t-{uuid.uuid4().hex[:8]}"
     group = f"kpy-allowed-{uuid.uuid4().hex[:6]}"
     create_topic(servers, topic, 1)
