@@ -1,0 +1,517 @@
+/*
+ * v2 records sections into Arrow buffers: the compiled twin of _v2_to_arrow() in
+ * broker_lite/records/arrow/decode.py, with the record walk and field checks of
+ * broker_lite/records/arrow/fields.py. Those are the reference; this file follows them.
+ *
+ * A records section is a chain of records (every integer a zigzag varint, see varint.h):
+ *
+ *     length          varint    bytes after this field
+ *     attributes      int8      unused
+ *     timestampDelta  varlong   from the batch's baseTimestamp
+ *     offsetDelta     varint    from the batch's baseOffset
+ *     keyLength       varint    -1: null key
+ *     key             keyLength bytes
+ *     valueLength     varint    -1: null value
+ *     value           valueLength bytes
+ *     headerCount     varint
+ *     headers         headerCount x (keyLength varint >= 0, key, valueLength varint, value)
+ *
+ * decode_v2() makes two passes. The first walks every record of every section once, checking
+ * all that the reference checks, and writes the fixed-width columns (offset, timestamp,
+ * timestampType) and where each key, value and header lies; the second copies those bytes
+ * into the contiguous buffers of Arrow's binary layout (validity bitmap, int32 offsets, data).
+ *
+ * It does not explain faults: on any (a record past its section, a bad varint, a length
+ * below -1, a timestamp Spark cannot hold, a column past 2 GiB) it returns None, and the
+ * caller decodes the same bytes with the reference, which raises the error. So both paths
+ * name every fault the same way, and this one need only accept exactly what the reference
+ * accepts, which the tests check on random and corrupt batches.
+ */
+#include "codec.h"
+#include "varint.h"
+
+#include <string.h>
+
+/* Spark holds timestamps as int64 microseconds: the milliseconds it can represent. */
+#define MAX_TIMESTAMP_MS (INT64_MAX / 1000)
+/* A record takes at least a byte for each of its seven varint/int8 fields up to headerCount. */
+#define MIN_RECORD_BYTES 7
+/* A header takes at least its key length and value length varints. */
+#define MIN_HEADER_BYTES 2
+
+const char kpy_decode_v2_doc[] =
+    "decode_v2(data, regions, include_headers) -> dict | None\n\n"
+    "The records sections of v2 batches in ``data`` as Arrow buffers. ``regions`` holds one\n"
+    "tuple per batch: (start, end, recordCount, baseOffset, baseTimestamp, maxTimestamp,\n"
+    "timestampType). None where any record is malformed: the reference decoder then reports\n"
+    "it. See broker_lite/records/arrow/decode.py.";
+
+/* One batch's records section and what its records take from its header. */
+typedef struct {
+    int64_t start;          /* where the section starts in data */
+    int64_t end;            /* where it ends (exclusive) */
+    int64_t count;          /* recordCount */
+    int64_t base_offset;    /* baseOffset: plus offsetDelta, each record's offset */
+    int64_t base_timestamp; /* baseTimestamp: plus timestampDelta, each CreateTime timestamp */
+    int64_t max_timestamp;  /* maxTimestamp: every record's timestamp under LogAppendTime */
+    int timestamp_type;     /* 0 CreateTime, 1 LogAppendTime */
+} region;
+
+/* Where the values of one binary column lie in data, gathered by the first pass. */
+typedef struct {
+    int64_t *at;      /* where each value starts */
+    int32_t *length;  /* its length, -1 for null */
+    int64_t count;    /* values so far */
+    int64_t capacity; /* values at and length have room for */
+    int64_t bytes;    /* total length of the non-null values */
+    int64_t nulls;    /* values of length -1 */
+} spans;
+
+static int spans_init(spans *s, int64_t capacity)
+{
+    memset(s, 0, sizeof *s);
+    s->capacity = capacity > 0 ? capacity : 1;
+    s->at = PyMem_RawMalloc((size_t)s->capacity * sizeof *s->at);
+    s->length = PyMem_RawMalloc((size_t)s->capacity * sizeof *s->length);
+    if (s->at == NULL || s->length == NULL) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    return 1;
+}
+
+static void spans_free(spans *s)
+{
+    PyMem_RawFree(s->at);
+    PyMem_RawFree(s->length);
+}
+
+/* Room for one more value (header entries, whose number is not known up front). */
+static int spans_reserve(spans *s)
+{
+    if (s->count < s->capacity)
+        return 1;
+    int64_t capacity = s->capacity * 2;
+    int64_t *at = PyMem_RawRealloc(s->at, (size_t)capacity * sizeof *at);
+    if (at == NULL)
+        return 0;
+    s->at = at;
+    int32_t *length = PyMem_RawRealloc(s->length, (size_t)capacity * sizeof *length);
+    if (length == NULL)
+        return 0;
+    s->length = length;
+    s->capacity = capacity;
+    return 1;
+}
+
+/* Record a value; 0 where the column would pass the 2 GiB that Arrow's int32 offsets reach
+ * (the reference fails there too, in Arrow's cast). */
+static inline int spans_add(spans *s, int64_t at, int64_t length)
+{
+    s->at[s->count] = at;
+    s->length[s->count] = (int32_t)length; /* -1 .. INT32_MAX: a varint field */
+    s->count++;
+    if (s->count > INT32_MAX) /* a list column's int32 offsets */
+        return 0;
+    if (length < 0) {
+        s->nulls++;
+        return 1;
+    }
+    s->bytes += length;
+    return s->bytes <= INT32_MAX;
+}
+
+/* The Arrow buffers of the column: (validity or None, null count, offsets, data). */
+static PyObject *spans_to_arrow(const spans *s, const uint8_t *data)
+{
+    uint8_t *validity = NULL, *values;
+    int32_t *offsets;
+    PyObject *validity_bytes = Py_None, *offsets_bytes, *data_bytes;
+    Py_INCREF(Py_None);
+    if (s->nulls) {
+        Py_DECREF(Py_None);
+        validity_bytes = kpy_new_bytes(kpy_bitmap_bytes(s->count), &validity);
+        if (validity_bytes == NULL)
+            return NULL;
+        memset(validity, 0, (size_t)kpy_bitmap_bytes(s->count));
+    }
+    offsets_bytes = kpy_new_bytes((Py_ssize_t)((s->count + 1) * sizeof(int32_t)),
+                                  (uint8_t **)&offsets);
+    data_bytes = kpy_new_bytes((Py_ssize_t)s->bytes, &values);
+    if (offsets_bytes == NULL || data_bytes == NULL) {
+        Py_XDECREF(offsets_bytes);
+        Py_XDECREF(data_bytes);
+        Py_DECREF(validity_bytes);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    int32_t position = 0;
+    offsets[0] = 0;
+    for (int64_t i = 0; i < s->count; i++) {
+        int32_t length = s->length[i];
+        if (length > 0) {
+            memcpy(values + position, data + s->at[i], (size_t)length);
+            position += length;
+        }
+        if (validity != NULL && length >= 0)
+            validity[i >> 3] |= (uint8_t)(1u << (i & 7));
+        offsets[i + 1] = position;
+    }
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("(NLNN)", validity_bytes, (long long)s->nulls, offsets_bytes,
+                         data_bytes);
+}
+
+/* One binary column (a record's key or value) written as the records are read: the value
+ * bytes go straight to their place, while the record is in cache. */
+typedef struct {
+    PyObject *validity; /* bytes: one bit per record, set where not null; dropped when none is */
+    PyObject *offsets;  /* bytes: int32, n + 1: where each value starts in data */
+    PyObject *data;     /* bytes: room for capacity bytes, cut to what was written */
+    uint8_t *bits, *out;
+    int32_t *offset;
+    int64_t capacity;   /* no records section holds more value bytes than this */
+    int64_t written;    /* bytes written so far */
+    int64_t nulls;      /* null values so far */
+    int64_t count;      /* values so far */
+} column_writer;
+
+static int writer_init(column_writer *w, int64_t n, int64_t room)
+{
+    memset(w, 0, sizeof *w);
+    /* Arrow's int32 offsets reach 2 GiB: a column that would pass them fails as the
+     * reference's does (in Arrow's cast), so no more room is needed */
+    w->capacity = room < INT32_MAX ? room : INT32_MAX;
+    w->validity = kpy_new_bytes(kpy_bitmap_bytes(n), &w->bits);
+    w->offsets = kpy_new_bytes((Py_ssize_t)((n + 1) * sizeof(int32_t)), (uint8_t **)&w->offset);
+    w->data = kpy_new_bytes((Py_ssize_t)w->capacity, &w->out);
+    if (w->validity == NULL || w->offsets == NULL || w->data == NULL)
+        return 0;
+    memset(w->bits, 0xFF, (size_t)kpy_bitmap_bytes(n)); /* valid until found null */
+    if (n & 7) /* the bits past the last record are 0, as Arrow writes them */
+        w->bits[n >> 3] = (uint8_t)((1u << (n & 7)) - 1);
+    w->offset[0] = 0;
+    return 1;
+}
+
+static void writer_free(column_writer *w)
+{
+    Py_XDECREF(w->validity);
+    Py_XDECREF(w->offsets);
+    Py_XDECREF(w->data);
+}
+
+/* Append a value (length -1: null); 0 where the column would pass its room. */
+static inline int writer_add(column_writer *w, const uint8_t *source, int64_t length)
+{
+    int64_t i = w->count++;
+    if (length < 0) {
+        w->nulls++;
+        w->bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
+    } else {
+        if (length > w->capacity - w->written)
+            return 0;
+        memcpy(w->out + w->written, source, (size_t)length);
+        w->written += length;
+    }
+    w->offset[i + 1] = (int32_t)w->written;
+    return 1;
+}
+
+/* The column's buffers, (validity or None, null count, offsets, data); the writer gives up its
+ * references. */
+static PyObject *writer_to_arrow(column_writer *w)
+{
+    if (_PyBytes_Resize(&w->data, (Py_ssize_t)w->written) < 0)
+        return NULL;
+    if (!w->nulls) {
+        Py_DECREF(w->validity);
+        w->validity = Py_None;
+        Py_INCREF(Py_None);
+    }
+    PyObject *result = Py_BuildValue("(OLOO)", w->validity, (long long)w->nulls, w->offsets,
+                                     w->data);
+    return result;
+}
+
+/* Everything the first pass gathers. */
+typedef struct {
+    int64_t n;               /* records in all regions */
+    int64_t *offset;         /* per record: baseOffset + offsetDelta */
+    int64_t *timestamp_us;   /* per record: its timestamp in microseconds */
+    int32_t *timestamp_type; /* per record: its batch's timestampType */
+    column_writer keys, values;
+    int include_headers;
+    int32_t *header_counts;  /* per record, when include_headers */
+    spans header_keys, header_values; /* per header entry, when include_headers */
+} columns;
+
+/* The headers of one record, from *pos (its headerCount) to its end; as _headers() of
+ * decode.py checks them. */
+static int read_headers(const uint8_t *data, int64_t *pos, int64_t end, columns *c,
+                        int64_t record)
+{
+    int64_t count, p = *pos;
+    if (!kpy_read_varint(data, &p, end, &count) || count < 0)
+        return 0;
+    if (count * MIN_HEADER_BYTES > end - p) /* bounds what is gathered below */
+        return 0;
+    c->header_counts[record] = (int32_t)count;
+    for (int64_t h = 0; h < count; h++) {
+        int64_t key_length, value_length;
+        if (!kpy_read_varint(data, &p, end, &key_length) || key_length < 0)
+            return 0; /* a null header key is refused */
+        int64_t key_at = p;
+        p += key_length;
+        if (!kpy_read_varint(data, &p, end, &value_length) || value_length < -1)
+            return 0;
+        int64_t value_at = p;
+        p += value_length > 0 ? value_length : 0;
+        if (p > end)
+            return 0;
+        if (!spans_reserve(&c->header_keys) || !spans_reserve(&c->header_values))
+            return -1;
+        if (!spans_add(&c->header_keys, key_at, key_length) ||
+            !spans_add(&c->header_values, value_at, value_length))
+            return 0;
+    }
+    *pos = p;
+    return p == end; /* the fields must fill the record's declared length */
+}
+
+/* The first pass over one region: 1 when every record is well formed, 0 when one is not,
+ * -1 with an exception set (out of memory). */
+static int read_region(const uint8_t *data, const region *r, columns *c, int64_t *record)
+{
+    int64_t p = r->start;
+    for (int64_t k = 0; k < r->count; k++) {
+        int64_t i = (*record)++;
+        int64_t length, timestamp_delta, offset_delta, key_length, value_length;
+        /* walk(): the length prefix, and the record inside its section */
+        if (!kpy_read_varint(data, &p, r->end, &length) || length < 0 || length > r->end - p)
+            return 0;
+        int64_t end = p + length;
+        p++; /* attributes: unused; the reads below check that the byte was there */
+        /* _fields_one_by_one(): each field inside the record */
+        if (!kpy_read_varlong(data, &p, end, &timestamp_delta) ||
+            !kpy_read_varint(data, &p, end, &offset_delta) ||
+            !kpy_read_varint(data, &p, end, &key_length) || key_length < -1)
+            return 0;
+        int64_t key_at = p;
+        p += key_length > 0 ? key_length : 0;
+        if (!kpy_read_varint(data, &p, end, &value_length) || value_length < -1)
+            return 0;
+        int64_t value_at = p;
+        p += value_length > 0 ? value_length : 0;
+        if (p >= end) /* the value overruns the record or leaves no header count */
+            return 0;
+        if (!writer_add(&c->keys, data + key_at, key_length) ||
+            !writer_add(&c->values, data + value_at, value_length))
+            return 0;
+        if (c->include_headers) {
+            int headers = read_headers(data, &p, end, c, i);
+            if (headers <= 0)
+                return headers;
+        }
+        /* _v2_to_arrow(): the offset wraps as numpy's int64 sum does */
+        c->offset[i] = (int64_t)((uint64_t)r->base_offset + (uint64_t)offset_delta);
+        /* _timestamps(): LogAppendTime takes the batch's maxTimestamp; a sum that overflows,
+         * or a timestamp beyond Spark's range, is refused */
+        int64_t timestamp;
+        if (r->timestamp_type == 1)
+            timestamp = r->max_timestamp;
+        else if (__builtin_add_overflow(r->base_timestamp, timestamp_delta, &timestamp))
+            return 0;
+        if (timestamp > MAX_TIMESTAMP_MS || timestamp < -MAX_TIMESTAMP_MS)
+            return 0;
+        c->timestamp_us[i] = timestamp * 1000;
+        c->timestamp_type[i] = r->timestamp_type;
+        p = end;
+    }
+    return p == r->end; /* check_sections_filled(): the records fill the section exactly */
+}
+
+/* The regions argument, checked against the buffer's bounds. */
+static region *parse_regions(PyObject *sequence, Py_ssize_t data_length, Py_ssize_t *count,
+                             int64_t *records, int64_t *room, int *plausible)
+{
+    PyObject *fast = PySequence_Fast(sequence, "regions must be a sequence");
+    if (fast == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    region *regions = PyMem_RawMalloc((size_t)(n > 0 ? n : 1) * sizeof *regions);
+    if (regions == NULL) {
+        Py_DECREF(fast);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    *records = 0;
+    *room = 0;
+    *plausible = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        region *r = &regions[i];
+        long long start, end, count, base_offset, base_timestamp, max_timestamp;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "LLLLLLi", &start, &end,
+                              &count, &base_offset, &base_timestamp, &max_timestamp,
+                              &r->timestamp_type))
+            goto fail;
+        if (start < 0 || end < start || end > data_length) {
+            PyErr_Format(PyExc_ValueError, "region %zd [%lld, %lld) lies outside the buffer",
+                         i, start, end);
+            goto fail;
+        }
+        *r = (region){start, end, count, base_offset, base_timestamp, max_timestamp,
+                      r->timestamp_type};
+        /* A negative count, or more records than the section has room for, is corrupt: the
+         * reference raises, and nothing is allocated for such a count. */
+        if (count < 0 || count > (end - start) / MIN_RECORD_BYTES)
+            *plausible = 0;
+        else {
+            *records += count;
+            /* a record's key and value take at most its size less its seven other fields */
+            *room += (end - start) - count * MIN_RECORD_BYTES;
+        }
+    }
+    Py_DECREF(fast);
+    *count = n;
+    return regions;
+fail:
+    Py_DECREF(fast);
+    PyMem_RawFree(regions);
+    return NULL;
+}
+
+static void columns_free(columns *c)
+{
+    PyMem_RawFree(c->offset);
+    PyMem_RawFree(c->timestamp_us);
+    PyMem_RawFree(c->timestamp_type);
+    PyMem_RawFree(c->header_counts);
+    writer_free(&c->keys);
+    writer_free(&c->values);
+    spans_free(&c->header_keys);
+    spans_free(&c->header_values);
+}
+
+static PyObject *bytes_of(const void *source, int64_t size)
+{
+    return PyBytes_FromStringAndSize((const char *)source, (Py_ssize_t)size);
+}
+
+/* The headers column's buffers: (list validity or None, its null count, list offsets,
+ * keys, values), keys and values as spans_to_arrow() gives them. */
+static PyObject *headers_to_arrow(const columns *c, const uint8_t *data)
+{
+    uint8_t *validity;
+    int32_t *offsets;
+    int64_t empty = 0;
+    PyObject *validity_bytes = kpy_new_bytes(kpy_bitmap_bytes(c->n), &validity);
+    PyObject *offsets_bytes = kpy_new_bytes((Py_ssize_t)((c->n + 1) * sizeof(int32_t)),
+                                            (uint8_t **)&offsets);
+    if (validity_bytes == NULL || offsets_bytes == NULL) {
+        Py_XDECREF(validity_bytes);
+        Py_XDECREF(offsets_bytes);
+        return NULL;
+    }
+    memset(validity, 0, (size_t)kpy_bitmap_bytes(c->n));
+    offsets[0] = 0;
+    for (int64_t i = 0; i < c->n; i++) {
+        int32_t count = c->header_counts[i];
+        offsets[i + 1] = offsets[i] + count;
+        if (count) /* a record without headers has null headers, as in Spark */
+            validity[i >> 3] |= (uint8_t)(1u << (i & 7));
+        else
+            empty++;
+    }
+    PyObject *keys = spans_to_arrow(&c->header_keys, data);
+    PyObject *values = keys ? spans_to_arrow(&c->header_values, data) : NULL;
+    if (values == NULL) {
+        Py_XDECREF(keys);
+        Py_DECREF(validity_bytes);
+        Py_DECREF(offsets_bytes);
+        return NULL;
+    }
+    return Py_BuildValue("(NLNNN)", validity_bytes, (long long)empty, offsets_bytes, keys,
+                         values);
+}
+
+static PyObject *columns_to_dict(columns *c, const uint8_t *data)
+{
+    PyObject *headers = Py_None;
+    Py_INCREF(Py_None);
+    if (c->include_headers) {
+        Py_DECREF(Py_None);
+        headers = headers_to_arrow(c, data);
+        if (headers == NULL)
+            return NULL;
+    }
+    return Py_BuildValue(
+        "{s:L,s:N,s:N,s:N,s:N,s:N,s:N}", "records", (long long)c->n,
+        "offset", bytes_of(c->offset, c->n * (int64_t)sizeof(int64_t)),
+        "timestamp", bytes_of(c->timestamp_us, c->n * (int64_t)sizeof(int64_t)),
+        "timestamp_type", bytes_of(c->timestamp_type, c->n * (int64_t)sizeof(int32_t)),
+        "key", writer_to_arrow(&c->keys),
+        "value", writer_to_arrow(&c->values),
+        "headers", headers);
+}
+
+PyObject *kpy_decode_v2(PyObject *module, PyObject *args)
+{
+    Py_buffer buffer;
+    PyObject *regions_arg, *result = NULL;
+    int include_headers;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "y*Op", &buffer, &regions_arg, &include_headers))
+        return NULL;
+    Py_ssize_t region_count;
+    int64_t n, room;
+    int plausible;
+    region *regions = parse_regions(regions_arg, buffer.len, &region_count, &n, &room,
+                                    &plausible);
+    if (regions == NULL) {
+        PyBuffer_Release(&buffer);
+        return NULL;
+    }
+    if (!plausible) {
+        PyMem_RawFree(regions);
+        PyBuffer_Release(&buffer);
+        Py_RETURN_NONE;
+    }
+    columns c = {.n = n, .include_headers = include_headers};
+    c.offset = PyMem_RawMalloc((size_t)(n > 0 ? n : 1) * sizeof *c.offset);
+    c.timestamp_us = PyMem_RawMalloc((size_t)(n > 0 ? n : 1) * sizeof *c.timestamp_us);
+    c.timestamp_type = PyMem_RawMalloc((size_t)(n > 0 ? n : 1) * sizeof *c.timestamp_type);
+    int ok = c.offset && c.timestamp_us && c.timestamp_type && writer_init(&c.keys, n, room) &&
+             writer_init(&c.values, n, room);
+    if (ok && include_headers) {
+        c.header_counts = PyMem_RawMalloc((size_t)(n > 0 ? n : 1) * sizeof *c.header_counts);
+        ok = c.header_counts && spans_init(&c.header_keys, n) && spans_init(&c.header_values, n);
+    }
+    if (!ok) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
+    }
+    const uint8_t *data = buffer.buf;
+    int64_t record = 0;
+    int well_formed = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < region_count && well_formed == 1; i++)
+        well_formed = read_region(data, &regions[i], &c, &record);
+    Py_END_ALLOW_THREADS
+    if (well_formed < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!well_formed) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    result = columns_to_dict(&c, data);
+done:
+    columns_free(&c);
+    PyMem_RawFree(regions);
+    PyBuffer_Release(&buffer);
+    return result;
+}
