@@ -129,13 +129,10 @@ def _keep_offsets(rb: pa.RecordBatch, start: int | None, end: int | None) -> pa.
 
 def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
                  include_headers: bool) -> pa.RecordBatch:
-    data, regions = _records_sections(group)
+    data, regions = records_sections(group)
     codec = _native.codec
     if codec is not None:
-        decoded = codec.decode_v2(data, [
-            (start, end, count, batch.base_offset, batch.base_timestamp, batch.max_timestamp,
-             int(batch.timestamp_type)) for (start, end, count), batch in zip(regions, group)
-        ], include_headers)
+        decoded = codec.decode_v2(data, compiled_regions(regions, group), include_headers)
         if decoded is not None:  # None: a malformed record, which the code below names
             return _compiled_columns(decoded, topic, partition, include_headers)
     d = np.frombuffer(data, dtype=np.uint8)
@@ -166,6 +163,13 @@ def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
     if include_headers:
         columns.append(_headers(d, data_buffer, fields.headers_start, ends))
     return pa.RecordBatch.from_arrays(columns, schema=record_schema(include_headers))
+
+
+def compiled_regions(regions: Regions, group: list[RecordBatch]) -> list[tuple]:
+    """The records sections as the compiled decoder takes them: each with what its records take
+    from their batch's header (``region`` in ``_native/v2_decode.c``)."""
+    return [(start, end, count, batch.base_offset, batch.base_timestamp, batch.max_timestamp,
+             int(batch.timestamp_type)) for (start, end, count), batch in zip(regions, group)]
 
 
 def _compiled_columns(decoded: dict, topic: str, partition: int,
@@ -202,7 +206,7 @@ def _binary_of_buffers(buffers: tuple, n: int) -> pa.Array:
          pa.py_buffer(data)], null_count=null_count)
 
 
-def _records_sections(group: list[RecordBatch]) -> tuple[bytes | memoryview, Regions]:
+def records_sections(group: list[RecordBatch]) -> tuple[bytes | memoryview, Regions]:
     """The records of ``group`` as one buffer, and where each batch's records section lies in it
     with its record count: the buffer the batches were read from, as it is, when none of them
     is compressed and they share one (a Fetch response's records), else their records sections,
