@@ -173,7 +173,6 @@ typedef struct {
     int64_t capacity;   /* no records section holds more value bytes than this */
     int64_t written;    /* bytes written so far */
     int64_t nulls;      /* null values so far */
-    int64_t count;      /* values so far */
 } column_writer;
 
 static int writer_init(column_writer *w, int64_t n, int64_t room)
@@ -201,10 +200,9 @@ static void writer_free(column_writer *w)
     Py_XDECREF(w->data);
 }
 
-/* Append a value (length -1: null); 0 where the column would pass its room. */
-static inline int writer_add(column_writer *w, const uint8_t *source, int64_t length)
+/* Set value i (length -1: null); 0 where the column would pass its room. */
+static inline int writer_add(column_writer *w, int64_t i, const uint8_t *source, int64_t length)
 {
-    int64_t i = w->count++;
     if (length < 0) {
         w->nulls++;
         w->bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
@@ -237,6 +235,8 @@ static PyObject *writer_to_arrow(column_writer *w)
 /* Everything the first pass gathers. */
 typedef struct {
     int64_t n;               /* records in all regions */
+    /* The fixed-width columns, written in place in the bytes objects that Arrow will wrap. */
+    PyObject *offset_bytes, *timestamp_bytes, *timestamp_type_bytes;
     int64_t *offset;         /* per record: baseOffset + offsetDelta */
     int64_t *timestamp_us;   /* per record: its timestamp in microseconds */
     int32_t *timestamp_type; /* per record: its batch's timestampType */
@@ -279,56 +279,71 @@ static int read_headers(const uint8_t *data, int64_t *pos, int64_t end, columns 
     return p == end; /* the fields must fill the record's declared length */
 }
 
-/* The first pass over one region: 1 when every record is well formed, 0 when one is not,
+/* The pass over one region's records: 1 when every record is well formed, 0 when one is not,
  * -1 with an exception set (out of memory). */
 static int read_region(const uint8_t *data, const region *r, columns *c, int64_t *record)
 {
-    int64_t p = r->start;
-    for (int64_t k = 0; k < r->count; k++) {
-        int64_t i = (*record)++;
+    /* The writers and columns are worked on in locals: the value copies (memcpy) could write
+     * anywhere the compiler cannot rule out, so fields reached through c would be read again
+     * after each. */
+    column_writer keys = c->keys, values = c->values;
+    int64_t *offsets = c->offset, *timestamps_us = c->timestamp_us;
+    int32_t *timestamp_types = c->timestamp_type;
+    const int64_t base_offset = r->base_offset, base_timestamp = r->base_timestamp;
+    const int log_append_time = r->timestamp_type == 1;
+    int64_t p = r->start, i = *record;
+    int well_formed = 0;
+    for (int64_t k = 0; k < r->count; k++, i++) {
         int64_t length, timestamp_delta, offset_delta, key_length, value_length;
         /* walk(): the length prefix, and the record inside its section */
         if (!kpy_read_varint(data, &p, r->end, &length) || length < 0 || length > r->end - p)
-            return 0;
+            goto out;
         int64_t end = p + length;
         p++; /* attributes: unused; the reads below check that the byte was there */
         /* _fields_one_by_one(): each field inside the record */
         if (!kpy_read_varlong(data, &p, end, &timestamp_delta) ||
             !kpy_read_varint(data, &p, end, &offset_delta) ||
             !kpy_read_varint(data, &p, end, &key_length) || key_length < -1)
-            return 0;
+            goto out;
         int64_t key_at = p;
         p += key_length > 0 ? key_length : 0;
         if (!kpy_read_varint(data, &p, end, &value_length) || value_length < -1)
-            return 0;
+            goto out;
         int64_t value_at = p;
         p += value_length > 0 ? value_length : 0;
         if (p >= end) /* the value overruns the record or leaves no header count */
-            return 0;
-        if (!writer_add(&c->keys, data + key_at, key_length) ||
-            !writer_add(&c->values, data + value_at, value_length))
-            return 0;
+            goto out;
+        if (!writer_add(&keys, i, data + key_at, key_length) ||
+            !writer_add(&values, i, data + value_at, value_length))
+            goto out;
         if (c->include_headers) {
             int headers = read_headers(data, &p, end, c, i);
-            if (headers <= 0)
-                return headers;
+            if (headers <= 0) {
+                well_formed = headers;
+                goto out;
+            }
         }
         /* _v2_to_arrow(): the offset wraps as numpy's int64 sum does */
-        c->offset[i] = (int64_t)((uint64_t)r->base_offset + (uint64_t)offset_delta);
+        offsets[i] = (int64_t)((uint64_t)base_offset + (uint64_t)offset_delta);
         /* _timestamps(): LogAppendTime takes the batch's maxTimestamp; a sum that overflows,
          * or a timestamp beyond Spark's range, is refused */
         int64_t timestamp;
-        if (r->timestamp_type == 1)
+        if (log_append_time)
             timestamp = r->max_timestamp;
-        else if (__builtin_add_overflow(r->base_timestamp, timestamp_delta, &timestamp))
-            return 0;
+        else if (__builtin_add_overflow(base_timestamp, timestamp_delta, &timestamp))
+            goto out;
         if (timestamp > MAX_TIMESTAMP_MS || timestamp < -MAX_TIMESTAMP_MS)
-            return 0;
-        c->timestamp_us[i] = timestamp * 1000;
-        c->timestamp_type[i] = r->timestamp_type;
+            goto out;
+        timestamps_us[i] = timestamp * 1000;
+        timestamp_types[i] = r->timestamp_type;
         p = end;
     }
-    return p == r->end; /* check_sections_filled(): the records fill the section exactly */
+    well_formed = p == r->end; /* check_sections_filled(): the records fill the section */
+out:
+    c->keys = keys;
+    c->values = values;
+    *record = i;
+    return well_formed;
 }
 
 /* The regions argument, checked against the buffer's bounds. */
@@ -383,19 +398,14 @@ fail:
 
 static void columns_free(columns *c)
 {
-    PyMem_RawFree(c->offset);
-    PyMem_RawFree(c->timestamp_us);
-    PyMem_RawFree(c->timestamp_type);
+    Py_XDECREF(c->offset_bytes);
+    Py_XDECREF(c->timestamp_bytes);
+    Py_XDECREF(c->timestamp_type_bytes);
     PyMem_RawFree(c->header_counts);
     writer_free(&c->keys);
     writer_free(&c->values);
     spans_free(&c->header_keys);
     spans_free(&c->header_values);
-}
-
-static PyObject *bytes_of(const void *source, int64_t size)
-{
-    return PyBytes_FromStringAndSize((const char *)source, (Py_ssize_t)size);
 }
 
 /* The headers column's buffers: (list validity or None, its null count, list offsets,
@@ -446,10 +456,9 @@ static PyObject *columns_to_dict(columns *c, const uint8_t *data)
             return NULL;
     }
     return Py_BuildValue(
-        "{s:L,s:N,s:N,s:N,s:N,s:N,s:N}", "records", (long long)c->n,
-        "offset", bytes_of(c->offset, c->n * (int64_t)sizeof(int64_t)),
-        "timestamp", bytes_of(c->timestamp_us, c->n * (int64_t)sizeof(int64_t)),
-        "timestamp_type", bytes_of(c->timestamp_type, c->n * (int64_t)sizeof(int32_t)),
+        "{s:L,s:O,s:O,s:O,s:N,s:N,s:N}", "records", (long long)c->n,
+        "offset", c->offset_bytes, "timestamp", c->timestamp_bytes,
+        "timestamp_type", c->timestamp_type_bytes,
         "key", writer_to_arrow(&c->keys),
         "value", writer_to_arrow(&c->values),
         "headers", headers);
@@ -478,9 +487,11 @@ PyObject *kpy_decode_v2(PyObject *module, PyObject *args)
         Py_RETURN_NONE;
     }
     columns c = {.n = n, .include_headers = include_headers};
-    c.offset = PyMem_RawMalloc((size_t)(n > 0 ? n : 1) * sizeof *c.offset);
-    c.timestamp_us = PyMem_RawMalloc((size_t)(n > 0 ? n : 1) * sizeof *c.timestamp_us);
-    c.timestamp_type = PyMem_RawMalloc((size_t)(n > 0 ? n : 1) * sizeof *c.timestamp_type);
+    c.offset_bytes = kpy_new_bytes((Py_ssize_t)(n * sizeof(int64_t)), (uint8_t **)&c.offset);
+    c.timestamp_bytes = kpy_new_bytes((Py_ssize_t)(n * sizeof(int64_t)),
+                                      (uint8_t **)&c.timestamp_us);
+    c.timestamp_type_bytes = kpy_new_bytes((Py_ssize_t)(n * sizeof(int32_t)),
+                                           (uint8_t **)&c.timestamp_type);
     int ok = c.offset && c.timestamp_us && c.timestamp_type && writer_init(&c.keys, n, room) &&
              writer_init(&c.values, n, room);
     if (ok && include_headers) {
