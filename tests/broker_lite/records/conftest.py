@@ -1,11 +1,11 @@
 """The record codec tests: ``codec_path`` runs a test on each implementation of the codecs
-(``[python]`` and ``[compiled]`` in its id; see ``codec_paths.py`` beside this file, which the
-tests here import: pytest puts this folder on ``sys.path`` for its conftest)."""
+(``[python]`` and ``[compiled]`` in its id; see ``codec_paths.py`` beside this file)."""
 
 from collections.abc import Iterator
 
 import pytest
-from codec_paths import PATHS, on_path
+
+from .codec_paths import PATHS, on_path
 
 
 @pytest.fixture(scope="module", params=PATHS)

@@ -38,7 +38,6 @@ import pytest
 import snappy
 import xxhash
 import zstandard
-from codec_paths import PATHS, same_on_both_paths
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -67,6 +66,8 @@ from broker_lite.records.varint import (
     encode_varint,
     encode_varlong,
 )
+
+from .codec_paths import PATHS, same_on_both_paths
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = (
     CompressionType.NONE,

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from codec_paths import COMPILED, on_path, outcome, same_on_both_paths
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,6 +36,8 @@ from broker_lite.records.arrow import batches_to_arrow
 from broker_lite.records.arrow.decode import compiled_regions, records_sections
 from broker_lite.records.arrow.encode import arrow_to_batch
 from broker_lite.records.arrow.schema import HEADER_TYPE
+
+from .codec_paths import COMPILED, on_path, outcome, same_on_both_paths
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 T0 = 1_700_000_000_000
