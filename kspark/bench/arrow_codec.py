@@ -8,13 +8,15 @@ every field read, as its consumer does), in the same process, alternating, on on
 same rows are encoded from Arrow columns by kpy and appended by kafka-python's batch builder.
 kpy is measured twice: with its compiled codecs (:mod:`broker_lite.records._native`), and with the
 pure-Python ones (its fallback where no C compiler built them). Figures are medians over
-``--repeat`` runs; ratios are kpy / kafka-python and compiled / pure Python.
+``--repeat`` rounds in which the ways take turns; ratios are kpy / kafka-python and compiled /
+pure Python.
 """
 
 import argparse
 import os
 import statistics
 import time
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -41,18 +43,31 @@ def sample_rows(n: int, seed: int = 1) -> pa.Table:
     return pa.table({"key": column(KEY_BYTES), "value": column(VALUE_BYTES)})
 
 
-def median_seconds(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def median_seconds(ways: dict, repeat: int) -> dict:
+    """The median seconds of each of ``ways`` ({name: (fn, runs)}), the ways taking turns so
+    that a change in the machine's load falls on all of them alike."""
+    times: dict = {name: [] for name in ways}
+    for round_ in range(repeat):
+        for name, (fn, runs) in ways.items():
+            if round_ < runs:
+                start = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(seconds) for name, seconds in times.items()}
 
 
 def kpy_decode(buffer: bytes) -> int:
     return batches_to_arrow(iter_batches(buffer, validate=True), topic="bench",
                             partition=0).num_rows
+
+
+def encode_all(rows: pa.Table, codec: CompressionType, batches: int,
+               peer=None, keys=None, values=None) -> list[bytes]:
+    """``batches`` batches of ``rows`` by kpy, or by ``peer`` (kafka-python) from the same rows
+    as lists of ``keys`` and ``values``."""
+    if peer is not None:
+        return [peer(keys, values, codec) for _ in range(batches)]
+    return [arrow_to_batch(rows, compression=codec) for _ in range(batches)]
 
 
 def kafka_python_decode(buffer: bytes) -> int:
@@ -103,18 +118,22 @@ def run(batches: int, repeat: int) -> list[dict]:
         one = arrow_to_batch(rows, compression=codec, timestamp=1_700_000_000_000)
         buffer = one * batches  # offsets repeat; both readers take them as they are
         assert kpy_decode(buffer) == kafka_python_decode(buffer) == total
-        result = dict(codec=codec.kafka_name)
-        for name, codecs in (("kpy", compiled), ("python", None)):
-            result[f"{name}_decode"] = total / median_seconds(
-                on_codecs(codecs, lambda: kpy_decode(buffer)), repeat)
-            result[f"{name}_encode"] = total / median_seconds(on_codecs(
-                codecs, lambda: [arrow_to_batch(rows, compression=codec)
-                                 for _ in range(batches)]), repeat)
-        result["peer_decode"] = total / median_seconds(
-            lambda: kafka_python_decode(buffer), max(3, repeat // 2))
-        result["peer_encode"] = total / (median_seconds(
-            lambda: [kafka_python_encode(keys, values, codec) for _ in range(2)],
-            max(3, repeat // 2)) * batches / 2)
+        peer_runs = max(3, repeat // 2)  # kafka-python is slow: fewer runs of it
+        decode = partial(kpy_decode, buffer)
+        encode = partial(encode_all, rows, codec, batches)
+        seconds = median_seconds({
+            "kpy_decode": (on_codecs(compiled, decode), repeat),
+            "python_decode": (on_codecs(None, decode), repeat),
+            "peer_decode": (partial(kafka_python_decode, buffer), peer_runs),
+            "kpy_encode": (on_codecs(compiled, encode), repeat),
+            "python_encode": (on_codecs(None, encode), repeat),
+            # two batches' worth, scaled: kafka-python encodes record by record
+            "peer_encode": (partial(encode_all, rows, codec, 2, kafka_python_encode, keys,
+                                    values), peer_runs),
+        }, repeat)
+        seconds["peer_encode"] *= batches / 2
+        result = {name: total / value for name, value in seconds.items()}
+        result["codec"] = codec.kafka_name
         results.append(result)
     return results
 

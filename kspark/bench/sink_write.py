@@ -41,6 +41,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from broker_lite.client import KafkaClient, TopicPartition
@@ -202,7 +203,7 @@ def main(argv=None) -> None:
                             guarantee = "at_least_once" if way == "kpy_alo" else "exactly_once"
                             source = pure_python_kpy if way == "kpy_eo_python" else "kpy"
                             seconds = timed(
-                                lambda: kpy_write(df, bootstrap, topic, guarantee, source))
+                                partial(kpy_write, df, bootstrap, topic, guarantee, source))
                         times[way].append(seconds)
                         count = count_topic(client, topic, args.partitions)
                         verify(count, records, way)
