@@ -19,12 +19,13 @@ extern const char kpy_decode_v2_doc[];
 PyObject *kpy_encode_v2(PyObject *module, PyObject *args);
 extern const char kpy_encode_v2_doc[];
 
-/* A new bytes object of size bytes, contents unset; NULL (exception set) on failure. */
-static inline PyObject *kpy_new_bytes(Py_ssize_t size, uint8_t **data)
+/* A new bytes object of size bytes, contents unset, its bytes at *data; NULL (exception set)
+ * on failure. (void **: each caller's pointer type is assigned from it, not punned.) */
+static inline PyObject *kpy_new_bytes(Py_ssize_t size, void **data)
 {
     PyObject *bytes = PyBytes_FromStringAndSize(NULL, size);
     if (bytes != NULL)
-        *data = (uint8_t *)PyBytes_AS_STRING(bytes);
+        *data = PyBytes_AS_STRING(bytes);
     return bytes;
 }
 

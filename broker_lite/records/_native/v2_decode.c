@@ -16,10 +16,12 @@
  *     headerCount     varint
  *     headers         headerCount x (keyLength varint >= 0, key, valueLength varint, value)
  *
- * decode_v2() makes two passes. The first walks every record of every section once, checking
- * all that the reference checks, and writes the fixed-width columns (offset, timestamp,
- * timestampType) and where each key, value and header lies; the second copies those bytes
- * into the contiguous buffers of Arrow's binary layout (validity bitmap, int32 offsets, data).
+ * decode_v2() walks every record of every section once, checking all that the reference
+ * checks, and writes the columns as it goes: the fixed-width ones (offset, timestamp,
+ * timestampType), and each key and value copied into the contiguous buffers of Arrow's binary
+ * layout (validity bitmap, int32 offsets, data), whose room is bounded by the sections' size.
+ * Header entries, whose number is known only at the end, are gathered as spans and copied
+ * after the walk.
  *
  * It does not explain faults: on any (a record past its section, a bad varint, a length
  * below -1, a timestamp Spark cannot hold, a column past 2 GiB) it returns None, and the
@@ -57,7 +59,8 @@ typedef struct {
     int timestamp_type;     /* 0 CreateTime, 1 LogAppendTime */
 } region;
 
-/* Where the values of one binary column lie in data, gathered by the first pass. */
+/* Where the values of one binary column lie in data (the header keys, or their values),
+ * gathered during the walk and copied after it. */
 typedef struct {
     int64_t *at;      /* where each value starts */
     int32_t *length;  /* its length, -1 for null */
@@ -126,18 +129,21 @@ static PyObject *spans_to_arrow(const spans *s, const uint8_t *data)
 {
     uint8_t *validity = NULL, *values;
     int32_t *offsets;
+    void *at = NULL;
     PyObject *validity_bytes = Py_None, *offsets_bytes, *data_bytes;
     Py_INCREF(Py_None);
     if (s->nulls) {
         Py_DECREF(Py_None);
-        validity_bytes = kpy_new_bytes(kpy_bitmap_bytes(s->count), &validity);
+        validity_bytes = kpy_new_bytes(kpy_bitmap_bytes(s->count), &at);
         if (validity_bytes == NULL)
             return NULL;
+        validity = at;
         memset(validity, 0, (size_t)kpy_bitmap_bytes(s->count));
     }
-    offsets_bytes = kpy_new_bytes((Py_ssize_t)((s->count + 1) * sizeof(int32_t)),
-                                  (uint8_t **)&offsets);
-    data_bytes = kpy_new_bytes((Py_ssize_t)s->bytes, &values);
+    offsets_bytes = kpy_new_bytes((Py_ssize_t)((s->count + 1) * sizeof(int32_t)), &at);
+    offsets = at;
+    data_bytes = kpy_new_bytes((Py_ssize_t)s->bytes, &at);
+    values = at;
     if (offsets_bytes == NULL || data_bytes == NULL) {
         Py_XDECREF(offsets_bytes);
         Py_XDECREF(data_bytes);
@@ -181,11 +187,15 @@ static int writer_init(column_writer *w, int64_t n, int64_t room)
     /* Arrow's int32 offsets reach 2 GiB: a column that would pass them fails as the
      * reference's does (in Arrow's cast), so no more room is needed */
     w->capacity = room < INT32_MAX ? room : INT32_MAX;
-    w->validity = kpy_new_bytes(kpy_bitmap_bytes(n), &w->bits);
-    w->offsets = kpy_new_bytes((Py_ssize_t)((n + 1) * sizeof(int32_t)), (uint8_t **)&w->offset);
-    w->data = kpy_new_bytes((Py_ssize_t)w->capacity, &w->out);
+    void *bits = NULL, *offsets = NULL, *out = NULL;
+    w->validity = kpy_new_bytes(kpy_bitmap_bytes(n), &bits);
+    w->offsets = kpy_new_bytes((Py_ssize_t)((n + 1) * sizeof(int32_t)), &offsets);
+    w->data = kpy_new_bytes((Py_ssize_t)w->capacity, &out);
     if (w->validity == NULL || w->offsets == NULL || w->data == NULL)
         return 0;
+    w->bits = bits;
+    w->offset = offsets;
+    w->out = out;
     memset(w->bits, 0xFF, (size_t)kpy_bitmap_bytes(n)); /* valid until found null */
     if (n & 7) /* the bits past the last record are 0, as Arrow writes them */
         w->bits[n >> 3] = (uint8_t)((1u << (n & 7)) - 1);
@@ -232,7 +242,7 @@ static PyObject *writer_to_arrow(column_writer *w)
     return result;
 }
 
-/* Everything the first pass gathers. */
+/* Everything the walk writes and gathers. */
 typedef struct {
     int64_t n;               /* records in all regions */
     /* The fixed-width columns, written in place in the bytes objects that Arrow will wrap. */
@@ -412,17 +422,18 @@ static void columns_free(columns *c)
  * keys, values), keys and values as spans_to_arrow() gives them. */
 static PyObject *headers_to_arrow(const columns *c, const uint8_t *data)
 {
-    uint8_t *validity;
-    int32_t *offsets;
+    void *validity_at = NULL, *offsets_at = NULL;
     int64_t empty = 0;
-    PyObject *validity_bytes = kpy_new_bytes(kpy_bitmap_bytes(c->n), &validity);
+    PyObject *validity_bytes = kpy_new_bytes(kpy_bitmap_bytes(c->n), &validity_at);
     PyObject *offsets_bytes = kpy_new_bytes((Py_ssize_t)((c->n + 1) * sizeof(int32_t)),
-                                            (uint8_t **)&offsets);
+                                            &offsets_at);
     if (validity_bytes == NULL || offsets_bytes == NULL) {
         Py_XDECREF(validity_bytes);
         Py_XDECREF(offsets_bytes);
         return NULL;
     }
+    uint8_t *validity = validity_at;
+    int32_t *offsets = offsets_at;
     memset(validity, 0, (size_t)kpy_bitmap_bytes(c->n));
     offsets[0] = 0;
     for (int64_t i = 0; i < c->n; i++) {
@@ -487,11 +498,15 @@ PyObject *kpy_decode_v2(PyObject *module, PyObject *args)
         Py_RETURN_NONE;
     }
     columns c = {.n = n, .include_headers = include_headers};
-    c.offset_bytes = kpy_new_bytes((Py_ssize_t)(n * sizeof(int64_t)), (uint8_t **)&c.offset);
-    c.timestamp_bytes = kpy_new_bytes((Py_ssize_t)(n * sizeof(int64_t)),
-                                      (uint8_t **)&c.timestamp_us);
-    c.timestamp_type_bytes = kpy_new_bytes((Py_ssize_t)(n * sizeof(int32_t)),
-                                           (uint8_t **)&c.timestamp_type);
+    void *offset = NULL, *timestamp_us = NULL, *timestamp_type = NULL;
+    c.offset_bytes = kpy_new_bytes((Py_ssize_t)(n * sizeof(int64_t)), &offset);
+    c.timestamp_bytes = kpy_new_bytes((Py_ssize_t)(n * sizeof(int64_t)), &timestamp_us);
+    c.timestamp_type_bytes = kpy_new_bytes((Py_ssize_t)(n * sizeof(int32_t)), &timestamp_type);
+    if (c.offset_bytes && c.timestamp_bytes && c.timestamp_type_bytes) {
+        c.offset = offset;
+        c.timestamp_us = timestamp_us;
+        c.timestamp_type = timestamp_type;
+    }
     int ok = c.offset && c.timestamp_us && c.timestamp_type && writer_init(&c.keys, n, room) &&
              writer_init(&c.values, n, room);
     if (ok && include_headers) {

@@ -147,10 +147,11 @@ PyObject *kpy_encode_v2(PyObject *module, PyObject *args)
         int64_t body = body_length(&key, &value, &headers, DELTA(i), i);
         size += kpy_varint_size(body) + body;
     }
-    uint8_t *out;
-    result = kpy_new_bytes((Py_ssize_t)size, &out);
+    void *at = NULL;
+    result = kpy_new_bytes((Py_ssize_t)size, &at);
     if (result == NULL)
         goto done;
+    uint8_t *out = at;
     Py_BEGIN_ALLOW_THREADS
     for (int64_t i = 0; i < n; i++) {
         int64_t delta = DELTA(i);

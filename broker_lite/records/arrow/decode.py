@@ -18,8 +18,8 @@ Batches of the legacy formats (magic 0 and 1) take the record-by-record path of
 
 This module is the reference. Where the compiled twin is built
 (:mod:`broker_lite.records._native`, ``v2_decode.c``), it takes the records sections instead
-and writes the same columns' Arrow buffers in two passes over the records; on a malformed
-record it hands the bytes back here, so the errors are always this module's.
+and writes the same columns' Arrow buffers in one walk over the records; on a malformed record
+it hands the bytes back here, so the errors are always this module's.
 """
 
 from collections.abc import Iterable
