@@ -42,11 +42,12 @@
 #define MIN_HEADER_BYTES 2
 
 const char kpy_decode_v2_doc[] =
-    "decode_v2(data, regions, include_headers) -> dict | None\n\n"
+    "decode_v2(data, regions, include_headers, allocate) -> dict | None\n\n"
     "The records sections of v2 batches in ``data`` as Arrow buffers. ``regions`` holds one\n"
     "tuple per batch: (start, end, recordCount, baseOffset, baseTimestamp, maxTimestamp,\n"
-    "timestampType). None where any record is malformed: the reference decoder then reports\n"
-    "it. See broker_lite/records/arrow/decode.py.";
+    "timestampType); ``allocate(size)`` returns a writable, resizable buffer (a resizable\n"
+    "pyarrow.Buffer). None where any record is malformed: the reference decoder then\n"
+    "reports it. See broker_lite/records/arrow/decode.py.";
 
 /* One batch's records section and what its records take from its header. */
 typedef struct {
@@ -124,32 +125,75 @@ static inline int spans_add(spans *s, int64_t at, int64_t length)
     return s->bytes <= INT32_MAX;
 }
 
-/* The Arrow buffers of the column: (validity or None, null count, offsets, data). */
-static PyObject *spans_to_arrow(const spans *s, const uint8_t *data)
+/* An output buffer from the caller's allocator (Arrow's memory pool, which keeps freed memory
+ * for the next batch rather than returning it to the system and faulting it in again), held
+ * writable while it is filled. */
+typedef struct {
+    PyObject *object; /* what allocate(size) returned: a resizable pyarrow.Buffer */
+    Py_buffer view;   /* its bytes, writable; view.obj NULL once released */
+} out_buffer;
+
+static void *out_new(out_buffer *b, PyObject *allocate, Py_ssize_t size)
 {
-    uint8_t *validity = NULL, *values;
-    int32_t *offsets;
-    void *at = NULL;
-    PyObject *validity_bytes = Py_None, *offsets_bytes, *data_bytes;
-    Py_INCREF(Py_None);
-    if (s->nulls) {
-        Py_DECREF(Py_None);
-        validity_bytes = kpy_new_bytes(kpy_bitmap_bytes(s->count), &at);
-        if (validity_bytes == NULL)
-            return NULL;
-        validity = at;
-        memset(validity, 0, (size_t)kpy_bitmap_bytes(s->count));
-    }
-    offsets_bytes = kpy_new_bytes((Py_ssize_t)((s->count + 1) * sizeof(int32_t)), &at);
-    offsets = at;
-    data_bytes = kpy_new_bytes((Py_ssize_t)s->bytes, &at);
-    values = at;
-    if (offsets_bytes == NULL || data_bytes == NULL) {
-        Py_XDECREF(offsets_bytes);
-        Py_XDECREF(data_bytes);
-        Py_DECREF(validity_bytes);
+    b->object = PyObject_CallFunction(allocate, "n", size);
+    if (b->object == NULL)
+        return NULL;
+    if (PyObject_GetBuffer(b->object, &b->view, PyBUF_WRITABLE) < 0) {
+        Py_CLEAR(b->object);
         return NULL;
     }
+    if (b->view.len < size) {
+        PyBuffer_Release(&b->view);
+        Py_CLEAR(b->object);
+        PyErr_SetString(PyExc_ValueError, "the allocator gave a buffer smaller than asked");
+        return NULL;
+    }
+    return b->view.buf;
+}
+
+static void out_release(out_buffer *b)
+{
+    if (b->view.obj != NULL)
+        PyBuffer_Release(&b->view);
+}
+
+static void out_free(out_buffer *b)
+{
+    out_release(b);
+    Py_CLEAR(b->object);
+}
+
+/* The buffer, its view released, cut to size bytes (resize(size)); a new reference. */
+static PyObject *out_finish(out_buffer *b, Py_ssize_t size)
+{
+    out_release(b);
+    if (size >= 0) {
+        PyObject *done = PyObject_CallMethod(b->object, "resize", "n", size);
+        if (done == NULL)
+            return NULL;
+        Py_DECREF(done);
+    }
+    Py_INCREF(b->object);
+    return b->object;
+}
+
+/* The Arrow buffers of the column: (validity or None, null count, offsets, data). */
+static PyObject *spans_to_arrow(const spans *s, const uint8_t *data, PyObject *allocate)
+{
+    out_buffer validity_out = {0}, offsets_out = {0}, data_out = {0};
+    PyObject *result = NULL;
+    uint8_t *validity = NULL;
+    if (s->nulls) {
+        validity = out_new(&validity_out, allocate, kpy_bitmap_bytes(s->count));
+        if (validity == NULL)
+            goto done;
+        memset(validity, 0, (size_t)kpy_bitmap_bytes(s->count));
+    }
+    int32_t *offsets = out_new(&offsets_out, allocate,
+                               (Py_ssize_t)((s->count + 1) * sizeof(int32_t)));
+    uint8_t *values = offsets ? out_new(&data_out, allocate, (Py_ssize_t)s->bytes) : NULL;
+    if (values == NULL)
+        goto done;
     Py_BEGIN_ALLOW_THREADS
     int32_t position = 0;
     offsets[0] = 0;
@@ -164,38 +208,41 @@ static PyObject *spans_to_arrow(const spans *s, const uint8_t *data)
         offsets[i + 1] = position;
     }
     Py_END_ALLOW_THREADS
-    return Py_BuildValue("(NLNN)", validity_bytes, (long long)s->nulls, offsets_bytes,
-                         data_bytes);
+    result = Py_BuildValue("(NLNN)", validity ? out_finish(&validity_out, -1) : Py_NewRef(Py_None),
+                           (long long)s->nulls, out_finish(&offsets_out, -1),
+                           out_finish(&data_out, -1));
+done:
+    out_free(&validity_out);
+    out_free(&offsets_out);
+    out_free(&data_out);
+    return result;
 }
 
 /* One binary column (a record's key or value) written as the records are read: the value
  * bytes go straight to their place, while the record is in cache. */
 typedef struct {
-    PyObject *validity; /* bytes: one bit per record, set where not null; dropped when none is */
-    PyObject *offsets;  /* bytes: int32, n + 1: where each value starts in data */
-    PyObject *data;     /* bytes: room for capacity bytes, cut to what was written */
-    uint8_t *bits, *out;
-    int32_t *offset;
-    int64_t capacity;   /* no records section holds more value bytes than this */
-    int64_t written;    /* bytes written so far */
-    int64_t nulls;      /* null values so far */
+    out_buffer validity; /* one bit per record, set where not null; dropped when none is */
+    out_buffer offsets;  /* int32, n + 1: where each value starts in data */
+    out_buffer data;     /* room for capacity bytes, cut to what was written */
+    uint8_t *bits, *out; /* validity's and data's bytes */
+    int32_t *offset;     /* offsets' */
+    int64_t capacity;    /* no records section holds more value bytes than this */
+    int64_t written;     /* bytes written so far */
+    int64_t nulls;       /* null values so far */
 } column_writer;
 
-static int writer_init(column_writer *w, int64_t n, int64_t room)
+static int writer_init(column_writer *w, int64_t n, int64_t room, PyObject *allocate)
 {
     memset(w, 0, sizeof *w);
     /* Arrow's int32 offsets reach 2 GiB: a column that would pass them fails as the
      * reference's does (in Arrow's cast), so no more room is needed */
     w->capacity = room < INT32_MAX ? room : INT32_MAX;
-    void *bits = NULL, *offsets = NULL, *out = NULL;
-    w->validity = kpy_new_bytes(kpy_bitmap_bytes(n), &bits);
-    w->offsets = kpy_new_bytes((Py_ssize_t)((n + 1) * sizeof(int32_t)), &offsets);
-    w->data = kpy_new_bytes((Py_ssize_t)w->capacity, &out);
-    if (w->validity == NULL || w->offsets == NULL || w->data == NULL)
+    w->bits = out_new(&w->validity, allocate, kpy_bitmap_bytes(n));
+    w->offset = w->bits ? out_new(&w->offsets, allocate,
+                                  (Py_ssize_t)((n + 1) * sizeof(int32_t))) : NULL;
+    w->out = w->offset ? out_new(&w->data, allocate, (Py_ssize_t)w->capacity) : NULL;
+    if (w->out == NULL)
         return 0;
-    w->bits = bits;
-    w->offset = offsets;
-    w->out = out;
     memset(w->bits, 0xFF, (size_t)kpy_bitmap_bytes(n)); /* valid until found null */
     if (n & 7) /* the bits past the last record are 0, as Arrow writes them */
         w->bits[n >> 3] = (uint8_t)((1u << (n & 7)) - 1);
@@ -205,9 +252,9 @@ static int writer_init(column_writer *w, int64_t n, int64_t room)
 
 static void writer_free(column_writer *w)
 {
-    Py_XDECREF(w->validity);
-    Py_XDECREF(w->offsets);
-    Py_XDECREF(w->data);
+    out_free(&w->validity);
+    out_free(&w->offsets);
+    out_free(&w->data);
 }
 
 /* Set value i (length -1: null); 0 where the column would pass its room. */
@@ -226,30 +273,26 @@ static inline int writer_add(column_writer *w, int64_t i, const uint8_t *source,
     return 1;
 }
 
-/* The column's buffers, (validity or None, null count, offsets, data); the writer gives up its
- * references. */
+/* The column's buffers, (validity or None, null count, offsets, data), the data cut to what
+ * was written. */
 static PyObject *writer_to_arrow(column_writer *w)
 {
-    if (_PyBytes_Resize(&w->data, (Py_ssize_t)w->written) < 0)
+    PyObject *data = out_finish(&w->data, (Py_ssize_t)w->written);
+    if (data == NULL)
         return NULL;
-    if (!w->nulls) {
-        Py_DECREF(w->validity);
-        w->validity = Py_None;
-        Py_INCREF(Py_None);
-    }
-    PyObject *result = Py_BuildValue("(OLOO)", w->validity, (long long)w->nulls, w->offsets,
-                                     w->data);
-    return result;
+    return Py_BuildValue("(NLNN)", w->nulls ? out_finish(&w->validity, -1) : Py_NewRef(Py_None),
+                         (long long)w->nulls, out_finish(&w->offsets, -1), data);
 }
 
 /* Everything the walk writes and gathers. */
 typedef struct {
     int64_t n;               /* records in all regions */
-    /* The fixed-width columns, written in place in the bytes objects that Arrow will wrap. */
-    PyObject *offset_bytes, *timestamp_bytes, *timestamp_type_bytes;
+    /* The fixed-width columns, written in place in the buffers that Arrow will wrap. */
+    out_buffer offset_out, timestamp_out, timestamp_type_out;
     int64_t *offset;         /* per record: baseOffset + offsetDelta */
     int64_t *timestamp_us;   /* per record: its timestamp in microseconds */
     int32_t *timestamp_type; /* per record: its batch's timestampType */
+    PyObject *allocate;      /* the caller's allocator: allocate(size) -> writable buffer */
     column_writer keys, values;
     int include_headers;
     int32_t *header_counts;  /* per record, when include_headers */
@@ -408,9 +451,9 @@ fail:
 
 static void columns_free(columns *c)
 {
-    Py_XDECREF(c->offset_bytes);
-    Py_XDECREF(c->timestamp_bytes);
-    Py_XDECREF(c->timestamp_type_bytes);
+    out_free(&c->offset_out);
+    out_free(&c->timestamp_out);
+    out_free(&c->timestamp_type_out);
     PyMem_RawFree(c->header_counts);
     writer_free(&c->keys);
     writer_free(&c->values);
@@ -422,18 +465,14 @@ static void columns_free(columns *c)
  * keys, values), keys and values as spans_to_arrow() gives them. */
 static PyObject *headers_to_arrow(const columns *c, const uint8_t *data)
 {
-    void *validity_at = NULL, *offsets_at = NULL;
+    out_buffer validity_out = {0}, offsets_out = {0};
+    PyObject *result = NULL, *keys = NULL, *values = NULL;
     int64_t empty = 0;
-    PyObject *validity_bytes = kpy_new_bytes(kpy_bitmap_bytes(c->n), &validity_at);
-    PyObject *offsets_bytes = kpy_new_bytes((Py_ssize_t)((c->n + 1) * sizeof(int32_t)),
-                                            &offsets_at);
-    if (validity_bytes == NULL || offsets_bytes == NULL) {
-        Py_XDECREF(validity_bytes);
-        Py_XDECREF(offsets_bytes);
-        return NULL;
-    }
-    uint8_t *validity = validity_at;
-    int32_t *offsets = offsets_at;
+    uint8_t *validity = out_new(&validity_out, c->allocate, kpy_bitmap_bytes(c->n));
+    int32_t *offsets = validity ? out_new(&offsets_out, c->allocate,
+                                          (Py_ssize_t)((c->n + 1) * sizeof(int32_t))) : NULL;
+    if (offsets == NULL)
+        goto done;
     memset(validity, 0, (size_t)kpy_bitmap_bytes(c->n));
     offsets[0] = 0;
     for (int64_t i = 0; i < c->n; i++) {
@@ -444,16 +483,17 @@ static PyObject *headers_to_arrow(const columns *c, const uint8_t *data)
         else
             empty++;
     }
-    PyObject *keys = spans_to_arrow(&c->header_keys, data);
-    PyObject *values = keys ? spans_to_arrow(&c->header_values, data) : NULL;
-    if (values == NULL) {
-        Py_XDECREF(keys);
-        Py_DECREF(validity_bytes);
-        Py_DECREF(offsets_bytes);
-        return NULL;
-    }
-    return Py_BuildValue("(NLNNN)", validity_bytes, (long long)empty, offsets_bytes, keys,
-                         values);
+    keys = spans_to_arrow(&c->header_keys, data, c->allocate);
+    values = keys ? spans_to_arrow(&c->header_values, data, c->allocate) : NULL;
+    if (values != NULL)
+        result = Py_BuildValue("(NLNOO)", out_finish(&validity_out, -1), (long long)empty,
+                               out_finish(&offsets_out, -1), keys, values);
+done:
+    Py_XDECREF(keys);
+    Py_XDECREF(values);
+    out_free(&validity_out);
+    out_free(&offsets_out);
+    return result;
 }
 
 static PyObject *columns_to_dict(columns *c, const uint8_t *data)
@@ -467,9 +507,9 @@ static PyObject *columns_to_dict(columns *c, const uint8_t *data)
             return NULL;
     }
     return Py_BuildValue(
-        "{s:L,s:O,s:O,s:O,s:N,s:N,s:N}", "records", (long long)c->n,
-        "offset", c->offset_bytes, "timestamp", c->timestamp_bytes,
-        "timestamp_type", c->timestamp_type_bytes,
+        "{s:L,s:N,s:N,s:N,s:N,s:N,s:N}", "records", (long long)c->n,
+        "offset", out_finish(&c->offset_out, -1), "timestamp", out_finish(&c->timestamp_out, -1),
+        "timestamp_type", out_finish(&c->timestamp_type_out, -1),
         "key", writer_to_arrow(&c->keys),
         "value", writer_to_arrow(&c->values),
         "headers", headers);
@@ -478,10 +518,10 @@ static PyObject *columns_to_dict(columns *c, const uint8_t *data)
 PyObject *kpy_decode_v2(PyObject *module, PyObject *args)
 {
     Py_buffer buffer;
-    PyObject *regions_arg, *result = NULL;
+    PyObject *regions_arg, *allocate, *result = NULL;
     int include_headers;
     (void)module;
-    if (!PyArg_ParseTuple(args, "y*Op", &buffer, &regions_arg, &include_headers))
+    if (!PyArg_ParseTuple(args, "y*OpO", &buffer, &regions_arg, &include_headers, &allocate))
         return NULL;
     Py_ssize_t region_count;
     int64_t n, room;
@@ -497,18 +537,14 @@ PyObject *kpy_decode_v2(PyObject *module, PyObject *args)
         PyBuffer_Release(&buffer);
         Py_RETURN_NONE;
     }
-    columns c = {.n = n, .include_headers = include_headers};
-    void *offset = NULL, *timestamp_us = NULL, *timestamp_type = NULL;
-    c.offset_bytes = kpy_new_bytes((Py_ssize_t)(n * sizeof(int64_t)), &offset);
-    c.timestamp_bytes = kpy_new_bytes((Py_ssize_t)(n * sizeof(int64_t)), &timestamp_us);
-    c.timestamp_type_bytes = kpy_new_bytes((Py_ssize_t)(n * sizeof(int32_t)), &timestamp_type);
-    if (c.offset_bytes && c.timestamp_bytes && c.timestamp_type_bytes) {
-        c.offset = offset;
-        c.timestamp_us = timestamp_us;
-        c.timestamp_type = timestamp_type;
-    }
-    int ok = c.offset && c.timestamp_us && c.timestamp_type && writer_init(&c.keys, n, room) &&
-             writer_init(&c.values, n, room);
+    columns c = {.n = n, .include_headers = include_headers, .allocate = allocate};
+    c.offset = out_new(&c.offset_out, allocate, (Py_ssize_t)(n * sizeof(int64_t)));
+    c.timestamp_us = c.offset ? out_new(&c.timestamp_out, allocate,
+                                        (Py_ssize_t)(n * sizeof(int64_t))) : NULL;
+    c.timestamp_type = c.timestamp_us ? out_new(&c.timestamp_type_out, allocate,
+                                                (Py_ssize_t)(n * sizeof(int32_t))) : NULL;
+    int ok = c.timestamp_type && writer_init(&c.keys, n, room, allocate) &&
+             writer_init(&c.values, n, room, allocate);
     if (ok && include_headers) {
         c.header_counts = PyMem_RawMalloc((size_t)(n > 0 ? n : 1) * sizeof *c.header_counts);
         ok = c.header_counts && spans_init(&c.header_keys, n) && spans_init(&c.header_values, n);

@@ -132,7 +132,8 @@ def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
     data, regions = records_sections(group)
     codec = _native.codec
     if codec is not None:
-        decoded = codec.decode_v2(data, compiled_regions(regions, group), include_headers)
+        decoded = codec.decode_v2(data, compiled_regions(regions, group), include_headers,
+                                  allocate_buffer)
         if decoded is not None:  # None: a malformed record, which the code below names
             return _compiled_columns(decoded, topic, partition, include_headers)
     d = np.frombuffer(data, dtype=np.uint8)
@@ -165,6 +166,13 @@ def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
     return pa.RecordBatch.from_arrays(columns, schema=record_schema(include_headers))
 
 
+def allocate_buffer(size: int) -> pa.ResizableBuffer:
+    """A buffer of Arrow's memory pool for the compiled decoder to write a column into: the pool
+    keeps freed memory for the next batch, where the C allocator would give large blocks back to
+    the system and fault them in again, page by page."""
+    return pa.allocate_buffer(size, resizable=True)
+
+
 def compiled_regions(regions: Regions, group: list[RecordBatch]) -> list[tuple]:
     """The records sections as the compiled decoder takes them: each with what its records take
     from their batch's header (``region`` in ``_native/v2_decode.c``)."""
@@ -175,24 +183,24 @@ def compiled_regions(regions: Regions, group: list[RecordBatch]) -> list[tuple]:
 def _compiled_columns(decoded: dict, topic: str, partition: int,
                       include_headers: bool) -> pa.RecordBatch:
     """The batch of the buffers that the compiled decoder wrote (``decode_v2`` in
-    ``_native/v2_decode.c``: the columns :func:`_v2_to_arrow` makes, as Arrow buffers)."""
+    ``_native/v2_decode.c``: the columns :func:`_v2_to_arrow` makes, as Arrow buffers of
+    :func:`allocate_buffer`)."""
     n = decoded["records"]
     columns = [
         _binary_of_buffers(decoded["key"], n),
         _binary_of_buffers(decoded["value"], n),
         _constant_string(topic, n),
         pa.array(np.full(n, partition, dtype=np.int32), pa.int32()),
-        pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(decoded["offset"])]),
-        pa.Array.from_buffers(TIMESTAMP_TYPE, n, [None, pa.py_buffer(decoded["timestamp"])]),
-        pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(decoded["timestamp_type"])]),
+        pa.Array.from_buffers(pa.int64(), n, [None, decoded["offset"]]),
+        pa.Array.from_buffers(TIMESTAMP_TYPE, n, [None, decoded["timestamp"]]),
+        pa.Array.from_buffers(pa.int32(), n, [None, decoded["timestamp_type"]]),
     ]
     if include_headers:
         validity, null_count, offsets, keys, values = decoded["headers"]
-        entries = _header_entries(_binary_of_buffers(keys, len(keys[2]) // 4 - 1),
-                                  _binary_of_buffers(values, len(values[2]) // 4 - 1))
-        columns.append(pa.Array.from_buffers(
-            HEADERS_TYPE, n, [pa.py_buffer(validity), pa.py_buffer(offsets)],
-            null_count=null_count, children=[entries]))
+        entries = _header_entries(_binary_of_buffers(keys, keys[2].size // 4 - 1),
+                                  _binary_of_buffers(values, values[2].size // 4 - 1))
+        columns.append(pa.Array.from_buffers(HEADERS_TYPE, n, [validity, offsets],
+                                             null_count=null_count, children=[entries]))
     return pa.RecordBatch.from_arrays(columns, schema=record_schema(include_headers))
 
 
@@ -200,10 +208,8 @@ def _binary_of_buffers(buffers: tuple, n: int) -> pa.Array:
     """A ``binary`` array of ``n`` values from ``(validity or None, null count, int32 offsets,
     data)``."""
     validity, null_count, offsets, data = buffers
-    return pa.Array.from_buffers(
-        pa.binary(), n,
-        [None if validity is None else pa.py_buffer(validity), pa.py_buffer(offsets),
-         pa.py_buffer(data)], null_count=null_count)
+    return pa.Array.from_buffers(pa.binary(), n, [validity, offsets, data],
+                                 null_count=null_count)
 
 
 def records_sections(group: list[RecordBatch]) -> tuple[bytes | memoryview, Regions]:

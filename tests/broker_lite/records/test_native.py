@@ -33,7 +33,11 @@ from broker_lite.records import (
     iter_records,
 )
 from broker_lite.records.arrow import batches_to_arrow
-from broker_lite.records.arrow.decode import compiled_regions, records_sections
+from broker_lite.records.arrow.decode import (
+    allocate_buffer,
+    compiled_regions,
+    records_sections,
+)
 from broker_lite.records.arrow.encode import arrow_to_batch
 from broker_lite.records.arrow.schema import HEADER_TYPE
 
@@ -135,8 +139,8 @@ def _compiled_accepts(data: bytes, include_headers: bool) -> bool:
     assert COMPILED is not None
     group = list(iter_batches(data))
     buffer, regions = records_sections(group)
-    return COMPILED.decode_v2(buffer, compiled_regions(regions, group), include_headers) \
-        is not None
+    return COMPILED.decode_v2(buffer, compiled_regions(regions, group), include_headers,
+                              allocate_buffer) is not None
 
 
 @DIFFERENTIAL

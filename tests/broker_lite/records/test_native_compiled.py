@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from broker_lite.records._native import compiled
+from broker_lite.records.arrow.decode import allocate_buffer
 
 COMPILED: Any = compiled()  # collected only where it is built
 T0 = 1_700_000_000_000
@@ -15,11 +16,12 @@ T0 = 1_700_000_000_000
 
 def test_the_compiled_decoder_refuses_regions_outside_its_buffer() -> None:
     with pytest.raises(ValueError, match="lies outside the buffer"):
-        COMPILED.decode_v2(b"\x00" * 10, [(0, 11, 1, 0, 0, 0, 0)], False)
+        COMPILED.decode_v2(b"\x00" * 10, [(0, 11, 1, 0, 0, 0, 0)], False, allocate_buffer)
     with pytest.raises(ValueError, match="lies outside the buffer"):
-        COMPILED.decode_v2(b"\x00" * 10, [(-1, 5, 1, 0, 0, 0, 0)], False)
+        COMPILED.decode_v2(b"\x00" * 10, [(-1, 5, 1, 0, 0, 0, 0)], False, allocate_buffer)
     # a count no section of this size can hold is refused before anything is allocated for it
-    assert COMPILED.decode_v2(b"\x00" * 10, [(0, 10, 2**62, 0, 0, 0, 0)], True) is None
+    assert COMPILED.decode_v2(b"\x00" * 10, [(0, 10, 2**62, 0, 0, 0, 0)], True,
+                              allocate_buffer) is None
 
 
 @pytest.mark.parametrize("key,message", [
