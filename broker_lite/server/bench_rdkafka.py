@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                                for what in ("broker CPU", "client CPU") if what in figures)
         + (" (the mock broker in the client)" if name == "mock" else "")
         for name, figures in medians.items()))
-    print("target: produce >= 0.8x the mock broker; consume >= the baseline")
+    print("target: produce >= 0.9x the mock broker; consume >= the baseline")
     return 0
 
 

@@ -13,6 +13,9 @@ writes every row into a fresh topic of ``--partitions`` partitions, created befo
   default): one transaction per write task, committed by the driver;
 * kpy at-least-once: the same with ``kpy.sink.guarantee=at_least_once`` (idempotent producing,
   no transactions);
+* kpy exactly-once, pure Python: the same as the first, its Python workers on kpy's pure-Python
+  record codecs (``format("kpy-python")``, :mod:`kspark.bench.pure_python`), the fallback where
+  no C compiler built the compiled ones: what those are worth;
 * confluent-kafka: one ``confluent_kafka.Producer`` in this process, the values prepared as a
   list of ``bytes`` before timing, produced keyless with the sink's producer settings
   (``acks=all``, idempotence on, ``batch.size`` 1 MiB, ``linger.ms`` 5, no compression), timed
@@ -28,8 +31,8 @@ records plus one transaction marker per partition written per transaction (none 
 transactions). The topic is then deleted.
 
 Spark runs ``local[*]`` on this machine. Figures are medians over ``--repeat`` rounds, the ways
-alternating within each round. Targets: kpy exactly-once >= 1.5x confluent-kafka, and
-exactly-once >= 0.8x at-least-once (what the transactions cost).
+alternating within each round. Targets: kpy exactly-once >= 1.5x confluent-kafka, exactly-once
+>= 0.8x at-least-once (what the transactions cost), and >= 1.5x its pure-Python codecs.
 """
 
 import argparse
@@ -45,6 +48,7 @@ from broker_lite.client import LATEST, KafkaClient, TopicPartition
 from broker_lite.records import BatchReader
 from broker_lite.records.control import ControlRecordType
 from broker_lite.server.bench import BrokerLiteProcess
+from kspark.bench import pure_python
 from kspark.bench.source_read import timed
 
 VALUE_BYTES = 100
@@ -53,6 +57,7 @@ PRODUCER_BATCH_BYTES = 1_048_576  # the sink's batch.size and max.request.size d
 
 WAYS = {
     "kpy_eo": "kpy df.write, exactly_once (default)",
+    "kpy_eo_python": "kpy df.write, exactly_once, pure-Python codecs",
     "kpy_alo": "kpy df.write, at_least_once",
     "confluent": "confluent-kafka Producer, one Python process",
 }
@@ -73,8 +78,8 @@ def dataframe(spark, records: int, partitions: int):
         .cast("binary").alias("value"))
 
 
-def kpy_write(df, bootstrap: str, topic: str, guarantee: str) -> None:
-    (df.write.format("kpy").option("kafka.bootstrap.servers", bootstrap)
+def kpy_write(df, bootstrap: str, topic: str, guarantee: str, source: str = "kpy") -> None:
+    (df.write.format(source).option("kafka.bootstrap.servers", bootstrap)
      .option("topic", topic).option("kpy.sink.guarantee", guarantee).mode("append").save())
 
 
@@ -146,7 +151,7 @@ def verify(count: TopicCount, expected: int, way: str) -> None:
         raise RuntimeError(f"{way}: the topic holds {count.records:,} committed records and "
                            f"{count.markers} markers with end offsets summing to "
                            f"{count.end_offsets:,}; expected {expected:,} records")
-    if way != "kpy_eo" and count.markers:
+    if way in ("kpy_alo", "confluent") and count.markers:
         raise RuntimeError(f"{way}: {count.markers} transaction markers without transactions")
 
 
@@ -173,6 +178,7 @@ def main(argv=None) -> None:
             bootstrap = broker.bootstrap
             spark = kspark.session("kpy-bench", config={"spark.sql.shuffle.partitions": "4"})
             spark.sparkContext.setLogLevel("ERROR")
+            pure_python_kpy = pure_python.register(spark)
             df = dataframe(spark, records, args.partitions)
             with KafkaClient({"bootstrap.servers": bootstrap}) as client:
                 def fresh_topic(way: str) -> str:
@@ -181,8 +187,9 @@ def main(argv=None) -> None:
                     return topic
 
                 warm_up = fresh_topic("warm-up")  # JVM, Python workers, imports, coordinators
-                kpy_write(dataframe(spark, 1000, args.partitions), bootstrap, warm_up,
-                          "exactly_once")
+                for source in ("kpy", pure_python_kpy):
+                    kpy_write(dataframe(spark, 1000, args.partitions), bootstrap, warm_up,
+                              "exactly_once", source)
                 client.admin.delete_topics([warm_up])
                 noop_write(df)
                 for _ in range(args.repeat):
@@ -192,8 +199,10 @@ def main(argv=None) -> None:
                         if way == "confluent":
                             seconds = timed(partial(confluent_produce, bootstrap, topic, values))
                         else:
-                            guarantee = "exactly_once" if way == "kpy_eo" else "at_least_once"
-                            seconds = timed(partial(kpy_write, df, bootstrap, topic, guarantee))
+                            guarantee = "at_least_once" if way == "kpy_alo" else "exactly_once"
+                            source = pure_python_kpy if way == "kpy_eo_python" else "kpy"
+                            seconds = timed(
+                                partial(kpy_write, df, bootstrap, topic, guarantee, source))
                         times[way].append(seconds)
                         count = count_topic(client, topic, args.partitions)
                         verify(count, records, way)
@@ -213,7 +222,8 @@ def main(argv=None) -> None:
         print(f"  {label:<48} {rate[way]:>12,.0f} ({rate[way] * VALUE_BYTES / 1e6:,.1f} MB/s)")
     print(f"ratios: kpy exactly_once / confluent-kafka {rate['kpy_eo'] / rate['confluent']:.2f} "
           f"(target >= 1.5), kpy exactly_once / kpy at_least_once "
-          f"{rate['kpy_eo'] / rate['kpy_alo']:.2f} (target >= 0.8)")
+          f"{rate['kpy_eo'] / rate['kpy_alo']:.2f} (target >= 0.8), kpy exactly_once / its "
+          f"pure-Python codecs {rate['kpy_eo'] / rate['kpy_eo_python']:.2f} (target >= 1.5)")
     print(f"records verified after every write: {records:,} committed per topic, "
           f"{statistics.median(markers):.0f} commit markers per exactly-once write")
 

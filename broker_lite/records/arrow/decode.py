@@ -15,6 +15,11 @@ response): nothing is copied before the cast. Compressed ones are decompressed f
 
 Batches of the legacy formats (magic 0 and 1) take the record-by-record path of
 :mod:`broker_lite.records`; they only appear in topics written by pre-0.11 clients.
+
+This module is the reference. Where the compiled twin is built
+(:mod:`broker_lite.records._native`, ``v2_decode.c``), it takes the records sections instead
+and writes the same columns' Arrow buffers in one walk over the records; on a malformed record
+it hands the bytes back here, so the errors are always this module's.
 """
 
 from collections.abc import Iterable
@@ -32,6 +37,7 @@ from broker_lite.records import (
     TimestampType,
 )
 
+from .. import _native
 from .fields import (
     Regions,
     Run,
@@ -123,7 +129,13 @@ def _keep_offsets(rb: pa.RecordBatch, start: int | None, end: int | None) -> pa.
 
 def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
                  include_headers: bool) -> pa.RecordBatch:
-    data, regions = _records_sections(group)
+    data, regions = records_sections(group)
+    codec = _native.codec
+    if codec is not None:
+        decoded = codec.decode_v2(data, compiled_regions(regions, group), include_headers,
+                                  allocate_buffer)
+        if decoded is not None:  # None: a malformed record, which the code below names
+            return _compiled_columns(decoded, topic, partition, include_headers)
     d = np.frombuffer(data, dtype=np.uint8)
     ends = walk(data, d, regions)
     starts = record_starts(ends, regions)
@@ -154,7 +166,53 @@ def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
     return pa.RecordBatch.from_arrays(columns, schema=record_schema(include_headers))
 
 
-def _records_sections(group: list[RecordBatch]) -> tuple[bytes | memoryview, Regions]:
+def allocate_buffer(size: int) -> pa.ResizableBuffer:
+    """A buffer of Arrow's memory pool for the compiled decoder to write a column into: the pool
+    keeps freed memory for the next batch, where the C allocator would give large blocks back to
+    the system and fault them in again, page by page."""
+    return pa.allocate_buffer(size, resizable=True)
+
+
+def compiled_regions(regions: Regions, group: list[RecordBatch]) -> list[tuple]:
+    """The records sections as the compiled decoder takes them: each with what its records take
+    from their batch's header (``region`` in ``_native/v2_decode.c``)."""
+    return [(start, end, count, batch.base_offset, batch.base_timestamp, batch.max_timestamp,
+             int(batch.timestamp_type)) for (start, end, count), batch in zip(regions, group, strict=True)]
+
+
+def _compiled_columns(decoded: dict, topic: str, partition: int,
+                      include_headers: bool) -> pa.RecordBatch:
+    """The batch of the buffers that the compiled decoder wrote (``decode_v2`` in
+    ``_native/v2_decode.c``: the columns :func:`_v2_to_arrow` makes, as Arrow buffers of
+    :func:`allocate_buffer`)."""
+    n = decoded["records"]
+    columns = [
+        _binary_of_buffers(decoded["key"], n),
+        _binary_of_buffers(decoded["value"], n),
+        _constant_string(topic, n),
+        pa.array(np.full(n, partition, dtype=np.int32), pa.int32()),
+        pa.Array.from_buffers(pa.int64(), n, [None, decoded["offset"]]),
+        pa.Array.from_buffers(TIMESTAMP_TYPE, n, [None, decoded["timestamp"]]),
+        pa.Array.from_buffers(pa.int32(), n, [None, decoded["timestamp_type"]]),
+    ]
+    if include_headers:
+        validity, null_count, offsets, keys, values = decoded["headers"]
+        entries = _header_entries(_binary_of_buffers(keys, keys[2].size // 4 - 1),
+                                  _binary_of_buffers(values, values[2].size // 4 - 1))
+        columns.append(pa.Array.from_buffers(HEADERS_TYPE, n, [validity, offsets],
+                                             null_count=null_count, children=[entries]))
+    return pa.RecordBatch.from_arrays(columns, schema=record_schema(include_headers))
+
+
+def _binary_of_buffers(buffers: tuple, n: int) -> pa.Array:
+    """A ``binary`` array of ``n`` values from ``(validity or None, null count, int32 offsets,
+    data)``."""
+    validity, null_count, offsets, data = buffers
+    return pa.Array.from_buffers(pa.binary(), n, [validity, offsets, data],
+                                 null_count=null_count)
+
+
+def records_sections(group: list[RecordBatch]) -> tuple[bytes | memoryview, Regions]:
     """The records of ``group`` as one buffer, and where each batch's records section lies in it
     with its record count: the buffer the batches were read from, as it is, when none of them
     is compressed and they share one (a Fetch response's records), else their records sections,
@@ -369,15 +427,19 @@ def _headers(d: np.ndarray, data: pa.Buffer, pos: np.ndarray, ends: np.ndarray) 
     if (pos != ends).any():
         raise CorruptRecordError("a record's fields do not fill its declared length")
     keys = _binary_from_ranges(d, data, key_start, key_length, pa.binary())
+    values = _binary_from_ranges(d, data, value_start, value_length, pa.binary())
+    return pa.ListArray.from_arrays(pa.array(list_offsets), _header_entries(keys, values),
+                                    type=HEADERS_TYPE, mask=pa.array(count == 0))
+
+
+def _header_entries(keys: pa.Array, values: pa.Array) -> pa.StructArray:
+    """The header entries of every record, from their binary keys and values."""
     try:
         keys = keys.cast(pa.string())
     except pa.ArrowInvalid:
         # As the Java client does, malformed UTF-8 in a header key is replaced, not fatal.
         keys = pa.array([k.decode("utf-8", "replace") for k in keys.to_pylist()], pa.string())
-    values = _binary_from_ranges(d, data, value_start, value_length, pa.binary())
-    entries = pa.StructArray.from_arrays([keys, values], fields=list(HEADER_TYPE))
-    return pa.ListArray.from_arrays(pa.array(list_offsets), entries, type=HEADERS_TYPE,
-                                    mask=pa.array(count == 0))
+    return pa.StructArray.from_arrays([keys, values], fields=list(HEADER_TYPE))
 
 
 # -- legacy formats: record by record ---------------------------------------------------------

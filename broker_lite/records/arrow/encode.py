@@ -6,6 +6,11 @@ integer field for all rows with numpy, lays the varints of each row out as rows 
 compacts them into Arrow ``binary`` arrays, and lets one C++ kernel
 (``binary_join_element_wise``) interleave them with the key, value and header bytes. The data
 buffer of the joined array is then exactly the batch's records section.
+
+This module is the reference. Where the compiled twin is built (:mod:`broker_lite.records._native`,
+``v2_encode.c``), it writes the records section instead, byte for byte the same, from the same
+columns' Arrow buffers; headers are encoded here either way, and the batch header, compression and
+CRC are :func:`broker_lite.records.assemble_batch`'s.
 """
 
 import numpy as np
@@ -15,6 +20,7 @@ import pyarrow.compute as pc
 from broker_lite.common.vocabulary import now_ms
 from broker_lite.records import CompressionType, TimestampType, assemble_batch
 
+from .. import _native
 from .schema import HEADER_TYPE
 
 _SEVEN_BIT_LIMITS = np.array([1 << (7 * k) for k in range(1, 10)], dtype=np.uint64)
@@ -57,9 +63,38 @@ def arrow_to_batch(
     base_timestamp = int(timestamps[0]) if n else -1
     max_timestamp = int(timestamps.max()) if n else -1
 
+    codec = _native.codec
+    if codec is not None:
+        headers = columns.get("headers")
+        records = codec.encode_v2(
+            n, _buffers_of(key) if "key" in columns else None, _buffers_of(value), timestamps,
+            base_timestamp, None if headers is None else _buffers_of(_header_sections(headers, n)))
+    else:
+        records = _records_section(key, value, timestamps, base_timestamp,
+                                   columns.get("headers"), n)
+    return assemble_batch(
+        records, record_count=n, last_offset_delta=max(n - 1, 0),
+        base_timestamp=base_timestamp, max_timestamp=max_timestamp,
+        compression=CompressionType(compression), compression_level=compression_level,
+        timestamp_type=TimestampType.CREATE_TIME, base_offset=base_offset,
+        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
+        is_transactional=is_transactional,
+    )
+
+
+def _buffers_of(column: pa.Array) -> tuple:
+    """A binary array as ``encode_v2`` (``_native/v2_encode.c``) takes it: (validity or None,
+    int32 offsets, data, the array's offset into them)."""
+    validity, offsets, data = column.buffers()
+    return validity, offsets, b"" if data is None else data, column.offset
+
+
+def _records_section(key: pa.Array, value: pa.Array, timestamps: np.ndarray,
+                     base_timestamp: int, headers: pa.Array | None, n: int) -> memoryview:
+    """The records of the batch, one after the other, as Kafka lays them out."""
     key_length = _lengths(key)
     value_length = _lengths(value)
-    header_section = _header_sections(columns.get("headers"), n)
+    header_section = _header_sections(headers, n)
     fields = [
         _Varints(timestamps - base_timestamp, leading_zero=True),  # attributes, timestampDelta
         _Varints(np.arange(n, dtype=np.int64)),  # offsetDelta
@@ -75,14 +110,7 @@ def arrow_to_batch(
         prefix, key.fill_null(b""), _compact([value_length_varints], n), value.fill_null(b""),
         header_section, b"",
     )
-    return assemble_batch(
-        _data_of(records), record_count=n, last_offset_delta=max(n - 1, 0),
-        base_timestamp=base_timestamp, max_timestamp=max_timestamp,
-        compression=CompressionType(compression), compression_level=compression_level,
-        timestamp_type=TimestampType.CREATE_TIME, base_offset=base_offset,
-        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
-        is_transactional=is_transactional,
-    )
+    return _data_of(records)
 
 
 class _Varints:

@@ -5,7 +5,9 @@ Random bytes, flipped bits, truncations and hand-crafted absurd lengths are fed 
 * ``list(iter_batches(buf, validate=True))`` (the scan: sizes, magic, CRC),
 * ``for b in BatchReader(buf, validate=...): list(b)`` (record decoding; with ``validate=False``
   the CRC is not checked, so the record decoders see the corrupt bytes themselves),
-* ``batches_to_arrow(BatchReader(buf, validate=...), ..., include_headers=True)``,
+* ``batches_to_arrow(BatchReader(buf, validate=...), ..., include_headers=True)`` on both
+  implementations of the codecs (pure Python and compiled, ``codec_paths.py``), which must give
+  the same columns or the same error with the same message,
 
 and must raise :class:`broker_lite.records.RecordsError` (or a subclass) or succeed: never another
 exception, a hang, or an allocation out of proportion to the input.
@@ -65,6 +67,8 @@ from broker_lite.records.varint import (
     encode_varint,
     encode_varlong,
 )
+
+from .codec_paths import PATHS, same_on_both_paths
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = (
     CompressionType.NONE,
@@ -148,8 +152,10 @@ def _records(buf, validate):
 
 
 def _arrow(buf, validate):
-    return batches_to_arrow(BatchReader(buf, validate=validate), topic="t", partition=0,
-                            include_headers=True)
+    """The Arrow decoding, on both implementations of the codecs, which must agree: the same
+    columns, or the same error with the same message."""
+    return same_on_both_paths(lambda: batches_to_arrow(
+        BatchReader(buf, validate=validate), topic="t", partition=0, include_headers=True))
 
 
 TARGETS = {
@@ -849,8 +855,11 @@ _CHILD_CAP = textwrap.dedent("""
 """)
 
 
-def _run_child(code, *args, timeout=60):
-    env = dict(os.environ, PYTHONPATH=REPO_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+def _run_child(code, *args, timeout=60, path="compiled"):
+    """Run ``code`` in a child process on the codecs of ``path`` (the pure-Python ones forced by
+    ``KPY_PURE_PYTHON``); return the JSON of its last line."""
+    env = dict(os.environ, PYTHONPATH=REPO_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               KPY_PURE_PYTHON="1" if path == "python" else "0")
     proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           timeout=timeout, cwd=REPO_ROOT, env=env)
     signal_note = f" (signal {-proc.returncode})" if proc.returncode < 0 else ""
@@ -877,24 +886,25 @@ _CHILD_ARROW = textwrap.dedent("""
 """)
 
 
-def test_arrow_value_length_overrun_is_corrupt_not_a_crash(tmp_path):
+@pytest.mark.parametrize("codecs", PATHS)
+def test_arrow_value_length_overrun_is_corrupt_not_a_crash(tmp_path, codecs):
     buf = _v2_with_crc(_record(value=encode_varint(0x7FFFFFFF)))
     assert _scan(buf)  # CRC-valid
     assert isinstance(assert_only_records_errors(lambda: _records(buf, True)), CorruptRecordError)
     path = tmp_path / "batch"
     path.write_bytes(buf)
-    assert _run_child(_CHILD_ARROW, str(path)) == ["RecordsError"] * 4
+    assert _run_child(_CHILD_ARROW, str(path), path=codecs) == ["RecordsError"] * 4
 
 
-@pytest.fixture(scope="module")
-def capped_outcomes(tmp_path_factory):
+@pytest.fixture(scope="module", params=PATHS)
+def capped_outcomes(request, tmp_path_factory):
     """Every absurd case decoded in a child whose address space is capped at 2 GiB above what
     it uses after its imports: a decoder that allocates for a claimed size, even lazily (calloc,
-    np.zeros), fails there with MemoryError."""
+    np.zeros), fails there with MemoryError. Once on each implementation of the codecs."""
     cases = {c.name: c.buf for c in ABSURD}
     path = tmp_path_factory.mktemp("capped") / "cases.pickle"
     path.write_bytes(pickle.dumps(cases))
-    return _run_child(_CHILD_CAP, str(path))
+    return _run_child(_CHILD_CAP, str(path), path=request.param)
 
 
 def test_absurd_lengths_under_address_space_cap(capped_outcomes):

@@ -28,6 +28,7 @@ def test_benchmark_command_verifies_every_write_and_prints_the_ratios():
 
     verified = {m["way"]: m for m in map(VERIFIED.match, lines) if m}
     assert set(verified) == {"kpy df.write, exactly_once (default)",
+                             "kpy df.write, exactly_once, pure-Python codecs",
                              "kpy df.write, at_least_once",
                              "confluent-kafka Producer, one Python process"}
     for way, match in verified.items():
@@ -43,15 +44,18 @@ def test_benchmark_command_verifies_every_write_and_prints_the_ratios():
         if found:
             rates[found[1]] = number(found[2])
     eo, alo = rates["kpy df.write, exactly_once (default)"], rates["kpy df.write, at_least_once"]
+    eo_python = rates["kpy df.write, exactly_once, pure-Python codecs"]
     confluent = rates["confluent-kafka Producer, one Python process"]
     assert rates["Spark generating the rows (noop sink)"] > 0
     ratios = next(line for line in lines if line.startswith("ratios:"))
     found = re.match(r"ratios: kpy exactly_once / confluent-kafka ([\d.]+) \(target >= 1.5\), "
-                     r"kpy exactly_once / kpy at_least_once ([\d.]+) \(target >= 0.8\)$",
+                     r"kpy exactly_once / kpy at_least_once ([\d.]+) \(target >= 0.8\), "
+                     r"kpy exactly_once / its pure-Python codecs ([\d.]+) \(target >= 1.5\)$",
                      ratios)
     assert found, ratios
     assert float(found[1]) == pytest.approx(eo / confluent, abs=0.01)
     assert float(found[2]) == pytest.approx(eo / alo, abs=0.01)
+    assert float(found[3]) == pytest.approx(eo / eo_python, abs=0.01)
 
 
 def test_values_are_100_bytes_numbered_by_row():

@@ -28,6 +28,9 @@ from broker_lite.records.arrow import (
 )
 from broker_lite.records.record_batch import encode_record
 
+# Every test runs on both implementations of the codecs: [python] and [compiled] in its id.
+pytestmark = pytest.mark.usefixtures("codec_path")
+
 
 def decode(data, **kwargs):
     kwargs.setdefault("include_headers", True)

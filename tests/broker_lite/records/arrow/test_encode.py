@@ -7,6 +7,9 @@ from broker_lite.records import CompressionType, RecordBatch, build_batch, iter_
 from broker_lite.records.arrow import HEADERS_TYPE, batches_to_arrow
 from broker_lite.records.arrow.encode import arrow_to_batch
 
+# Every test runs on both implementations of the codecs: [python] and [compiled] in its id.
+pytestmark = pytest.mark.usefixtures("codec_path")
+
 ROWS = {
     "key": [b"k1", None, b"a-key-longer-than-twelve-bytes", b""],
     "value": [b"v1", b"x" * 5000, None, b""],
