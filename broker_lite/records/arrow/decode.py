@@ -177,7 +177,8 @@ def compiled_regions(regions: Regions, group: list[RecordBatch]) -> list[tuple]:
     """The records sections as the compiled decoder takes them: each with what its records take
     from their batch's header (``region`` in ``_native/v2_decode.c``)."""
     return [(start, end, count, batch.base_offset, batch.base_timestamp, batch.max_timestamp,
-             int(batch.timestamp_type)) for (start, end, count), batch in zip(regions, group, strict=True)]
+             int(batch.timestamp_type))
+            for (start, end, count), batch in zip(regions, group, strict=True)]
 
 
 def _compiled_columns(decoded: dict, topic: str, partition: int,
