@@ -26,6 +26,8 @@ api_versions    list of dict               the APIs and versions served (ApiVers
 cluster_id      str or None                known once the broker has registered
 authorizer      :class:`~.authorizer.      ``authorizer.class.name``: None (everything
                 Authorizer` or None        allowed) or the ZooKeeper-backed AclAuthorizer
+share           ShareService or None       share groups (KIP-932): their coordinators and
+                                           share-partitions
 ==============  =========================  ===================================================
 """
 
@@ -38,6 +40,7 @@ from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.config.broker import BrokerConfig
 from broker_lite.controller.controller import Outcome, Reassignment
 from broker_lite.coordinator import GroupCoordinator
+from broker_lite.coordinator.share.service import ShareService
 from broker_lite.coordinator.transaction.coordinator import (
     InitProducerIdResult,
     TransactionDescription,
@@ -123,6 +126,12 @@ class TopicAdmin(Protocol):
 
     def alter_user_config(self, user: str, config: dict[str, str]) -> None:
         """Replace it; every broker reads the user's credentials again, this one at once."""
+
+    def group_config(self, group_id: str) -> dict[str, str]:
+        """A group's stored configs (share groups', KIP-932; empty when it has none)."""
+
+    def alter_group_config(self, group_id: str, configs: dict[str, str]) -> None:
+        """Replace them; every broker reads them again."""
 
 
 class CoordinatorTopic(Protocol):
@@ -236,6 +245,7 @@ class HandlerServices:
     cluster_id: str | None = None
     authorizer: Authorizer | None = None
     controller: ControllerRequests | None = None
+    share: ShareService | None = None  # share groups (KIP-932)
 
     @property
     def broker_id(self) -> int:

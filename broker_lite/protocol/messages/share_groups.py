@@ -9,7 +9,21 @@ An acknowledgement type is one int8 per offset of a batch, or one for the whole 
 0 GAP, 1 ACCEPT, 2 RELEASE, 3 REJECT, 4 RENEW.
 """
 
-from ..schema import BOOL, INT8, INT16, INT32, INT64, RECORDS, STRING, UUID, A, F, Request, Response, S  # noqa: E501
+from ..schema import (  # noqa: E501
+    BOOL,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    RECORDS,
+    STRING,
+    UUID,
+    A,
+    F,
+    Request,
+    Response,
+    S,
+)
 
 SHARE_GROUP_HEARTBEAT_REQUEST = Request("ShareGroupHeartbeatRequest", 76, "1", "0+", [
     F("GroupId", STRING, "0+"),
@@ -121,7 +135,7 @@ SHARE_FETCH_RESPONSE = Response("ShareFetchResponse", 78, "1-2", "0+", [
             F("AcknowledgeErrorCode", INT16, "0+"),
             F("AcknowledgeErrorMessage", STRING, "0+", nullable="0+", default=None),
             S("CurrentLeader", "LeaderIdAndEpoch", "0+", _LEADER),
-            F("Records", RECORDS, "0+", nullable="0"),
+            F("Records", RECORDS, "0+", nullable="0", default=b""),
             A("AcquiredRecords", "AcquiredRecords", "0+", [
                 F("FirstOffset", INT64, "0+"),
                 F("LastOffset", INT64, "0+"),

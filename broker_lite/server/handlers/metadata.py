@@ -41,7 +41,9 @@ def handle(context: RequestContext, body: dict) -> dict:
         names = cluster.topic_names()
         allow_create = False
     else:
-        names = [t["name"] for t in requested]
+        # a topic asked for by id alone (v10+: KIP-848 and KIP-932 clients) is named here
+        names = [t["name"] if t["name"] is not None or not t.get("topic_id")
+                 else cluster.topic_name(t["topic_id"]) for t in requested]
         allow_create = body.get("allow_auto_topic_creation", True) and \
             services.config["auto.create.topics.enable"]
     describable = context.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC,
