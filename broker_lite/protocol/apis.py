@@ -1,8 +1,9 @@
 """API keys, and the registry of the APIs this package has schemas for.
 
 :class:`ApiKey` numbers every API of Kafka's protocol (Kafka's ``ApiKeys`` enum, 3.9 era, and
-the share-group APIs up to Kafka 4.2's), whether or not broker_lite implements it. :data:`API_SCHEMAS` maps the ones with declared schemas to their
-request and response :class:`~broker_lite.protocol.schema.Message`, each carrying the spec's
+the share-group APIs up to Kafka 4.2's), whether or not broker_lite implements it.
+:data:`API_SCHEMAS` maps the ones with declared schemas to their request and response
+:class:`~broker_lite.protocol.schema.Message`, each carrying the spec's
 ``valid_versions`` and ``flexible_versions``; an API's schemas are built when it is first looked
 up. Which versions the broker advertises in ApiVersions is decided by the server, not here.
 

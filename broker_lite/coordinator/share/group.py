@@ -74,9 +74,11 @@ def assign(members: Mapping[str, Iterable[str]],
     of the topics that exist.
 
     >>> t = uuid.UUID(int=7)
-    >>> assign({"a": ["x"], "b": ["x"]}, {"x": (t, 1)})
-    {'a': {UUID('00000000-0000-0000-0000-000000000007'): (0,)}, 'b': {UUID('00000000-0000-0000-0000-000000000007'): (0,)}}
-    >>> assign({"a": ["x"], "b": ["x"]}, {"x": (t, 3)})["a"][t], assign({"a": ["x"], "b": ["x"]}, {"x": (t, 3)})["b"][t]
+    >>> shared = assign({"a": ["x"], "b": ["x"]}, {"x": (t, 1)})
+    >>> shared["a"][t], shared["b"][t]
+    ((0,), (0,))
+    >>> dealt = assign({"a": ["x"], "b": ["x"]}, {"x": (t, 3)})
+    >>> dealt["a"][t], dealt["b"][t]
     ((0, 2), (1,))
     """
     result: dict[str, dict[uuid.UUID, tuple[int, ...]]] = {m: {} for m in members}

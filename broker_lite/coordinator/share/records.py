@@ -25,8 +25,8 @@ snapshot`` updates (the updates before it may then go).
 
 >>> import uuid
 >>> key = snapshot_key(StateKey("g", uuid.UUID(int=1), 0))
->>> key[:2].hex(), parse_key(key)
-('0000', (0, StateKey(group_id='g', topic_id=UUID('00000000-0000-0000-0000-000000000001'), partition=0)))
+>>> key[:2].hex(), parse_key(key)[1].group_id
+('0000', 'g')
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from                  event          to
 ====================  =============  ==============================================================
 AVAILABLE / new       acquire        ACQUIRED (delivery count + 1, lock = now + lock duration)
 ACQUIRED (by member)  ACCEPT         ACKNOWLEDGED
-ACQUIRED (by member)  RELEASE        AVAILABLE, or ARCHIVED when the delivery count reached the limit
+ACQUIRED (by member)  RELEASE        AVAILABLE (ARCHIVED once the delivery count is at the limit)
 ACQUIRED (by member)  REJECT, GAP    ARCHIVED
 ACQUIRED (by member)  RENEW          ACQUIRED, its lock renewed (KIP-1222)
 ACQUIRED              lock expires   as RELEASE
@@ -261,11 +261,12 @@ class SharePartition:
             if record is None or record.state is not RecordState.ACQUIRED or \
                     record.member_id != member_id:
                 state = self.state_of(offset)
+                holder = "" if record is None or record.member_id in (None, member_id) \
+                    else " by another member"
                 raise ShareAcknowledgeError(
                     ErrorCode.INVALID_RECORD_STATE,
                     f"offset {offset} is {state.name if state is not None else 'not fetched'}"
-                    f"{'' if record is None or record.member_id in (None, member_id) else ' by another member'}"
-                    ", not acquired by this member")
+                    f"{holder}, not acquired by this member")
         for i, offset in enumerate(range(first_offset, last_offset + 1)):
             kind = AcknowledgeType(types[i] if len(types) > 1 else types[0])
             record = self.in_flight[offset]

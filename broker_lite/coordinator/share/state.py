@@ -13,10 +13,12 @@ offsets it covers, batches before the start offset are dropped, and neighbours w
 state and delivery count merge.
 
 >>> s = ShareState.initialized(state_epoch=0, start_offset=10)
->>> s.write(0, 3, -1, [StateBatch(10, 14, 2, 1)]), s.start_offset, s.batches
-(<ErrorCode.NONE: 0>, 10, (StateBatch(first_offset=10, last_offset=14, delivery_state=2, delivery_count=1),))
->>> s.write(0, 3, 12, [StateBatch(13, 13, 0, 2)]), s.batches
-(<ErrorCode.NONE: 0>, (StateBatch(first_offset=12, last_offset=12, delivery_state=2, delivery_count=1), StateBatch(first_offset=13, last_offset=13, delivery_state=0, delivery_count=2), StateBatch(first_offset=14, last_offset=14, delivery_state=2, delivery_count=1)))
+>>> s.write(0, 3, -1, [StateBatch(10, 14, 2, 1)]), s.start_offset, len(s.batches)
+(<ErrorCode.NONE: 0>, 10, 1)
+>>> s.write(0, 3, 12, [StateBatch(13, 13, 0, 2)])
+<ErrorCode.NONE: 0>
+>>> [(b.first_offset, b.last_offset, b.delivery_state) for b in s.batches]
+[(12, 12, 2), (13, 13, 0), (14, 14, 2)]
 >>> s.write(0, 2, -1, []), s.write(-1, 3, -1, [])
 (<ErrorCode.FENCED_LEADER_EPOCH: 74>, <ErrorCode.FENCED_STATE_EPOCH: 124>)
 """

@@ -3,8 +3,9 @@ its partitions.
 
 Created on first use (FindCoordinator for a share-partition key, or the first state read), as
 the offsets topic is, with ``share.coordinator.state.topic.num.partitions`` partitions and these
-topic configs (Kafka's ``ShareCoordinatorService``): ``cleanup.policy=compact`` (only the latest snapshot of a share-partition and the updates after
-it matter), ``segment.bytes=share.coordinator.state.topic.segment.bytes``,
+topic configs (Kafka's ``ShareCoordinatorService``): ``cleanup.policy=compact`` (only the
+latest snapshot of a share-partition and the updates after it matter),
+``segment.bytes=share.coordinator.state.topic.segment.bytes``,
 ``min.insync.replicas=share.coordinator.state.topic.min.isr`` (at most its replica count).
 
 Loading replays the partition from its log start (:mod:`..common.partition_replay`): a snapshot

@@ -45,7 +45,8 @@ def _request(name: str, api_key: int, data: str, fields: list) -> Message:
 INITIALIZE_SHARE_GROUP_STATE_REQUEST = _request(
     "InitializeShareGroupState", 83, "InitializeStateData",
     [F("StateEpoch", INT32, "0+"), F("StartOffset", INT64, "0+")])
-INITIALIZE_SHARE_GROUP_STATE_RESPONSE = _results("InitializeShareGroupState", 83, "InitializeStateResult", [])
+INITIALIZE_SHARE_GROUP_STATE_RESPONSE = _results("InitializeShareGroupState", 83,
+                                                 "InitializeStateResult", [])
 
 READ_SHARE_GROUP_STATE_REQUEST = _request(
     "ReadShareGroupState", 84, "ReadStateData", [F("LeaderEpoch", INT32, "0+")])
@@ -70,7 +71,8 @@ DELETE_SHARE_GROUP_STATE_RESPONSE = _results("DeleteShareGroupState", 86, "Delet
 
 READ_SHARE_GROUP_STATE_SUMMARY_REQUEST = _request(
     "ReadShareGroupStateSummary", 87, "ReadStateSummaryData", [F("LeaderEpoch", INT32, "0+")])
-READ_SHARE_GROUP_STATE_SUMMARY_RESPONSE = _results("ReadShareGroupStateSummary", 87, "ReadStateSummaryResult", [
+READ_SHARE_GROUP_STATE_SUMMARY_RESPONSE = _results("ReadShareGroupStateSummary", 87,
+                                                   "ReadStateSummaryResult", [
     F("StateEpoch", INT32, "0+"),
     F("LeaderEpoch", INT32, "0+"),
     F("StartOffset", INT64, "0+"),
