@@ -21,6 +21,7 @@ from . import (
     metrics,
     producer_perf_test,
     reassign_partitions,
+    share_groups,
     topics,
     zookeeper_shell,
 )
@@ -33,6 +34,7 @@ TOOLS = (
     leader_election,
     reassign_partitions,
     consumer_groups,
+    share_groups,
     zookeeper_shell,
     console_producer,
     console_consumer,

@@ -19,6 +19,7 @@ from confluent_kafka.admin import (
 from broker_lite.common.tiers import needs
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.server.testing import call, start_brokers, stop_brokers
+from broker_lite.tools.testing import run_tool
 
 SHARE_PROPERTIES = {
     "group.share.enable": "true",
@@ -262,3 +263,38 @@ def test_apis_are_advertised_at_kafka_4_2s_versions_with_share_version(share_bro
     assert served[ApiKey.FIND_COORDINATOR] == (0, 6)
     assert {(f["name"], f["max_version_level"]) for f in response["finalized_features"]} == \
         {("share.version", 1)}
+
+
+def test_the_share_groups_tool_describes_resets_and_deletes_offsets(share_broker):
+    group = earliest_group(share_broker, "tooled")
+    produce(share_broker, "tooled", [b"x%d" % i for i in range(4)])
+    consumer = share_consumer(share_broker, group, "tooled")
+    try:
+        assert len(poll_until(consumer, 4)) == 4
+        consumer.commit_sync(30)
+        servers = bootstrap(share_broker)
+        members = run_tool("share-groups", "--bootstrap-server", servers, "--describe",
+                           "--group", group, "--members", "--verbose")
+        assert members.returncode == 0, members.stderr
+        assert "tooled:0" in members.stdout and "#PARTITIONS" in members.stdout
+        busy = run_tool("share-groups", "--bootstrap-server", servers, "--reset-offsets",
+                        "--group", group, "--topic", "tooled", "--to-earliest", "--execute")
+        assert busy.returncode == 1 and "NON_EMPTY_GROUP" in busy.stderr, busy.stderr
+    finally:
+        consumer.close()
+    described = run_tool("share-groups", "--bootstrap-server", servers, "--describe",
+                         "--group", group, "--topic", "tooled")
+    assert described.stdout.splitlines()[1].split() == [group, "tooled", "0", "4"]
+    reset = run_tool("share-groups", "--bootstrap-server", servers, "--reset-offsets",
+                     "--group", group, "--topic", "tooled", "--to-offset", "1", "--execute")
+    assert reset.returncode == 0, reset.stderr
+    assert describe_offsets(share_broker, group, "tooled")["start_offset"] == 1
+    again = share_consumer(share_broker, group, "tooled")
+    try:  # records 1..3 come again, from the new start
+        assert sorted(values(poll_until(again, 3))) == [b"x1", b"x2", b"x3"]
+    finally:
+        again.close()
+    deleted = run_tool("share-groups", "--bootstrap-server", servers, "--delete-offsets",
+                       "--group", group, "--topic", "tooled")
+    assert deleted.returncode == 0 and "Successful" in deleted.stdout, deleted.stderr
+    assert describe_offsets(share_broker, group, "tooled")["start_offset"] == -1
