@@ -178,47 +178,64 @@ class SharePartitionManager:
     # -- fetching ----------------------------------------------------------------------------
 
     def acquire(self, key: StateKey, topic: str, member_id: str, *, max_records: int,
-                max_bytes: int) -> Acquired:
-        """Read ``key``'s partition and acquire for ``member_id`` what is available."""
+                max_bytes: int, wait: bool = True) -> Acquired:
+        """Read ``key``'s partition and acquire for ``member_id`` what is available. Without
+        ``wait`` (a fetch waiting in the purgatory, re-checked by whichever thread appended
+        or released records, which may hold a share-partition's lock or the share
+        coordinator's) nothing blocks: a share-partition not loaded or busy gives nothing
+        now, and the fetch is checked again at the next change or answered at its timeout."""
         error, log, leader_epoch = self._leader_log(topic, key.partition)
         if error:
             return Acquired(error)
-        held = self._loaded(key, topic, log, leader_epoch)
+        if wait:
+            held = self._loaded(key, topic, log, leader_epoch)
+        else:
+            held = self._held.get(key)
+            if held is None or held.leader_epoch != leader_epoch:
+                return Acquired(ErrorCode.NONE)
         if isinstance(held, ErrorCode):
             return Acquired(held)
-        with held.lock:
-            partition = held.partition
-            if log.log_start_offset > partition.start_offset:
-                partition.move_start_offset(log.log_start_offset)
-            offset = partition.fetch_offset()
-            committed = held.settings.read_committed
-            try:
-                if committed:
-                    read = log.read_committed(offset, max(max_bytes, 1))
-                    region, aborted = read.region, read.aborted_transactions
-                else:
-                    region = log.read(offset, max(max_bytes, 1), max_offset=log.high_watermark)
-                    aborted = []
-            except OffsetOutOfRangeError:
-                partition.move_start_offset(log.log_start_offset)
-                return Acquired(ErrorCode.NONE)
-            if region is None:
-                return Acquired(ErrorCode.NONE)
-            try:
-                data = region.read()
-            finally:
-                region.close()
-            batches, not_deliverable, ends = _batch_offsets(data, aborted)
-            ranges = partition.acquire(member_id, batches, max_records=max(max_records, 1),
-                                       now_ms=self.clock_ms(), not_deliverable=not_deliverable)
-            if not ranges:
-                return Acquired(ErrorCode.NONE)
-            self._schedule_expiry(key, topic, held)
-            last = ranges[-1].last_offset
-            end = next((position for (first, last_offset), position in zip(batches, ends,
-                                                                             strict=True)
-                        if last_offset >= last), len(data))
-            return Acquired(ErrorCode.NONE, data[:end], tuple(ranges))
+        if not held.lock.acquire(blocking=wait):
+            return Acquired(ErrorCode.NONE)
+        try:
+            return self._acquire(key, topic, member_id, held, log, max_records, max_bytes)
+        finally:
+            held.lock.release()
+
+    def _acquire(self, key: StateKey, topic: str, member_id: str, held: _Held, log,
+                 max_records: int, max_bytes: int) -> Acquired:
+        partition = held.partition
+        if log.log_start_offset > partition.start_offset:
+            partition.move_start_offset(log.log_start_offset)
+        offset = partition.fetch_offset()
+        committed = held.settings.read_committed
+        try:
+            if committed:
+                read = log.read_committed(offset, max(max_bytes, 1))
+                region, aborted = read.region, read.aborted_transactions
+            else:
+                region = log.read(offset, max(max_bytes, 1), max_offset=log.high_watermark)
+                aborted = []
+        except OffsetOutOfRangeError:
+            partition.move_start_offset(log.log_start_offset)
+            return Acquired(ErrorCode.NONE)
+        if region is None:
+            return Acquired(ErrorCode.NONE)
+        try:
+            data = region.read()
+        finally:
+            region.close()
+        batches, not_deliverable, ends = _batch_offsets(data, aborted)
+        ranges = partition.acquire(member_id, batches, max_records=max(max_records, 1),
+                                   now_ms=self.clock_ms(), not_deliverable=not_deliverable)
+        if not ranges:
+            return Acquired(ErrorCode.NONE)
+        self._schedule_expiry(key, topic, held)
+        last = ranges[-1].last_offset
+        end = next((position for (first, last_offset), position in zip(batches, ends,
+                                                                         strict=True)
+                    if last_offset >= last), len(data))
+        return Acquired(ErrorCode.NONE, data[:end], tuple(ranges))
 
     def acknowledge(self, key: StateKey, topic: str, member_id: str,
                     batches: Iterable[dict]) -> tuple[ErrorCode, str | None]:

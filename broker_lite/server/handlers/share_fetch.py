@@ -171,8 +171,10 @@ class _ShareFetch(DelayedResponse):
             session.partitions, key=lambda i: (str(i[0]), i[1]))
             if names.get(t) not in (None, REFUSED)]
 
-    def acquire(self) -> bool:
-        """Acquire from every partition of the session; whether anything was."""
+    def acquire(self, wait: bool = True) -> bool:
+        """Acquire from every partition of the session; whether anything was (``wait``: see
+        :meth:`~broker_lite.coordinator.share.partition_manager.SharePartitionManager.
+        acquire`)."""
         manager = self.context.services.share.partitions
         records_left = max(self.body.get("max_records", 500) or 500, 1)
         bytes_left = self.body["max_bytes"]
@@ -188,7 +190,7 @@ class _ShareFetch(DelayedResponse):
                 break
             acquired = manager.acquire(StateKey(self.body["group_id"], topic_id, index), name,
                                        self.body["member_id"], max_records=records_left,
-                                       max_bytes=bytes_left)
+                                       max_bytes=bytes_left, wait=wait)
             if acquired.error:
                 entry = self.answer.entry(topic_id, index, name)
                 entry["error_code"] = acquired.error
@@ -208,7 +210,7 @@ class _ShareFetch(DelayedResponse):
         return got or any(e["error_code"] for e in self.answer.partitions.values())
 
     def try_complete(self) -> bool:
-        return self.acquire() and self.force_complete()
+        return self.acquire(wait=False) and self.force_complete()
 
     def response(self) -> dict:
         return _response(self.answer, self.lock_ms)
