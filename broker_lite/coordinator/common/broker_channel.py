@@ -56,6 +56,7 @@ class BrokerChannel:
         from broker_lite.client.errors import KafkaClientError
         from broker_lite.client.retry import Deadline
 
+        assert self._connection is not None
         try:
             _, response = self._connection.request(api_key, body,
                                                    Deadline(self.timeout_s * 1000),
@@ -65,6 +66,7 @@ class BrokerChannel:
         return response
 
     def _recv(self, n: int) -> bytes:
+        assert self._sock is not None
         data = bytearray()
         while len(data) < n:
             chunk = self._sock.recv(n - len(data))

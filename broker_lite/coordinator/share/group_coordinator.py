@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from broker_lite.protocol import ErrorCode
 
+from ..common.timer import TimerTask
 from ..group.coordinator import GroupCoordinator
 from ..group.group import GroupState
 from .config import ShareConfig
@@ -59,7 +60,7 @@ class ShareGroupCoordinator:
         self.on_member_left = on_member_left
         self._lock = threading.Lock()
         self._groups: dict[str, ShareGroup] = {}
-        self._sessions: dict[tuple[str, str], object] = {}
+        self._sessions: dict[tuple[str, str], TimerTask] = {}
 
     def validate(self, group_id: str) -> ErrorCode | None:
         """The error a request about ``group_id`` gets before anything else, or None."""
@@ -92,7 +93,7 @@ class ShareGroupCoordinator:
             group.refresh()
             result = group.heartbeat(member_id, epoch, subscribed, rack_id=rack_id,
                                      client_id=client_id, client_host=client_host)
-            if result.error == ErrorCode.NONE and epoch != -1:
+            if result.error == ErrorCode.NONE and epoch != -1 and result.member_id:
                 self._schedule_session(group_id, result.member_id, settings.session_timeout_ms)
             elif epoch == -1:
                 self._cancel_session(group_id, member_id)

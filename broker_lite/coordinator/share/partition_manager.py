@@ -241,7 +241,7 @@ class SharePartitionManager:
                     batches: Iterable[dict]) -> tuple[ErrorCode, str | None]:
         """Apply a member's acknowledgement batches (FirstOffset, LastOffset,
         AcknowledgeTypes) to ``key`` and persist the result; (error, message)."""
-        error, log, leader_epoch = self._leader_log(topic, key.partition)
+        error, _, leader_epoch = self._leader_log(topic, key.partition)
         if error:
             return error, None
         held = self._held.get(key)

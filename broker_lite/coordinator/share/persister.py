@@ -170,7 +170,7 @@ class StatePersister:
         if leader is None:
             try:
                 self.coordinator.create_topic()
-            except Exception as exc:  # noqa: BLE001 (retried; the answer is the same)
+            except Exception as exc:  # (any failure: retried, the answer is the same)
                 logger.warning("could not create the share state topic: %s", exc)
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, failed(
                 ErrorCode.COORDINATOR_NOT_AVAILABLE)

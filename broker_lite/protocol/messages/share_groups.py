@@ -9,7 +9,7 @@ An acknowledgement type is one int8 per offset of a batch, or one for the whole 
 0 GAP, 1 ACCEPT, 2 RELEASE, 3 REJECT, 4 RENEW.
 """
 
-from ..schema import (  # noqa: E501
+from ..schema import (
     BOOL,
     INT8,
     INT16,

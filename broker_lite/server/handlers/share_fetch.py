@@ -20,7 +20,9 @@ from __future__ import annotations
 import uuid
 
 from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.coordinator.share.partition_manager import SharePartitionManager, ShareSession
 from broker_lite.coordinator.share.records import StateKey
+from broker_lite.coordinator.share.service import ShareService
 from broker_lite.protocol import ErrorCode
 from broker_lite.protocol.enums import AclOperation, ResourceType
 
@@ -80,10 +82,15 @@ def _top_level(body: dict, error: ErrorCode, message: str | None = None, **extra
             "acquisition_lock_timeout_ms": 0, "responses": [], "node_endpoints": [], **extra}
 
 
+def enabled_share(context: RequestContext) -> ShareService | None:
+    """The broker's share groups, None unless ``group.share.enable``."""
+    share = context.services.share
+    return share if share is not None and share.enabled else None
+
+
 def _check_request(context: RequestContext, body: dict) -> dict | None:
     """The answer to a request refused as a whole, or None."""
-    share = context.services.share
-    if share is None or not share.enabled:
+    if enabled_share(context) is None:
         return _top_level(body, ErrorCode.UNSUPPORTED_VERSION, "Share groups are not enabled")
     if not body["group_id"] or not body["member_id"]:
         return _top_level(body, ErrorCode.INVALID_REQUEST, "GroupId and MemberId are required")
@@ -92,9 +99,8 @@ def _check_request(context: RequestContext, body: dict) -> dict | None:
     return None
 
 
-def _acknowledge(context: RequestContext, body: dict, topics: list[dict],
+def _acknowledge(manager: SharePartitionManager, body: dict, topics: list[dict],
                  names: dict[uuid.UUID, str | None], answer: _Answer) -> None:
-    manager = context.services.share.partitions
     for topic in topics:
         topic_id = topic["topic_id"]
         name = names.get(topic_id)
@@ -120,8 +126,10 @@ def share_fetch(context: RequestContext, body: dict):
     refused = _check_request(context, body)
     if refused is not None:
         return refused
+    share = enabled_share(context)
+    assert share is not None  # refused otherwise
     services = context.services
-    manager = services.share.partitions
+    manager = share.partitions
     topic_ids = {t["topic_id"] for t in body["topics"]} | \
         {t["topic_id"] for t in body["forgotten_topics_data"]}
     epoch = body["share_session_epoch"]
@@ -132,17 +140,17 @@ def share_fetch(context: RequestContext, body: dict):
     error, session = manager.session(body["group_id"], body["member_id"], epoch, added=added,
                                      forgotten=forgotten)
     lock_ms = manager.lock_duration_ms(body["group_id"])
-    if error:
+    if error or session is None:
         return _top_level(body, error, acquisition_lock_timeout_ms=lock_ms)
     topic_ids |= {t for t, _ in session.partitions}
     names = _names(context, topic_ids)
     answer = _Answer(services)
-    _acknowledge(context, body, body["topics"], names, answer)
+    _acknowledge(manager, body, body["topics"], names, answer)
     if epoch == -1:
         manager.close_session(session, lambda t: names.get(t) if names.get(t) != REFUSED
                               else None)
         return _response(answer, lock_ms)
-    fetch = _ShareFetch(context, body, session, names, answer, lock_ms)
+    fetch = _ShareFetch(context, manager, body, session, names, answer, lock_ms)
     if fetch.acquire() or body["max_wait_ms"] <= 0 or services.purgatory.stopping:
         return fetch.response()
     services.purgatory.fetch.try_complete_else_watch(fetch, fetch.watched)
@@ -159,9 +167,10 @@ class _ShareFetch(DelayedResponse):
     """A ShareFetch acquiring from its session's partitions, now or, waiting in the purgatory,
     once records arrive or are released."""
 
-    def __init__(self, context: RequestContext, body: dict, session, names: dict,
-                 answer: _Answer, lock_ms: int):
+    def __init__(self, context: RequestContext, manager: SharePartitionManager, body: dict,
+                 session: ShareSession, names: dict, answer: _Answer, lock_ms: int):
         super().__init__(context, max(body["max_wait_ms"], 0))
+        self.manager = manager
         self.body = body
         self.session = session
         self.names = names
@@ -175,7 +184,7 @@ class _ShareFetch(DelayedResponse):
         """Acquire from every partition of the session; whether anything was (``wait``: see
         :meth:`~broker_lite.coordinator.share.partition_manager.SharePartitionManager.
         acquire`)."""
-        manager = self.context.services.share.partitions
+        manager = self.manager
         records_left = max(self.body.get("max_records", 500) or 500, 1)
         bytes_left = self.body["max_bytes"]
         got = False
@@ -219,20 +228,21 @@ class _ShareFetch(DelayedResponse):
 def share_acknowledge(context: RequestContext, body: dict) -> dict:
     refused = _check_request(context, body)
     if refused is not None:
-        refused.pop("acquisition_lock_timeout_ms", None)
         return refused
+    share = enabled_share(context)
+    assert share is not None  # refused otherwise
     services = context.services
-    manager = services.share.partitions
+    manager = share.partitions
     epoch = body["share_session_epoch"]
     error, session = manager.session(body["group_id"], body["member_id"], epoch, opens=False)
     lock_ms = manager.lock_duration_ms(body["group_id"])
-    if error:
+    if error or session is None:
         return {"throttle_time_ms": 0, "error_code": error, "error_message": None,
                 "acquisition_lock_timeout_ms": lock_ms, "responses": [], "node_endpoints": []}
     names = _names(context, {t["topic_id"] for t in body["topics"]} |
                    {t for t, _ in session.partitions})
     answer = _Answer(services)
-    _acknowledge(context, body, body["topics"], names, answer)
+    _acknowledge(manager, body, body["topics"], names, answer)
     for entry in answer.partitions.values():
         entry["error_code"] = entry["acknowledge_error_code"]
         entry["error_message"] = entry["acknowledge_error_message"]

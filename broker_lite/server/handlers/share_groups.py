@@ -14,16 +14,15 @@ from broker_lite.protocol import ErrorCode
 from broker_lite.protocol.enums import AclOperation, ResourceType
 
 from ..dispatcher import RequestContext
-from .share_fetch import REFUSED
+from .share_fetch import REFUSED, enabled_share
 
 
 def share_group_heartbeat(context: RequestContext, body: dict) -> dict:
-    services = context.services
-    share = services.share
-    response = {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
-                "member_id": None, "member_epoch": -1, "heartbeat_interval_ms": 0,
-                "assignment": None}
-    if share is None or not share.enabled:
+    share = enabled_share(context)
+    response: dict[str, object] = {
+        "throttle_time_ms": 0, "error_code": 0, "error_message": None, "member_id": None,
+        "member_epoch": -1, "heartbeat_interval_ms": 0, "assignment": None}
+    if share is None:
         response.update(error_code=ErrorCode.UNSUPPORTED_VERSION,
                         error_message="Share groups are not enabled")
         return response
@@ -58,28 +57,30 @@ def share_group_heartbeat(context: RequestContext, body: dict) -> dict:
     if result.assignment is not None:
         response["assignment"] = {"topic_partitions": [
             {"topic_id": topic_id, "partitions": list(partitions)}
-            for topic_id, partitions in sorted(result.assignment.items(), key=lambda i: str(i[0]))]}
+            for topic_id, partitions in sorted(result.assignment.items(),
+                                               key=lambda item: str(item[0]))]}
     return response
 
 
 def share_group_describe(context: RequestContext, body: dict) -> dict:
     services = context.services
-    share = services.share
+    share = enabled_share(context)
     groups = []
     for group_id in body["group_ids"]:
-        described = {"error_code": 0, "error_message": None, "group_id": group_id,
-                     "group_state": "Dead", "group_epoch": -1, "assignment_epoch": -1,
-                     "assignor_name": "", "members": [],
-                     "authorized_operations": -2147483648}
+        described: dict[str, object] = {
+            "error_code": 0, "error_message": None, "group_id": group_id,
+            "group_state": "Dead", "group_epoch": -1, "assignment_epoch": -1,
+            "assignor_name": "", "members": [],
+            "authorized_operations": -2147483648}
         groups.append(described)
-        if share is None or not share.enabled:
+        if share is None:
             described["error_code"] = ErrorCode.GROUP_ID_NOT_FOUND
             continue
         if not context.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
             described["error_code"] = ErrorCode.GROUP_AUTHORIZATION_FAILED
             continue
         error, group = share.groups.describe(group_id)
-        if error:
+        if error or group is None:
             described.update(error_code=error, error_message=(
                 f"Group {group_id} not found." if error == ErrorCode.GROUP_ID_NOT_FOUND
                 else None))

@@ -16,17 +16,18 @@ from __future__ import annotations
 import uuid
 
 from broker_lite.coordinator.share.records import StateKey
+from broker_lite.coordinator.share.service import ShareService
 from broker_lite.coordinator.share.state import UNINITIALIZED
 from broker_lite.protocol import ErrorCode
 from broker_lite.protocol.enums import AclOperation, ResourceType
 
 from ..dispatcher import RequestContext
+from .share_fetch import enabled_share
 
 
-def _group_error(context: RequestContext, group_id: str, operation: AclOperation
-                 ) -> ErrorCode | None:
-    share = context.services.share
-    if share is None or not share.enabled:
+def _group_error(context: RequestContext, share: ShareService | None, group_id: str,
+                 operation: AclOperation) -> ErrorCode | None:
+    if share is None:
         return ErrorCode.GROUP_ID_NOT_FOUND
     if not context.authorize(operation, ResourceType.GROUP, group_id):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED
@@ -39,14 +40,14 @@ def _topic(context: RequestContext, name: str) -> tuple[uuid.UUID, int] | None:
 
 
 def describe_share_group_offsets(context: RequestContext, body: dict) -> dict:
-    share = context.services.share
+    share = enabled_share(context)
     groups = []
     for request in body["groups"]:
         group_id = request["group_id"]
         answer = {"group_id": group_id, "topics": [], "error_code": 0, "error_message": None}
         groups.append(answer)
-        error = _group_error(context, group_id, AclOperation.DESCRIBE)
-        if error:
+        error = _group_error(context, share, group_id, AclOperation.DESCRIBE)
+        if error or share is None:
             answer["error_code"] = error
             continue
         wanted = request["topics"]
@@ -81,22 +82,22 @@ def describe_share_group_offsets(context: RequestContext, body: dict) -> dict:
     return {"throttle_time_ms": 0, "groups": groups}
 
 
-def _refusal(context: RequestContext, group_id: str, operation: AclOperation
-             ) -> ErrorCode | None:
-    error = _group_error(context, group_id, operation)
-    if error:
+def _refusal(context: RequestContext, share: ShareService | None, group_id: str,
+             operation: AclOperation) -> ErrorCode | None:
+    error = _group_error(context, share, group_id, operation)
+    if error or share is None:
         return error
-    _, group = context.services.share.groups.describe(group_id)
+    _, group = share.groups.describe(group_id)
     if group is not None and group.members:
         return ErrorCode.NON_EMPTY_GROUP
     return None
 
 
 def alter_share_group_offsets(context: RequestContext, body: dict) -> dict:
-    share = context.services.share
+    share = enabled_share(context)
     group_id = body["group_id"]
-    error = _refusal(context, group_id, AclOperation.READ)
-    if error:
+    error = _refusal(context, share, group_id, AclOperation.READ)
+    if error or share is None:
         return {"throttle_time_ms": 0, "error_code": error, "error_message": None,
                 "responses": []}
     readable = context.authorized_names(AclOperation.READ, ResourceType.TOPIC,
@@ -127,10 +128,10 @@ def alter_share_group_offsets(context: RequestContext, body: dict) -> dict:
 
 
 def delete_share_group_offsets(context: RequestContext, body: dict) -> dict:
-    share = context.services.share
+    share = enabled_share(context)
     group_id = body["group_id"]
-    error = _refusal(context, group_id, AclOperation.DELETE)
-    if error:
+    error = _refusal(context, share, group_id, AclOperation.DELETE)
+    if error or share is None:
         return {"throttle_time_ms": 0, "error_code": error, "error_message": None,
                 "responses": []}
     readable = context.authorized_names(AclOperation.READ, ResourceType.TOPIC,

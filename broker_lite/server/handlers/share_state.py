@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from broker_lite.coordinator.share.coordinator import ShareCoordinator
 from broker_lite.coordinator.share.records import StateKey
 from broker_lite.coordinator.share.share_partition import StateBatch
 from broker_lite.coordinator.share.state import UNINITIALIZED
@@ -20,8 +21,8 @@ from broker_lite.protocol.enums import AclOperation, ResourceType
 from ..dispatcher import RequestContext
 
 
-def _each(context: RequestContext, body: dict, answer: Callable[[StateKey, dict], dict],
-          failed: dict) -> dict:
+def _each(context: RequestContext, body: dict,
+          answer: Callable[[ShareCoordinator, StateKey, dict], dict], failed: dict) -> dict:
     share = context.services.share
     allowed = context.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER)
     results = []
@@ -34,7 +35,7 @@ def _each(context: RequestContext, body: dict, answer: Callable[[StateKey, dict]
             elif share is None or not share.enabled:
                 result = {**failed, "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE}
             else:
-                result = answer(key, partition)
+                result = answer(share.coordinator, key, partition)
             partitions.append({"partition": partition["partition"], "error_message": None,
                                **result})
         results.append({"topic_id": topic["topic_id"], "partitions": partitions})
@@ -48,8 +49,8 @@ def _batches(state) -> list[dict]:
 
 
 def read_share_group_state(context: RequestContext, body: dict) -> dict:
-    def answer(key: StateKey, partition: dict) -> dict:
-        error, state = context.services.share.coordinator.read(key, partition["leader_epoch"])
+    def answer(coordinator: ShareCoordinator, key: StateKey, partition: dict) -> dict:
+        error, state = coordinator.read(key, partition["leader_epoch"])
         return {"error_code": error, "state_epoch": state.state_epoch if state else 0,
                 "start_offset": state.start_offset if state else UNINITIALIZED,
                 "state_batches": _batches(state)}
@@ -59,8 +60,8 @@ def read_share_group_state(context: RequestContext, body: dict) -> dict:
 
 
 def read_share_group_state_summary(context: RequestContext, body: dict) -> dict:
-    def answer(key: StateKey, partition: dict) -> dict:
-        error, state = context.services.share.coordinator.summary(key)
+    def answer(coordinator: ShareCoordinator, key: StateKey, partition: dict) -> dict:
+        error, state = coordinator.summary(key)
         return {"error_code": error, "state_epoch": state.state_epoch if state else 0,
                 "leader_epoch": state.leader_epoch if state else -1,
                 "start_offset": state.start_offset if state else UNINITIALIZED}
@@ -70,8 +71,8 @@ def read_share_group_state_summary(context: RequestContext, body: dict) -> dict:
 
 
 def write_share_group_state(context: RequestContext, body: dict) -> dict:
-    def answer(key: StateKey, partition: dict) -> dict:
-        return {"error_code": context.services.share.coordinator.write(
+    def answer(coordinator: ShareCoordinator, key: StateKey, partition: dict) -> dict:
+        return {"error_code": coordinator.write(
             key, partition["state_epoch"], partition["leader_epoch"], partition["start_offset"],
             [StateBatch(b["first_offset"], b["last_offset"], b["delivery_state"],
                         b["delivery_count"]) for b in partition["state_batches"]])}
@@ -80,15 +81,15 @@ def write_share_group_state(context: RequestContext, body: dict) -> dict:
 
 
 def initialize_share_group_state(context: RequestContext, body: dict) -> dict:
-    def answer(key: StateKey, partition: dict) -> dict:
-        return {"error_code": context.services.share.coordinator.initialize(
+    def answer(coordinator: ShareCoordinator, key: StateKey, partition: dict) -> dict:
+        return {"error_code": coordinator.initialize(
             key, partition["state_epoch"], partition["start_offset"])}
 
     return _each(context, body, answer, {})
 
 
 def delete_share_group_state(context: RequestContext, body: dict) -> dict:
-    def answer(key: StateKey, partition: dict) -> dict:
-        return {"error_code": context.services.share.coordinator.delete(key)}
+    def answer(coordinator: ShareCoordinator, key: StateKey, partition: dict) -> dict:
+        return {"error_code": coordinator.delete(key)}
 
     return _each(context, body, answer, {})
