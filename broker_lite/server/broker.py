@@ -32,7 +32,7 @@ from kazoo.client import KazooClient
 from broker_lite.config.broker import BrokerConfig
 from broker_lite.coordinator import GroupCoordinator
 from broker_lite.coordinator.group.service import start_group_coordinator
-from broker_lite.coordinator.share.service import ShareService, start_share_service
+from broker_lite.coordinator.share.service import ShareService, start_zk_share_service
 from broker_lite.coordinator.transaction.service import (
     TransactionService,
     start_transaction_coordinator,
@@ -162,7 +162,7 @@ class Broker:
             on_offsets_completed=self.groups.on_transaction_completed,
             on_appended=purgatory.notify_appended,
             inter_broker_security=inter_broker_security)
-        self.shares = start_share_service(
+        self.shares = start_zk_share_service(
             config, partitions, client, self.groups, broker_id=lambda: partitions.broker_id,
             leader_of=lambda topic, index: _leader_of(cluster, topic, index),
             address_of=lambda broker: _address(cluster, broker, inter_broker),

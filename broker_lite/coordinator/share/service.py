@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from kazoo.client import KazooClient
 
-from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.common.vocabulary import TopicPartition, now_ms
 from broker_lite.replication.partition_manager import PartitionManager
 from broker_lite.zk.group_configs import get_group_config
 
@@ -76,42 +76,60 @@ class ShareService:
         return self.config.enabled
 
     def shutdown(self) -> None:
-        self.timer.stop()
+        self.timer.stop()  # (a timer handed in is stopped with the rest)
         self.coordinator.shutdown()
         self.persister.close()
 
 
-def start_share_service(config, partitions: PartitionManager, client: KazooClient,
-                        groups: GroupCoordinator, *, broker_id: Callable[[], int],
+def start_share_service(config, partitions: PartitionManager, groups: GroupCoordinator, *,
+                        broker_id: Callable[[], int],
                         leader_of: Callable[[str, int], int | None],
                         address_of: Callable[[int], tuple[str, int] | None],
                         topics: Callable[[Iterable[str]], Mapping[str, tuple[uuid.UUID, int]]],
+                        group_config: Callable[[str], dict[str, str]],
+                        state_partition_count: Callable[[], int | None],
+                        create_state_topic: Callable[[ShareStateTopicConfig], object],
                         on_available: Callable[[TopicPartition], None] = lambda tp: None,
                         on_appended: Callable[[], None] = lambda: None,
-                        inter_broker_security: Mapping[str, str] | None = None
+                        inter_broker_security: Mapping[str, str] | None = None,
+                        timer: Timer | None = None, clock_ms: Callable[[], int] = now_ms
                         ) -> ShareService:
     """A started share service. ``leader_of(topic, partition)``: a partition's leader (-1:
     none; None: no such topic); ``address_of(broker)``: a broker's inter-broker endpoint;
-    ``topics(names)``: the topic id and partition count of those of ``names`` that exist."""
+    ``topics(names)``: the topic id and partition count of those of ``names`` that exist;
+    ``group_config(group)``: a group's stored configs; ``state_partition_count()`` and
+    ``create_state_topic(config)``: ``__share_group_state``'s partition count (None while it
+    does not exist) and its creation. ZooKeeper gives them in a broker
+    (:func:`start_zk_share_service`)."""
     share_config = ShareConfig.from_broker_config(config)
     state_config = ShareStateTopicConfig.from_broker_config(config)
-    timer = Timer("share-timer").start()
+    timer = timer if timer is not None else Timer("share-timer").start()
     coordinator = ShareCoordinator(
         state_config, leader_log_of(partitions, SHARE_GROUP_STATE_TOPIC),
-        partition_count=lambda: share_state_topic_partition_count(client),
-        create_topic=lambda: create_share_state_topic(client, state_config),
-        on_appended=on_appended)
+        partition_count=state_partition_count,
+        create_topic=lambda: create_state_topic(state_config),
+        on_appended=on_appended, clock_ms=clock_ms)
     coordinator.start()
     partitions.add_leadership_listener(SHARE_GROUP_STATE_TOPIC, coordinator)
     persister = StatePersister(
         coordinator, broker_id, lambda p: leader_of(SHARE_GROUP_STATE_TOPIC, p), address_of,
         security=inter_broker_security, timeout_ms=config["request.timeout.ms"])
-    group_configs = GroupConfigCache(lambda group: get_group_config(client, group),
-                                     share_config)
+    group_configs = GroupConfigCache(group_config, share_config)
     share_partitions = SharePartitionManager(share_config, partitions, persister,
                                              group_configs.settings, timer,
-                                             on_available=on_available)
+                                             on_available=on_available, clock_ms=clock_ms)
     share_groups = ShareGroupCoordinator(share_config, groups, topics, group_configs.settings,
                                          timer, on_member_left=share_partitions.release_member)
     return ShareService(share_config, coordinator, persister, share_partitions, share_groups,
                         group_configs, timer)
+
+
+def start_zk_share_service(config, partitions: PartitionManager, client: KazooClient,
+                           groups: GroupCoordinator, **options) -> ShareService:
+    """:func:`start_share_service` with group configs and ``__share_group_state`` in
+    ZooKeeper."""
+    return start_share_service(
+        config, partitions, groups, group_config=lambda group: get_group_config(client, group),
+        state_partition_count=lambda: share_state_topic_partition_count(client),
+        create_state_topic=lambda state_config: create_share_state_topic(client, state_config),
+        **options)

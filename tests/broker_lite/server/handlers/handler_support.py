@@ -113,6 +113,7 @@ class FakeAdmin:
         self.refusal: Exception | None = None
         self.broker_configs: dict[str, dict[str, str]] = {}  # entity -> dynamic configs
         self.on_broker_config_changed = None
+        self.group_configs: dict[str, dict[str, str]] = {}  # group -> its configs
 
     def _refuse(self) -> None:
         if self.refusal is not None:
@@ -154,6 +155,13 @@ class FakeAdmin:
         self.broker_configs[entity] = dict(configs)
         if self.on_broker_config_changed is not None:
             self.on_broker_config_changed()
+
+    def group_config(self, group_id: str) -> dict[str, str]:
+        return dict(self.group_configs.get(group_id, {}))
+
+    def alter_group_config(self, group_id: str, configs: dict[str, str]) -> None:
+        self._refuse()
+        self.group_configs[group_id] = dict(configs)
 
 
 class FakeTransactions:
