@@ -55,6 +55,7 @@ from .authorizer import AclAuthorizer, create_authorizer
 from .config_changes import ConfigChangeListener, DynamicBrokerConfigs
 from .controlled_shutdown import controlled_shutdown
 from .dispatcher import Dispatcher, supported_versions
+from .features import features
 from .listeners import (
     ListenerConfig,
     advertised_endpoints,
@@ -184,7 +185,7 @@ class Broker:
             markers=self.transactions.markers, producer_ids=producer_ids, purgatory=purgatory,
             zk_offsets=ZkConsumerOffsets(client),
             api_versions=supported_versions(api_handlers), authorizer=self.authorizer,
-            share=self.shares)
+            share=self.shares, features=features(config))
         # The listener is bound now (the port is registered below) and serves requests once
         # the broker is registered: Kafka's SocketServer.startup, then enableRequestProcessing.
         dispatcher = Dispatcher(api_handlers, services)

@@ -17,6 +17,7 @@ supported range starting at 0 (KAFKA-17011, fixed by v4): such a feature is left
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -34,11 +35,11 @@ def features(config) -> list[Feature]:
     ]
 
 
-def api_versions_fields(config, version: int) -> dict:
-    """The feature fields of an ApiVersions response of ``version``."""
+def api_versions_fields(listed: Sequence[Feature], version: int) -> dict:
+    """The feature fields of an ApiVersions response of ``version`` for the features
+    ``listed`` (:func:`features`)."""
     if version < 3:
         return {}
-    listed = features(config)
     finalized = [f for f in listed if f.level > 0]
     return {
         "supported_features": [{"name": f.name, "min_version": f.min_version,

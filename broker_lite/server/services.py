@@ -28,6 +28,7 @@ authorizer      :class:`~.authorizer.      ``authorizer.class.name``: None (ever
                 Authorizer` or None        allowed) or the ZooKeeper-backed AclAuthorizer
 share           ShareService or None       share groups (KIP-932): their coordinators and
                                            share-partitions
+features        list of Feature            the feature levels ApiVersions tells (v3+)
 ==============  =========================  ===================================================
 """
 
@@ -53,6 +54,7 @@ from broker_lite.zk.admin import TopicPlan, TopicSpec
 from broker_lite.zk.layout import PartitionState
 
 from .authorizer import Authorizer
+from .features import Feature
 from .metadata import BrokerInfo, PartitionInfo, TopicInfo
 from .purgatory import Purgatory
 
@@ -246,6 +248,7 @@ class HandlerServices:
     authorizer: Authorizer | None = None
     controller: ControllerRequests | None = None
     share: ShareService | None = None  # share groups (KIP-932)
+    features: Sequence[Feature] = ()  # the feature levels ApiVersions tells (.features)
 
     @property
     def broker_id(self) -> int:
