@@ -43,6 +43,13 @@ class ShareOffset:
     leader_epoch: int
 
 
+def _raise_for(code: int, message: str | None, *, where: str) -> None:
+    """Raise the client error of ``code`` unless it is NONE."""
+    error = error_for(code, message, where=where)
+    if error is not None:
+        raise error
+
+
 class ShareGroupsAdmin:
     """Share group administration over a client's connections."""
 
@@ -52,9 +59,7 @@ class ShareGroupsAdmin:
     def describe(self, group_id: str) -> ShareGroupDescription:
         def parse(conn: BrokerConnection, response: dict) -> ShareGroupDescription:
             group = response["groups"][0]
-            error = error_for(group["error_code"], group["error_message"], where=group_id)
-            if error is not None:
-                raise error
+            _raise_for(group["error_code"], group["error_message"], where=group_id)
             return ShareGroupDescription(
                 group_id, group["group_state"], group["group_epoch"], group["assignment_epoch"],
                 tuple(ShareMember(m["member_id"], m["client_id"], m["client_host"],
@@ -78,17 +83,13 @@ class ShareGroupsAdmin:
 
         def parse(conn: BrokerConnection, response: dict) -> list[ShareOffset]:
             group = response["groups"][0]
-            error = error_for(group["error_code"], group["error_message"], where=group_id)
-            if error is not None:
-                raise error
+            _raise_for(group["error_code"], group["error_message"], where=group_id)
             found = []
             for topic in group["topics"]:
                 for partition in topic["partitions"]:
-                    error = error_for(partition["error_code"], partition["error_message"],
+                    _raise_for(partition["error_code"], partition["error_message"],
                                       where=f"{topic['topic_name']}-"
                                             f"{partition['partition_index']}")
-                    if error is not None:
-                        raise error
                     found.append(ShareOffset(topic["topic_name"], partition["partition_index"],
                                              partition["start_offset"],
                                              partition["leader_epoch"]))
@@ -107,16 +108,12 @@ class ShareGroupsAdmin:
                                                    "start_offset": offset})
 
         def parse(conn: BrokerConnection, response: dict) -> None:
-            error = error_for(response["error_code"], response["error_message"], where=group_id)
-            if error is not None:
-                raise error
+            _raise_for(response["error_code"], response["error_message"], where=group_id)
             for topic in response["responses"]:
                 for partition in topic["partitions"]:
-                    error = error_for(partition["error_code"], partition["error_message"],
+                    _raise_for(partition["error_code"], partition["error_message"],
                                       where=f"{topic['topic_name']}-"
                                             f"{partition['partition_index']}")
-                    if error is not None:
-                        raise error
 
         self.groups.at_coordinator(
             f"alter_share_group_offsets({group_id!r})", group_id,
@@ -126,14 +123,10 @@ class ShareGroupsAdmin:
     def delete_offsets(self, group_id: str, topics: Iterable[str]) -> None:
         """Forget the group's state of these topics (the group must be empty)."""
         def parse(conn: BrokerConnection, response: dict) -> None:
-            error = error_for(response["error_code"], response["error_message"], where=group_id)
-            if error is not None:
-                raise error
+            _raise_for(response["error_code"], response["error_message"], where=group_id)
             for topic in response["responses"]:
-                error = error_for(topic["error_code"], topic["error_message"],
+                _raise_for(topic["error_code"], topic["error_message"],
                                   where=topic["topic_name"])
-                if error is not None:
-                    raise error
 
         self.groups.at_coordinator(
             f"delete_share_group_offsets({group_id!r})", group_id,

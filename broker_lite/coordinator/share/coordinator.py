@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 
 from broker_lite.protocol import ErrorCode
 
-from ..common.append import AppendFailed
+from ..common.append import COORDINATOR_APPEND_ERRORS, AppendFailed
 from ..common.internal_topic import LeaderLog
 from ..common.metadata_manager import MetadataManager, Replayed
 from .config import ShareStateTopicConfig
@@ -39,14 +39,6 @@ from .state_topic import SHARE_GROUP_STATE_TOPIC, load_states
 
 logger = logging.getLogger(__name__)
 
-# How a failed append is answered (as Kafka's coordinator runtime maps them).
-APPEND_ERRORS = {
-    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-}
 
 
 class ShareCoordinator(MetadataManager):
@@ -179,7 +171,7 @@ class ShareCoordinator(MetadataManager):
             self._append_to_leader(partition, records)
         except AppendFailed as exc:
             logger.warning("writing share state to %s-%d failed: %s", self.topic, partition, exc)
-            return APPEND_ERRORS.get(exc.code, ErrorCode.UNKNOWN_SERVER_ERROR)
+            return COORDINATOR_APPEND_ERRORS.get(exc.code, ErrorCode.UNKNOWN_SERVER_ERROR)
         return ErrorCode.NONE
 
     def _append_snapshot(self, partition: int, key: StateKey, state: ShareState) -> ErrorCode:

@@ -90,35 +90,32 @@ def _int_within(name: str, value: str, low: int, high: int) -> int:
     return number
 
 
+#: The numeric group configs and the broker settings bounding them (``ShareConfig``'s fields).
+_BOUNDS = {
+    RECORD_LOCK_DURATION: ("min_record_lock_duration_ms", "max_record_lock_duration_ms"),
+    DELIVERY_COUNT_LIMIT: ("min_delivery_count_limit", "max_delivery_count_limit"),
+    SESSION_TIMEOUT: ("min_session_timeout_ms", "max_session_timeout_ms"),
+    HEARTBEAT_INTERVAL: ("min_heartbeat_interval_ms", "max_heartbeat_interval_ms"),
+}
+_CHOICES = {
+    AUTO_OFFSET_RESET: "latest, earliest, by_duration:PnDTnHnMn.nS",
+    ISOLATION_LEVEL: "read_committed, read_uncommitted",
+}
+
+
 def validate(overrides: Mapping[str, str], broker: ShareConfig) -> None:
     """Raise :class:`InvalidGroupConfigError` for an unknown name or a value out of bounds."""
     for name, value in overrides.items():
         if name not in SHARE_GROUP_CONFIGS:
             raise InvalidGroupConfigError(f"Unknown group config name: {name}")
-        if name == AUTO_OFFSET_RESET:
-            if value.startswith("by_duration:"):
-                parse_duration_ms(value.removeprefix("by_duration:"))
-            elif value not in ("earliest", "latest"):
-                raise InvalidGroupConfigError(
-                    f"Invalid value {value} for configuration {name}: String must be one of: "
-                    "latest, earliest, by_duration:PnDTnHnMn.nS")
-        elif name == ISOLATION_LEVEL:
-            if value not in ("read_committed", "read_uncommitted"):
-                raise InvalidGroupConfigError(
-                    f"Invalid value {value} for configuration {name}: String must be one of: "
-                    "read_committed, read_uncommitted")
-        elif name == RECORD_LOCK_DURATION:
-            _int_within(name, value, broker.min_record_lock_duration_ms,
-                        broker.max_record_lock_duration_ms)
-        elif name == DELIVERY_COUNT_LIMIT:
-            _int_within(name, value, broker.min_delivery_count_limit,
-                        broker.max_delivery_count_limit)
-        elif name == SESSION_TIMEOUT:
-            _int_within(name, value, broker.min_session_timeout_ms,
-                        broker.max_session_timeout_ms)
-        elif name == HEARTBEAT_INTERVAL:
-            _int_within(name, value, broker.min_heartbeat_interval_ms,
-                        broker.max_heartbeat_interval_ms)
+        if name in _BOUNDS:
+            low, high = (getattr(broker, bound) for bound in _BOUNDS[name])
+            _int_within(name, value, low, high)
+        elif name == AUTO_OFFSET_RESET and value.startswith("by_duration:"):
+            parse_duration_ms(value.removeprefix("by_duration:"))
+        elif value not in _CHOICES[name].split(", ")[:2]:
+            raise InvalidGroupConfigError(f"Invalid value {value} for configuration {name}: "
+                                          f"String must be one of: {_CHOICES[name]}")
 
 
 def settings_of(overrides: Mapping[str, str], broker: ShareConfig) -> ShareGroupSettings:

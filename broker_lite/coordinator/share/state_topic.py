@@ -14,7 +14,6 @@ replaces its share-partition's state, an update applies on the snapshot of its s
 read is skipped with a warning naming its offset.
 """
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -23,7 +22,7 @@ from kazoo.client import KazooClient
 from broker_lite.log import Log
 
 from ..common.internal_topic import create_internal_topic, internal_topic_partition_count
-from ..common.partition_replay import batch_records, replay_partition
+from ..common.partition_replay import replay_records
 from .config import ShareStateTopicConfig
 from .records import (
     SNAPSHOT,
@@ -34,8 +33,6 @@ from .records import (
     parse_update_value,
 )
 from .state import ShareState
-
-logger = logging.getLogger(__name__)
 
 SHARE_GROUP_STATE_TOPIC = "__share_group_state"
 
@@ -64,38 +61,25 @@ def load_states(log: Log, *, buffer_size: int,
                 stopping: Callable[[], bool] = lambda: False) -> LoadedStates:
     """Replay ``log`` from its start to the end it had when called."""
     loaded = LoadedStates()
-    replay_partition(log, lambda batch, name: _replay_batch(loaded, batch, name),
-                     buffer_size=buffer_size, stopping=stopping)
-    return loaded
 
-
-def _replay_batch(loaded: LoadedStates, batch, name: str) -> None:
-    if getattr(batch, "is_control_batch", False):
-        return
-    records = batch_records(batch, name)
-    if records is None:
-        loaded.skipped_records += 1
-        return
-    for record in records:
-        try:
-            record_type, key = parse_key(record.key)
-            if record_type == SNAPSHOT:
-                snapshot = parse_snapshot_value(record.value)
-                if snapshot is None:
-                    loaded.states.pop(key, None)
-                    continue
+    def apply(record) -> None:
+        record_type, key = parse_key(record.key)
+        if record_type == SNAPSHOT:
+            snapshot = parse_snapshot_value(record.value)
+            if snapshot is None:
+                loaded.states.pop(key, None)
+            else:
                 loaded.states[key] = ShareState(
                     snapshot.state_epoch, snapshot.leader_epoch, snapshot.start_offset,
                     snapshot.batches, snapshot.snapshot_epoch, snapshot.create_timestamp,
                     snapshot.write_timestamp)
-                continue
-            update = parse_update_value(record.value)
-        except ShareStateRecordError as exc:
-            logger.warning("%s: skipping the record at offset %d while loading: %s", name,
-                           record.offset, exc)
-            loaded.skipped_records += 1
-            continue
+            return
+        update = parse_update_value(record.value)
         state = loaded.states.get(key)
         if update is None or state is None or update.snapshot_epoch != state.snapshot_epoch:
-            continue  # an update without its snapshot: superseded
+            return  # an update without its snapshot: superseded
         state.apply_update(update.leader_epoch, update.start_offset, update.batches)
+
+    loaded.skipped_records = replay_records(log, apply, buffer_size=buffer_size,
+                                            stopping=stopping, unreadable=ShareStateRecordError)
+    return loaded

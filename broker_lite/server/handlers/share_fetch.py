@@ -88,15 +88,17 @@ def enabled_share(context: RequestContext) -> ShareService | None:
     return share if share is not None and share.enabled else None
 
 
-def _check_request(context: RequestContext, body: dict) -> dict | None:
-    """The answer to a request refused as a whole, or None."""
-    if enabled_share(context) is None:
+def _checked(context: RequestContext, body: dict) -> ShareService | dict:
+    """The share service to serve a ShareFetch or ShareAcknowledge with, or the answer to a
+    request refused as a whole."""
+    share = enabled_share(context)
+    if share is None:
         return _top_level(body, ErrorCode.UNSUPPORTED_VERSION, "Share groups are not enabled")
     if not body["group_id"] or not body["member_id"]:
         return _top_level(body, ErrorCode.INVALID_REQUEST, "GroupId and MemberId are required")
     if not context.authorize(AclOperation.READ, ResourceType.GROUP, body["group_id"]):
         return _top_level(body, ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    return None
+    return share
 
 
 def _acknowledge(manager: SharePartitionManager, body: dict, topics: list[dict],
@@ -123,11 +125,9 @@ def _acknowledge(manager: SharePartitionManager, body: dict, topics: list[dict],
 
 
 def share_fetch(context: RequestContext, body: dict):
-    refused = _check_request(context, body)
-    if refused is not None:
-        return refused
-    share = enabled_share(context)
-    assert share is not None  # refused otherwise
+    share = _checked(context, body)
+    if isinstance(share, dict):
+        return share
     services = context.services
     manager = share.partitions
     topic_ids = {t["topic_id"] for t in body["topics"]} | \
@@ -226,11 +226,9 @@ class _ShareFetch(DelayedResponse):
 
 
 def share_acknowledge(context: RequestContext, body: dict) -> dict:
-    refused = _check_request(context, body)
-    if refused is not None:
-        return refused
-    share = enabled_share(context)
-    assert share is not None  # refused otherwise
+    share = _checked(context, body)
+    if isinstance(share, dict):
+        return share
     services = context.services
     manager = share.partitions
     epoch = body["share_session_epoch"]

@@ -82,26 +82,31 @@ def describe_share_group_offsets(context: RequestContext, body: dict) -> dict:
     return {"throttle_time_ms": 0, "groups": groups}
 
 
-def _refusal(context: RequestContext, share: ShareService | None, group_id: str,
-             operation: AclOperation) -> ErrorCode | None:
-    error = _group_error(context, share, group_id, operation)
-    if error or share is None:
-        return error
-    _, group = share.groups.describe(group_id)
-    if group is not None and group.members:
-        return ErrorCode.NON_EMPTY_GROUP
-    return None
-
-
-def alter_share_group_offsets(context: RequestContext, body: dict) -> dict:
+def _changing(context: RequestContext, body: dict, operation: AclOperation
+              ) -> tuple[ShareService, set[str]] | dict:
+    """For altering or deleting a group's offsets: the share service and the topics the
+    principal may read, or the answer refusing the request (``operation`` on the group
+    refused, the group unknown here or not empty)."""
     share = enabled_share(context)
     group_id = body["group_id"]
-    error = _refusal(context, share, group_id, AclOperation.READ)
+    error = _group_error(context, share, group_id, operation)
+    if not error and share is not None:
+        _, group = share.groups.describe(group_id)
+        if group is not None and group.members:
+            error = ErrorCode.NON_EMPTY_GROUP
     if error or share is None:
         return {"throttle_time_ms": 0, "error_code": error, "error_message": None,
                 "responses": []}
-    readable = context.authorized_names(AclOperation.READ, ResourceType.TOPIC,
-                                        [t["topic_name"] for t in body["topics"]])
+    return share, context.authorized_names(AclOperation.READ, ResourceType.TOPIC,
+                                           [t["topic_name"] for t in body["topics"]])
+
+
+def alter_share_group_offsets(context: RequestContext, body: dict) -> dict:
+    checked = _changing(context, body, AclOperation.READ)
+    if isinstance(checked, dict):
+        return checked
+    share, readable = checked
+    group_id = body["group_id"]
     responses = []
     for topic in body["topics"]:
         name = topic["topic_name"]
@@ -128,14 +133,11 @@ def alter_share_group_offsets(context: RequestContext, body: dict) -> dict:
 
 
 def delete_share_group_offsets(context: RequestContext, body: dict) -> dict:
-    share = enabled_share(context)
+    checked = _changing(context, body, AclOperation.DELETE)
+    if isinstance(checked, dict):
+        return checked
+    share, readable = checked
     group_id = body["group_id"]
-    error = _refusal(context, share, group_id, AclOperation.DELETE)
-    if error or share is None:
-        return {"throttle_time_ms": 0, "error_code": error, "error_message": None,
-                "responses": []}
-    readable = context.authorized_names(AclOperation.READ, ResourceType.TOPIC,
-                                        [t["topic_name"] for t in body["topics"]])
     responses = []
     for topic in body["topics"]:
         name = topic["topic_name"]
