@@ -178,7 +178,7 @@ class SharePartitionManager:
     # -- fetching ----------------------------------------------------------------------------
 
     def acquire(self, key: StateKey, topic: str, member_id: str, *, max_records: int,
-                max_bytes: int, wait: bool = True) -> Acquired:
+                max_bytes: int, wait: bool = True, record_limit: bool = False) -> Acquired:
         """Read ``key``'s partition and acquire for ``member_id`` what is available. Without
         ``wait`` (a fetch waiting in the purgatory, re-checked by whichever thread appended
         or released records, which may hold a share-partition's lock or the share
@@ -198,12 +198,13 @@ class SharePartitionManager:
         if not held.lock.acquire(blocking=wait):
             return Acquired(ErrorCode.NONE)
         try:
-            return self._acquire(key, topic, member_id, held, log, max_records, max_bytes)
+            return self._acquire(key, topic, member_id, held, log, max_records, max_bytes,
+                                 record_limit)
         finally:
             held.lock.release()
 
     def _acquire(self, key: StateKey, topic: str, member_id: str, held: _Held, log,
-                 max_records: int, max_bytes: int) -> Acquired:
+                 max_records: int, max_bytes: int, record_limit: bool) -> Acquired:
         partition = held.partition
         if log.log_start_offset > partition.start_offset:
             partition.move_start_offset(log.log_start_offset)
@@ -227,7 +228,8 @@ class SharePartitionManager:
             region.close()
         batches, not_deliverable, ends = _batch_offsets(data, aborted)
         ranges = partition.acquire(member_id, batches, max_records=max(max_records, 1),
-                                   now_ms=self.clock_ms(), not_deliverable=not_deliverable)
+                                   now_ms=self.clock_ms(), not_deliverable=not_deliverable,
+                                   record_limit=record_limit)
         if not ranges:
             return Acquired(ErrorCode.NONE)
         self._schedule_expiry(key, topic, held)

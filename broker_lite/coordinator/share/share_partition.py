@@ -211,10 +211,12 @@ class SharePartition:
     # -- transitions -----------------------------------------------------------------------
 
     def acquire(self, member_id: str, batches: Sequence[tuple[int, int]], *, max_records: int,
-                now_ms: int, not_deliverable: Iterable[int] = ()) -> list[AcquiredRange]:
+                now_ms: int, not_deliverable: Iterable[int] = (),
+                record_limit: bool = False) -> list[AcquiredRange]:
         """Acquire for ``member_id`` the records of the log batches ``(first, last)`` just
         read that are available or new, ``max_records`` at most (whole batches of new records
-        are taken, as Kafka aligns acquisition with batch boundaries), and no new record beyond
+        are taken, as Kafka aligns acquisition with batch boundaries, unless ``record_limit``:
+        ShareFetch v2's record-limit acquire mode, KIP-1206), and no new record beyond
         ``max_in_flight`` records in flight. Offsets in ``not_deliverable`` (control records,
         aborted transactions) are archived instead."""
         skip = set(not_deliverable)
@@ -228,7 +230,8 @@ class SharePartition:
                 if record is None:
                     if offset < self.end_offset:
                         continue  # not a record any more (compacted away)
-                    if offset - self.start_offset >= self.limits.max_in_flight and acquired:
+                    if (offset - self.start_offset >= self.limits.max_in_flight or
+                            (record_limit and len(acquired) >= max_records)) and acquired:
                         break
                     record = self.in_flight[offset] = InFlightRecord(RecordState.AVAILABLE)
                     self.end_offset = offset + 1

@@ -199,7 +199,8 @@ class _ShareFetch(DelayedResponse):
                 break
             acquired = manager.acquire(StateKey(self.body["group_id"], topic_id, index), name,
                                        self.body["member_id"], max_records=records_left,
-                                       max_bytes=bytes_left, wait=wait)
+                                       max_bytes=bytes_left, wait=wait,
+                                       record_limit=self.body.get("share_acquire_mode") == 1)
             if acquired.error:
                 entry = self.answer.entry(topic_id, index, name)
                 entry["error_code"] = acquired.error

@@ -157,6 +157,15 @@ def test_max_records_stops_at_a_batch_boundary_for_new_records():
     assert sp.end_offset == 3
 
 
+def test_the_record_limit_mode_stops_at_max_records_within_a_batch():
+    sp = partition()
+    assert sp.acquire("m", [(0, 2), (3, 5)], max_records=2, now_ms=0, record_limit=True) == \
+        [AcquiredRange(0, 1, 1)]
+    assert sp.state_of(2) is None and sp.end_offset == 2  # not acquired: read again next
+    assert sp.acquire("m", [(0, 2), (3, 5)], max_records=2, now_ms=0, record_limit=True) == \
+        [AcquiredRange(2, 3, 1)]
+
+
 def test_records_in_flight_are_capped():
     sp = partition(max_in_flight=4)
     assert sp.acquire("m", [(0, 1), (2, 3), (4, 5)], max_records=100, now_ms=0) == \
