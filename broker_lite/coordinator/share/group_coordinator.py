@@ -45,7 +45,10 @@ class ShareGroupCoordinator:
     timer
         A :class:`..common.timer.Timer` for the session timeouts.
     on_member_left : callable
-        ``on_member_left(group_id, member_id)``: release what the member holds.
+        ``on_member_left(group_id, member_id)``: a member's session expired; release what it
+        holds. A member that leaves (epoch -1) closes its share sessions itself, with its last
+        acknowledgements, which may reach the partitions' leaders after its leave reached
+        the coordinator: what it holds is released by the sessions' close, not the leave.
     """
 
     def __init__(self, config: ShareConfig, groups: GroupCoordinator,
@@ -97,8 +100,6 @@ class ShareGroupCoordinator:
                 self._schedule_session(group_id, result.member_id, settings.session_timeout_ms)
             elif epoch == -1:
                 self._cancel_session(group_id, member_id)
-        if epoch == -1 and result.error == ErrorCode.NONE:
-            self.on_member_left(group_id, member_id)
         return result, settings.heartbeat_interval_ms
 
     def describe(self, group_id: str) -> tuple[ErrorCode, ShareGroup | None]:

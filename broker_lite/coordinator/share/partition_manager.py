@@ -59,9 +59,20 @@ class ShareSession:
     member_id: str
     epoch: int  # the epoch the next request must carry
     partitions: set[tuple[uuid.UUID, int]] = field(default_factory=set)
+    turn: int = 0  # which partition a fetch tries first (they take turns)
 
     def step(self) -> None:
         self.epoch = 1 if self.epoch >= INT32_MAX else self.epoch + 1
+
+    def in_turn(self) -> list[tuple[uuid.UUID, int]]:
+        """The session's partitions in the order the next fetch tries them, starting one
+        further each time, so that every partition gets its turn first."""
+        ordered = sorted(self.partitions, key=lambda p: (str(p[0]), p[1]))
+        if not ordered:
+            return ordered
+        start = self.turn % len(ordered)
+        self.turn += 1
+        return ordered[start:] + ordered[:start]
 
 
 @dataclass(frozen=True)
@@ -206,10 +217,14 @@ class SharePartitionManager:
     def _acquire(self, key: StateKey, topic: str, member_id: str, held: _Held, log,
                  max_records: int, max_bytes: int, record_limit: bool) -> Acquired:
         partition = held.partition
+        # the group's configs as they are now: a group may change them while it consumes
+        held.settings = settings = self.settings(key.group_id)
+        partition.limits.lock_duration_ms = settings.record_lock_duration_ms
+        partition.limits.delivery_count_limit = settings.delivery_count_limit
         if log.log_start_offset > partition.start_offset:
             partition.move_start_offset(log.log_start_offset)
         offset = partition.fetch_offset()
-        committed = held.settings.read_committed
+        committed = settings.read_committed
         try:
             if committed:
                 read = log.read_committed(offset, max(max_bytes, 1))
@@ -259,6 +274,8 @@ class SharePartitionManager:
                                                now_ms=self.clock_ms())
                     released |= 2 in batch["acknowledge_types"]
                 except ShareAcknowledgeError as exc:
+                    logger.debug("%s: acknowledgement of %s by %s refused: %s", key,
+                                 batch, member_id, exc)
                     if not first_error[0]:
                         first_error = (exc.code, str(exc))
             write_error = self._persist(key, held)

@@ -27,6 +27,7 @@ from broker_lite.protocol import ErrorCode
 from broker_lite.protocol.enums import AclOperation, ResourceType
 
 from ..dispatcher import RESPONDS_LATER, DelayedResponse, RequestContext
+from ..errors import not_served_error
 from ..services import HandlerServices
 
 REFUSED = "<refused>"
@@ -101,6 +102,17 @@ def _checked(context: RequestContext, body: dict) -> ShareService | dict:
     return share
 
 
+def _not_served(services: HandlerServices, error: ErrorCode, topic: str, index: int
+                ) -> ErrorCode:
+    """A partition this broker does not lead: UNKNOWN_TOPIC_OR_PARTITION when it is gone or
+    going (its topic deleted), else NOT_LEADER_OR_FOLLOWER (the client finds the leader)."""
+    if error != ErrorCode.NOT_LEADER_OR_FOLLOWER:
+        return error
+    if services.admin.is_marked_for_deletion(topic):
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return not_served_error(services.cluster, topic, index)
+
+
 def _acknowledge(manager: SharePartitionManager, body: dict, topics: list[dict],
                  names: dict[uuid.UUID, str | None], answer: _Answer) -> None:
     for topic in topics:
@@ -119,6 +131,8 @@ def _acknowledge(manager: SharePartitionManager, body: dict, topics: list[dict],
                 error, message = manager.acknowledge(
                     StateKey(body["group_id"], topic_id, partition["partition_index"]), name,
                     body["member_id"], batches)
+                error = _not_served(answer.services, error, name,
+                                    partition["partition_index"])
             entry["acknowledge_error_code"] = error
             entry["acknowledge_error_message"] = message
             entry["error_code"] = entry["error_code"] or 0
@@ -181,14 +195,18 @@ class _ShareFetch(DelayedResponse):
             if names.get(t) not in (None, REFUSED)]
 
     def acquire(self, wait: bool = True) -> bool:
-        """Acquire from every partition of the session; whether anything was (``wait``: see
-        :meth:`~broker_lite.coordinator.share.partition_manager.SharePartitionManager.
-        acquire`)."""
+        """Acquire from the session's partitions, in turn, until one gives records; whether
+        any did (``wait``: see :meth:`~broker_lite.coordinator.share.partition_manager.
+        SharePartitionManager.acquire`). A response carries the records of one partition, as
+        Kafka's answers to librdkafka's share consumer do (its tests expect one partition's
+        records a poll); the next request starts with the next partition."""
         manager = self.manager
         records_left = max(self.body.get("max_records", 500) or 500, 1)
         bytes_left = self.body["max_bytes"]
         got = False
-        for topic_id, index in sorted(self.session.partitions, key=lambda i: (str(i[0]), i[1])):
+        for topic_id, index in self.session.in_turn():
+            if got:
+                break
             name = self.names.get(topic_id)
             if name is None or name == REFUSED:
                 entry = self.answer.entry(topic_id, index, name)
@@ -203,7 +221,8 @@ class _ShareFetch(DelayedResponse):
                                        record_limit=self.body.get("share_acquire_mode") == 1)
             if acquired.error:
                 entry = self.answer.entry(topic_id, index, name)
-                entry["error_code"] = acquired.error
+                entry["error_code"] = _not_served(self.context.services, acquired.error, name,
+                                                  index)
                 entry["error_message"] = acquired.message
                 continue
             if not acquired.ranges:
