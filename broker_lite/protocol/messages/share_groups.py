@@ -135,7 +135,7 @@ SHARE_FETCH_RESPONSE = Response("ShareFetchResponse", 78, "1-2", "0+", [
             F("AcknowledgeErrorCode", INT16, "0+"),
             F("AcknowledgeErrorMessage", STRING, "0+", nullable="0+", default=None),
             S("CurrentLeader", "LeaderIdAndEpoch", "0+", _LEADER),
-            F("Records", RECORDS, "0+", nullable="0", default=b""),
+            F("Records", RECORDS, "0+", nullable="0"),
             A("AcquiredRecords", "AcquiredRecords", "0+", [
                 F("FirstOffset", INT64, "0+"),
                 F("LastOffset", INT64, "0+"),
