@@ -191,6 +191,27 @@ def test_no_module_imports_from_a_layer_above_its_own():
     assert upward_imports(graph) == []
 
 
+#: The coordinator's parts, in their one-way order: each imports only parts of a lower rank
+#: (transaction and share side by side, neither importing the other).
+COORDINATOR_PARTS = {"common": 0, "group": 1, "transaction": 2, "share": 2}
+
+
+def test_the_coordinators_parts_import_one_way():
+    graph = import_graph(KNOWN)
+    prefix = "broker_lite.coordinator."
+
+    def part(module: str) -> str | None:
+        name = module.removeprefix(prefix).split(".")[0] if module.startswith(prefix) else None
+        return name if name in COORDINATOR_PARTS else None
+
+    wrong = sorted(f"{module} imports {imported}" for module, imports in graph.items()
+                   for imported in imports
+                   if part(module) and part(imported) and part(module) != part(imported)
+                   and COORDINATOR_PARTS[part(imported)] >= COORDINATOR_PARTS[part(module)])
+    assert not wrong, "\n".join(wrong)
+    assert {part(m) for m in KNOWN if part(m)} == set(COORDINATOR_PARTS)
+
+
 def test_no_modules_import_each_other_in_a_circle():
     assert circles(import_graph(KNOWN)) == []
 

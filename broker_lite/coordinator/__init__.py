@@ -1,12 +1,13 @@
 """The coordinators of a broker: consumer groups and their committed offsets in
 ``__consumer_offsets`` (:mod:`.group`), transactions in ``__transaction_state``
-(:mod:`.transaction`), and what both are built on (:mod:`.common`): an internal compacted topic
-whose partitions a coordinator loads as this broker comes to lead them, and whose records it
-appends and replays.
+(:mod:`.transaction`), share groups and their state in ``__share_group_state`` (:mod:`.share`,
+KIP-932), and what they are built on (:mod:`.common`): an internal compacted topic whose
+partitions a coordinator loads as this broker comes to lead them, and whose records it appends
+and replays.
 
-Each part imports only the parts before it: common, then group, then transaction. A transaction
-that commits offsets ends in the group coordinator through a callback the broker wires, not an
-import.
+Each part imports only the parts before it: common, then group, then transaction and share (side
+by side: neither imports the other). A transaction that commits offsets ends in the group
+coordinator through a callback the broker wires, not an import.
 """
 
 from .common.internal_topic import INTERNAL_TOPICS, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC

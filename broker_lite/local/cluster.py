@@ -22,7 +22,8 @@ given (the test fixture gives each cluster a chroot of the session's server).
 
 The settings (:func:`cluster_properties`) are those of :data:`LOCAL_PROPERTIES` (LocalKafka's)
 with replication where a cluster allows it: internal topics and auto-created topics with
-``min(3, brokers)`` replicas, ``__transaction_state`` with ``min.insync.replicas`` 2; and
+``min(3, brokers)`` replicas, ``__transaction_state`` and ``__share_group_state`` with
+``min.insync.replicas`` 2; and
 quicker reactions than Kafka's defaults, since a local cluster's brokers are one machine:
 a 6 s ZooKeeper session (a killed broker is noticed within it), followers out of sync after
 10 s, and 0.5 s between controlled-shutdown attempts. ``properties`` override any of them.
@@ -80,6 +81,8 @@ def cluster_properties(brokers: int) -> dict[str, str]:
             "offsets.topic.replication.factor": replicas,
             "transaction.state.log.replication.factor": replicas,
             "transaction.state.log.min.isr": str(min(2, brokers)),
+            "share.coordinator.state.topic.replication.factor": replicas,
+            "share.coordinator.state.topic.min.isr": str(min(2, brokers)),
             "zookeeper.session.timeout.ms": "6000",
             "replica.lag.time.max.ms": "10000",
             "controlled.shutdown.retry.backoff.ms": "500"}

@@ -1,8 +1,9 @@
 """API keys, and the registry of the APIs this package has schemas for.
 
-:class:`ApiKey` numbers every API of Kafka's protocol (Kafka's ``ApiKeys`` enum, 3.9 era), whether
-or not broker_lite implements it. :data:`API_SCHEMAS` maps the ones with declared schemas to their
-request and response :class:`~broker_lite.protocol.schema.Message`, each carrying the spec's
+:class:`ApiKey` numbers every API of Kafka's protocol (Kafka's ``ApiKeys`` enum, 3.9 era, and
+the share-group APIs up to Kafka 4.2's), whether or not broker_lite implements it.
+:data:`API_SCHEMAS` maps the ones with declared schemas to their request and response
+:class:`~broker_lite.protocol.schema.Message`, each carrying the spec's
 ``valid_versions`` and ``flexible_versions``; an API's schemas are built when it is first looked
 up. Which versions the broker advertises in ApiVersions is decided by the server, not here.
 
@@ -111,6 +112,11 @@ class ApiKey(IntEnum):
     WRITE_SHARE_GROUP_STATE = 85
     DELETE_SHARE_GROUP_STATE = 86
     READ_SHARE_GROUP_STATE_SUMMARY = 87
+    STREAMS_GROUP_HEARTBEAT = 88
+    STREAMS_GROUP_DESCRIBE = 89
+    DESCRIBE_SHARE_GROUP_OFFSETS = 90
+    ALTER_SHARE_GROUP_OFFSETS = 91
+    DELETE_SHARE_GROUP_OFFSETS = 92
 
 
 @dataclass(frozen=True)
@@ -188,6 +194,19 @@ _DECLARED_IN: dict[ApiKey, str] = {
     ApiKey.LIST_PARTITION_REASSIGNMENTS: "replication",
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: "scram_credentials",
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: "scram_credentials",
+    # share groups (KIP-932)
+    ApiKey.SHARE_GROUP_HEARTBEAT: "share_groups",
+    ApiKey.SHARE_GROUP_DESCRIBE: "share_groups",
+    ApiKey.SHARE_FETCH: "share_groups",
+    ApiKey.SHARE_ACKNOWLEDGE: "share_groups",
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: "share_groups",
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: "share_groups",
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: "share_groups",
+    ApiKey.INITIALIZE_SHARE_GROUP_STATE: "share_state",
+    ApiKey.READ_SHARE_GROUP_STATE: "share_state",
+    ApiKey.WRITE_SHARE_GROUP_STATE: "share_state",
+    ApiKey.DELETE_SHARE_GROUP_STATE: "share_state",
+    ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: "share_state",
 }
 
 

@@ -137,6 +137,10 @@ class _FieldOps:
             self.decode = _array_decoder(item_dec, compact, nullable, item_min)
             self.encode = _array_encoder(item_enc, compact, nullable)
             self.min_size = 1 if compact else 4
+        elif field.struct is not None and nullable:
+            self.decode = _nullable_struct_decoder(item_dec)
+            self.encode = _nullable_struct_encoder(item_enc)
+            self.min_size = 1
         else:
             self.decode, self.encode, self.min_size = item_dec, item_enc, item_min
 
@@ -210,6 +214,23 @@ def _array_encoder(item_enc: Callable, compact: bool, nullable: bool) -> Callabl
     return encode_array
 
 
+def _nullable_struct_decoder(decode_struct: Callable) -> Callable:
+    """A nullable struct field: an int8 marker, -1 for null, 1 before the struct's fields."""
+    def decode_nullable_struct(r: Reader):
+        return None if r.int8() < 0 else decode_struct(r)
+    return decode_nullable_struct
+
+
+def _nullable_struct_encoder(encode_struct: Callable) -> Callable:
+    def encode_nullable_struct(w: Writer, v) -> None:
+        if v is None:
+            w.int8(-1)
+            return
+        w.int8(1)
+        encode_struct(w, v)
+    return encode_nullable_struct
+
+
 class _StructCodec:
     """A struct compiled for one (version, flexible): lists of (key, operation)."""
 
@@ -237,7 +258,7 @@ class _StructCodec:
             if not present:
                 continue
             ops = _FieldOps(field, version, flexible)
-            enc_default: object = () if field.is_array else ({} if field.struct is not None
+            enc_default: object = () if field.is_array else ({} if field.mutable_default
                                                              else field.default)
             if tag is not None:
                 w = Writer()

@@ -91,6 +91,7 @@ class CoordinatorType(enum.IntEnum):
 
     GROUP = 0
     TRANSACTION = 1
+    SHARE = 2  # a share-partition's share coordinator: "group:topicId:partition" (KIP-932)
 
 
 # -- configs --------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
 
 from broker_lite.config.broker import BrokerConfig
-from broker_lite.zk import admin, users
+from broker_lite.zk import admin, group_configs, users
 from broker_lite.zk.admin import TopicPlan, TopicSpec
 from broker_lite.zk.errors import ZooKeeperConnectionError
 
@@ -29,17 +29,21 @@ class ZkTopicAdmin:
     on_user_config_changed : callable
         ``on_user_config_changed(user)`` after a user's config (its SCRAM credentials) was
         written.
+    on_group_config_changed : callable
+        ``on_group_config_changed(group_id)`` after a group's configs were written.
     """
 
     def __init__(self, client: KazooClient, config: BrokerConfig,
                  on_config_changed: Callable[[str, Mapping[str, str]], object] = lambda t, o: None,
                  on_broker_config_changed: Callable[[], object] = lambda: None,
-                 on_user_config_changed: Callable[[str], object] = lambda user: None):
+                 on_user_config_changed: Callable[[str], object] = lambda user: None,
+                 on_group_config_changed: Callable[[str], object] = lambda group: None):
         self.client = client
         self.config = config
         self.on_config_changed = on_config_changed
         self.on_broker_config_changed = on_broker_config_changed
         self.on_user_config_changed = on_user_config_changed
+        self.on_group_config_changed = on_group_config_changed
 
     def create_topic(self, spec: TopicSpec, *, validate_only: bool = False) -> TopicPlan:
         config = self.config
@@ -88,6 +92,14 @@ class ZkTopicAdmin:
     def alter_user_config(self, user: str, config: dict[str, str]) -> None:
         _zk(users.set_user_config, self.client, user, config)
         self.on_user_config_changed(user)
+
+
+    def group_config(self, group_id: str) -> dict[str, str]:
+        return _zk(group_configs.get_group_config, self.client, group_id)
+
+    def alter_group_config(self, group_id: str, configs: dict[str, str]) -> None:
+        _zk(group_configs.set_group_config, self.client, group_id, configs)
+        self.on_group_config_changed(group_id)
 
 
 def _zk(function, *args):

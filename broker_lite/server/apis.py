@@ -2,9 +2,9 @@
 Kafka 3.9 broker in ZooKeeper mode serves, from version 0 (the versions Kafka 4 dropped,
 KIP-896, included: Produce v0-v2 and Fetch v0-v3 with message formats v0/v1, ListOffsets v0,
 OffsetCommit v0 and OffsetFetch v0 with offsets in ZooKeeper), up to the newest Kafka 3.9
-serves, except these newer versions, not served:
+serves, and ApiVersions v4 and FindCoordinator v5-v6 (Kafka 4's); with ``group.share.enable``
+the share-group APIs at Kafka 4.2's versions (KIP-932). Not served:
 
-- ApiVersions v4 and FindCoordinator v5-v6 (share groups, KIP-932);
 - ListOffsets v9 (the last tiered offset, KIP-1005: no tiered storage here).
 """
 
@@ -30,20 +30,26 @@ from .handlers import (
     producers,
     sasl,
     scram_credentials,
+    share_fetch,
+    share_groups,
+    share_offsets,
+    share_state,
     topics,
     transactions,
 )
 
 
-def handlers() -> dict[ApiKey, ApiHandler]:
+def handlers(*, share_groups: bool = False) -> dict[ApiKey, ApiHandler]:
+    """The handler table; ``share_groups`` (``group.share.enable``) adds the share-group APIs
+    of Kafka 4.2 (KIP-932)."""
     return {
         ApiKey.PRODUCE: ApiHandler(0, 11, produce.handle, produce.handle_run,
                                    produce.run_key),
         ApiKey.FETCH: ApiHandler(0, 17, fetch.handle),
         ApiKey.LIST_OFFSETS: ApiHandler(0, 8, list_offsets.handle),
         ApiKey.METADATA: ApiHandler(0, 12, metadata.handle),
-        ApiKey.API_VERSIONS: ApiHandler(0, 3, api_versions.handle),
-        ApiKey.FIND_COORDINATOR: ApiHandler(0, 4, coordinator.find_coordinator),
+        ApiKey.API_VERSIONS: ApiHandler(0, 4, api_versions.handle),
+        ApiKey.FIND_COORDINATOR: ApiHandler(0, 6, coordinator.find_coordinator),
         ApiKey.OFFSET_COMMIT: ApiHandler(0, 9, group_offsets.offset_commit),
         ApiKey.OFFSET_FETCH: ApiHandler(0, 9, group_offsets.offset_fetch),
         ApiKey.OFFSET_DELETE: ApiHandler(0, 0, group_offsets.offset_delete),
@@ -87,4 +93,26 @@ def handlers() -> dict[ApiKey, ApiHandler]:
             0, 0, scram_credentials.describe_user_scram_credentials),
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS: ApiHandler(
             0, 0, scram_credentials.alter_user_scram_credentials),
+        **(SHARE_GROUP_HANDLERS if share_groups else {}),
     }
+
+
+# Share groups (KIP-932) at Kafka 4.2's versions.
+SHARE_GROUP_HANDLERS = {
+    ApiKey.SHARE_GROUP_HEARTBEAT: ApiHandler(1, 1, share_groups.share_group_heartbeat),
+    ApiKey.SHARE_GROUP_DESCRIBE: ApiHandler(1, 1, share_groups.share_group_describe),
+    ApiKey.SHARE_FETCH: ApiHandler(1, 2, share_fetch.share_fetch),
+    ApiKey.SHARE_ACKNOWLEDGE: ApiHandler(1, 2, share_fetch.share_acknowledge),
+    ApiKey.INITIALIZE_SHARE_GROUP_STATE: ApiHandler(0, 0,
+                                                    share_state.initialize_share_group_state),
+    ApiKey.READ_SHARE_GROUP_STATE: ApiHandler(0, 0, share_state.read_share_group_state),
+    ApiKey.WRITE_SHARE_GROUP_STATE: ApiHandler(0, 0, share_state.write_share_group_state),
+    ApiKey.DELETE_SHARE_GROUP_STATE: ApiHandler(0, 0, share_state.delete_share_group_state),
+    ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: ApiHandler(
+        0, 0, share_state.read_share_group_state_summary),
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: ApiHandler(
+        0, 0, share_offsets.describe_share_group_offsets),
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: ApiHandler(0, 0, share_offsets.alter_share_group_offsets),
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: ApiHandler(0, 0,
+                                                  share_offsets.delete_share_group_offsets),
+}

@@ -33,6 +33,7 @@ from kazoo.client import KazooClient
 from broker_lite.config.broker import BrokerConfig
 from broker_lite.coordinator import GroupCoordinator
 from broker_lite.coordinator.group.service import start_group_coordinator
+from broker_lite.coordinator.share.service import ShareService, start_zk_share_service
 from broker_lite.coordinator.transaction.service import (
     TransactionService,
     start_transaction_coordinator,
@@ -55,6 +56,7 @@ from .authorizer import AclAuthorizer, create_authorizer
 from .config_changes import ConfigChangeListener, DynamicBrokerConfigs
 from .controlled_shutdown import controlled_shutdown
 from .dispatcher import Dispatcher, supported_versions
+from .features import features
 from .listeners import (
     ListenerConfig,
     advertised_endpoints,
@@ -103,6 +105,7 @@ class Broker:
         self.purgatory: Purgatory | None = None
         self.groups: GroupCoordinator | None = None
         self.transactions: TransactionService | None = None
+        self.shares: ShareService | None = None
         self.config_changes: ConfigChangeListener | None = None
         self.dynamic_configs: DynamicBrokerConfigs | None = None
         self.authorizer: AclAuthorizer | None = None
@@ -167,20 +170,31 @@ class Broker:
             on_offsets_completed=self.groups.on_transaction_completed,
             on_appended=purgatory.notify_appended,
             inter_broker_security=inter_broker_security)
+        self.shares = start_zk_share_service(
+            config, partitions, client, self.groups, broker_id=lambda: partitions.broker_id,
+            leader_of=lambda topic, index: _leader_of(cluster, topic, index),
+            address_of=lambda broker: _address(cluster, broker, inter_broker),
+            topics=lambda names: _topic_ids(cluster, names),
+            on_available=purgatory.fetch.check_and_complete,
+            on_appended=purgatory.notify_appended, inter_broker_security=inter_broker_security)
         # SCRAM credentials are read before any client may authenticate, then followed.
         self.scram_credentials = scram = ScramCredentialCache(client)
         scram.load()
-        api_handlers = handlers() if self.release is None else self.release.handlers(handlers())
+        api_handlers = handlers(share_groups=config["group.share.enable"])
+        if self.release is not None:
+            api_handlers = self.release.handlers(api_handlers)
         self.authorizer = create_authorizer(config, client)  # ACLs loaded before any request
         self.services = services = HandlerServices(
             config=config, logs=logs, partitions=partitions, cluster=cluster,
             admin=ZkTopicAdmin(client, config, on_config_changed=logs.update_config,
                                on_broker_config_changed=dynamic.reload,
-                               on_user_config_changed=scram.reload_user),
+                               on_user_config_changed=scram.reload_user,
+                               on_group_config_changed=self.shares.group_configs.invalidate),
             groups=self.groups, transactions=self.transactions.coordinator,
             markers=self.transactions.markers, producer_ids=producer_ids, purgatory=purgatory,
             zk_offsets=ZkConsumerOffsets(client),
-            api_versions=supported_versions(api_handlers), authorizer=self.authorizer)
+            api_versions=supported_versions(api_handlers), authorizer=self.authorizer,
+            share=self.shares, features=features(config))
         # The listener is bound now (the port is registered below) and serves requests once
         # the broker is registered: Kafka's SocketServer.startup, then enableRequestProcessing.
         dispatcher = Dispatcher(api_handlers, services, refusal_names_versions=(
@@ -219,7 +233,8 @@ class Broker:
                                                                        cluster_id))
         dynamic.reload()
         self.config_changes.handlers.update(topics=self._on_topic_config_change,
-                                            brokers=dynamic.reload, users=scram.on_change)
+                                            brokers=dynamic.reload, users=scram.on_change,
+                                            groups=self.shares.group_configs.invalidate)
         self.config_changes.start()
         self.logs.start_background_tasks()
         self._wait_until_shown(cluster)
@@ -360,6 +375,9 @@ class Broker:
         if self.transactions is not None:
             self.transactions.shutdown()
             self.transactions = None
+        if self.shares is not None:
+            self.shares.shutdown()
+            self.shares = None
         if self.groups is not None:
             self.groups.shutdown()
             self.groups = None
@@ -389,3 +407,21 @@ def _address(cluster: MetadataCache, broker_id: int, listener: str | None = None
     the result is None when the broker is not registered)."""
     return next(((b.host, b.port) for b in cluster.brokers(listener)
                  if b.broker_id == broker_id), None)
+
+
+def _leader_of(cluster: MetadataCache, topic: str, partition: int) -> int | None:
+    """The partition's leader (-1: none yet), or None when the topic does not exist."""
+    if cluster.partition_count(topic) is None:
+        return None
+    state = cluster.partition_state(topic, partition)
+    return state.leader if state is not None else -1
+
+
+def _topic_ids(cluster: MetadataCache, names) -> dict:
+    """Topic name -> (topic id, partition count), for those of ``names`` that exist."""
+    found = {}
+    for name in names:
+        info = cluster.topic(name)
+        if info is not None:
+            found[name] = (info.topic_id, len(info.partitions))
+    return found

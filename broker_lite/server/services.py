@@ -26,6 +26,9 @@ api_versions    list of dict               the APIs and versions served (ApiVers
 cluster_id      str or None                known once the broker has registered
 authorizer      :class:`~.authorizer.      ``authorizer.class.name``: None (everything
                 Authorizer` or None        allowed) or the ZooKeeper-backed AclAuthorizer
+share           ShareService or None       share groups (KIP-932): their coordinators and
+                                           share-partitions
+features        list of Feature            the feature levels ApiVersions tells (v3+)
 ==============  =========================  ===================================================
 """
 
@@ -38,6 +41,7 @@ from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.config.broker import BrokerConfig
 from broker_lite.controller.controller import Outcome, Reassignment
 from broker_lite.coordinator import GroupCoordinator
+from broker_lite.coordinator.share.service import ShareService
 from broker_lite.coordinator.transaction.coordinator import (
     InitProducerIdResult,
     TransactionDescription,
@@ -49,6 +53,7 @@ from broker_lite.zk.admin import TopicPlan, TopicSpec
 from broker_lite.zk.layout import PartitionState
 
 from .authorizer import Authorizer
+from .features import Feature
 from .metadata import BrokerInfo, PartitionInfo, TopicInfo
 from .purgatory import Purgatory
 
@@ -122,6 +127,12 @@ class TopicAdmin(Protocol):
 
     def alter_user_config(self, user: str, config: dict[str, str]) -> None:
         """Replace it; every broker reads the user's credentials again, this one at once."""
+
+    def group_config(self, group_id: str) -> dict[str, str]:
+        """A group's stored configs (share groups', KIP-932; empty when it has none)."""
+
+    def alter_group_config(self, group_id: str, configs: dict[str, str]) -> None:
+        """Replace them; every broker reads them again."""
 
 
 class CoordinatorTopic(Protocol):
@@ -236,6 +247,8 @@ class HandlerServices:
     cluster_id: str | None = None
     authorizer: Authorizer | None = None
     controller: ControllerRequests | None = None
+    share: ShareService | None = None  # share groups (KIP-932)
+    features: Sequence[Feature] = ()  # the feature levels ApiVersions tells (.features)
 
     @property
     def broker_id(self) -> int:

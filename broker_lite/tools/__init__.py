@@ -22,6 +22,7 @@ from . import (
     producer_perf_test,
     reassign_partitions,
     schemas,
+    share_groups,
     topics,
     zookeeper_shell,
 )
@@ -34,6 +35,7 @@ TOOLS = (
     leader_election,
     reassign_partitions,
     consumer_groups,
+    share_groups,
     zookeeper_shell,
     console_producer,
     console_consumer,

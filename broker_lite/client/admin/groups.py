@@ -246,7 +246,7 @@ class GroupsAdmin:
                 raise found
             return found
 
-        return self._at_coordinator(f"describe_groups({group_id!r})", group_id,
+        return self.at_coordinator(f"describe_groups({group_id!r})", group_id,
                                     ApiKey.DESCRIBE_GROUPS, describe_groups_request([group_id]),
                                     parse)
 
@@ -266,10 +266,10 @@ class GroupsAdmin:
                 raise error  # the coordinator moved or is loading: ask again
             return error
 
-        return self._at_coordinator(f"delete_groups({group_id!r})", group_id,
+        return self.at_coordinator(f"delete_groups({group_id!r})", group_id,
                                     ApiKey.DELETE_GROUPS, delete_groups_request([group_id]), parse)
 
-    def _at_coordinator(self, what: str, group_id: str, api_key: ApiKey, body: dict,
+    def at_coordinator(self, what: str, group_id: str, api_key: ApiKey, body: dict,
                         parse: Callable[[BrokerConnection, dict], T]) -> T:
         """``parse(connection, response)`` of ``body`` sent to the group's coordinator,
         retrying retriable errors (looking the coordinator up again when it moved)."""

@@ -9,7 +9,7 @@ found.
 """
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from broker_lite.log import Log
 from broker_lite.records import RecordsError
@@ -52,3 +52,32 @@ def batch_records(batch, name: str) -> list | None:
         logger.warning("%s: skipping the batch at offsets %d-%d while loading: %s", name,
                        batch.base_offset, batch.last_offset, exc)
         return None
+
+
+def replay_records(log: Log, apply: Callable[[object], None], *, buffer_size: int,
+                   stopping: Callable[[], bool] = lambda: False,
+                   unreadable: type[Exception] | tuple[type[Exception], ...] = ()) -> int:
+    """Call ``apply(record)`` for every record of ``log``'s data batches (control batches are
+    left out), in offset order, from its start to the end it had when called; a batch that
+    fails its checks, and a record whose ``apply`` raises ``unreadable``, are skipped with a
+    warning naming their offsets. How many were skipped."""
+    skipped = 0
+
+    def replay_batch(batch, name: str) -> None:
+        nonlocal skipped
+        if getattr(batch, "is_control_batch", False):
+            return
+        records: Iterable | None = batch_records(batch, name)
+        if records is None:
+            skipped += 1
+            return
+        for record in records:
+            try:
+                apply(record)
+            except unreadable as exc:
+                logger.warning("%s: skipping the record at offset %d while loading: %s", name,
+                               record.offset, exc)
+                skipped += 1
+
+    replay_partition(log, replay_batch, buffer_size=buffer_size, stopping=stopping)
+    return skipped

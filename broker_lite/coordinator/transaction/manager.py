@@ -19,7 +19,7 @@ from collections.abc import Callable
 from broker_lite.common.vocabulary import NO_PRODUCER_EPOCH
 from broker_lite.protocol import ErrorCode
 
-from ..common.append import AppendFailed
+from ..common.append import COORDINATOR_APPEND_ERRORS, AppendFailed
 from ..common.internal_topic import TRANSACTION_STATE_TOPIC, LeaderLog
 from ..common.metadata_manager import MetadataManager, Replayed
 from .config import TransactionConfig
@@ -30,16 +30,7 @@ from .state import TransactionMetadata, TxnState, TxnTransit
 logger = logging.getLogger(__name__)
 
 # How a failed append to __transaction_state is answered (Kafka's appendTransactionToLog).
-APPEND_ERRORS = {
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
-    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
-}
+APPEND_ERRORS = COORDINATOR_APPEND_ERRORS
 
 
 def metadata_of(transactional_id: str, record: TxnRecord) -> TransactionMetadata:

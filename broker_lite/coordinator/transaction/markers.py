@@ -22,8 +22,6 @@ markers are abandoned, as in Kafka.
 """
 
 import logging
-import socket
-import struct
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -39,15 +37,13 @@ from broker_lite.log.producer_state import AppendOrigin
 from broker_lite.protocol import (
     ApiKey,
     ErrorCode,
-    ProtocolError,
-    encode_request,
-    parse_response,
 )
 from broker_lite.records import ControlRecordType, EndTransactionMarker, RecordsError
 from broker_lite.records.record_batch import build_control_batch
 from broker_lite.zk.admin import get_partition_state
 from broker_lite.zk.layout import TopicZNode
 
+from ..common.broker_channel import BrokerChannel
 from ..common.internal_topic import OFFSETS_TOPIC
 
 logger = logging.getLogger(__name__)
@@ -166,79 +162,6 @@ class MarkerJob:
     on_partition_done: Callable[[TopicPartition], None]
     on_complete: Callable[[], bool]  # every marker written; False: call again later
     abandoned: bool = field(default=False)
-
-
-class BrokerChannel:
-    """One connection to another broker, one request at a time: a plain socket, or, when the
-    inter-broker listener is secured, a client connection with ``security`` (its
-    ``security.protocol``, TLS and SASL settings: TLS, SaslHandshake, SaslAuthenticate and
-    re-authentication are the client's)."""
-
-    def __init__(self, host: str, port: int, timeout_s: float,
-                 security: Mapping[str, str] | None = None):
-        self.address = (host, port)
-        self.timeout_s = timeout_s
-        self._sock: socket.socket | None = None
-        self._correlation_id = 0
-        self._connection = None
-        if security and security.get("security.protocol", "PLAINTEXT") != "PLAINTEXT":
-            from broker_lite.client.cluster.connection import BrokerConnection
-            from broker_lite.client.config import ClientConfig
-
-            self._connection = BrokerConnection(host, port, ClientConfig({
-                **security, "bootstrap.servers": f"{host}:{port}",
-                "client.id": "txn-coordinator"}))
-
-    def request(self, api_key: ApiKey, version: int, body: dict) -> dict:
-        """The response body; ConnectionError when the broker cannot be reached or answers
-        something unreadable (the connection is closed then)."""
-        if self._connection is not None:
-            return self._client_request(api_key, version, body)
-        try:
-            if self._sock is None:
-                self._sock = socket.create_connection(self.address, timeout=self.timeout_s)
-            self._correlation_id += 1
-            self._sock.sendall(encode_request(api_key, version, self._correlation_id,
-                                              "txn-coordinator", body))
-            (size,) = struct.unpack(">i", self._recv(4))
-            correlation_id, response = parse_response(api_key, version, self._recv(size))
-            if correlation_id != self._correlation_id:
-                raise ProtocolError(f"response to {correlation_id}, expected "
-                                    f"{self._correlation_id}")
-            return response
-        except (OSError, ProtocolError, struct.error) as exc:
-            self.close()
-            raise ConnectionError(f"broker at {self.address}: {exc}") from exc
-
-    def _client_request(self, api_key: ApiKey, version: int, body: dict) -> dict:
-        from broker_lite.client.errors import KafkaClientError
-        from broker_lite.client.retry import Deadline
-
-        try:
-            _, response = self._connection.request(api_key, body,
-                                                   Deadline(self.timeout_s * 1000),
-                                                   max_version=version)
-        except KafkaClientError as exc:
-            raise ConnectionError(f"broker at {self.address}: {exc}") from exc
-        return response
-
-    def _recv(self, n: int) -> bytes:
-        data = bytearray()
-        while len(data) < n:
-            chunk = self._sock.recv(n - len(data))
-            if not chunk:
-                raise ConnectionError("connection closed")
-            data += chunk
-        return bytes(data)
-
-    def close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-        if self._sock is not None:
-            try:
-                self._sock.close()
-            finally:
-                self._sock = None
 
 
 _GONE = object()  # the partition's topic no longer exists
@@ -395,7 +318,8 @@ class TxnMarkerWriter:
             if channel is not None:
                 channel.close()
             channel = self._channels[broker_id] = BrokerChannel(
-                broker.host, broker.port, self.request_timeout_s, self.security)
+                broker.host, broker.port, self.request_timeout_s, self.security,
+                client_id="txn-coordinator")
         return channel
 
     def _handle(self, job: MarkerJob, errors: dict[TopicPartition, int]) -> None:

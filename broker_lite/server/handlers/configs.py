@@ -7,7 +7,8 @@ twice, a config named twice, a null value where one is needed, an unknown resour
 AlterConfigs replaces a topic's whole override set; IncrementalAlterConfigs edits it with SET,
 DELETE, APPEND and SUBTRACT. Both validate every name and value with the broker's own parser
 (INVALID_CONFIG) and write through the topic admin, which applies the overrides to this broker's
-logs at once. Broker resources (dynamic broker configs) are :mod:`.broker_configs`'.
+logs at once. Broker resources (dynamic broker configs) are :mod:`.broker_configs`', group
+resources (share groups' configs) :mod:`.group_configs`'.
 
 Authorization, as Kafka's: describing a topic's configs needs DescribeConfigs on the topic, a
 broker's DescribeConfigs on the cluster; changing them AlterConfigs. A refusal is
@@ -44,6 +45,7 @@ from broker_lite.zk.errors import InvalidTopicError, UnknownTopicError, ZooKeepe
 from ..dispatcher import RequestContext
 from ..errors import ApiError, error_code_for
 from ..services import HandlerServices
+from . import group_configs
 from .broker_configs import (
     alter_broker,
     describe_broker,
@@ -56,12 +58,17 @@ logger = logging.getLogger(__name__)
 # Resource types (Kafka's ConfigResource.Type).
 TOPIC, BROKER, BROKER_LOGGER = (ConfigResourceType.TOPIC, ConfigResourceType.BROKER,
                                 ConfigResourceType.BROKER_LOGGER)
+GROUP = ConfigResourceType.GROUP  # group configs (KIP-932's share groups): .group_configs
 
 
 def _check_authorized(context: RequestContext, operation: AclOperation, resource: dict) -> None:
     """Raise TOPIC_ or CLUSTER_AUTHORIZATION_FAILED unless the principal may do ``operation``
     (DescribeConfigs, AlterConfigs) on the resource: a topic, or the cluster for a broker."""
     kind = resource["resource_type"]
+    if kind == GROUP:
+        if not context.authorize(operation, ResourceType.GROUP, resource["resource_name"]):
+            raise ApiError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+        return
     if kind not in (TOPIC, BROKER, BROKER_LOGGER):
         return  # refused for its type
     resource_type, name = (ResourceType.TOPIC, resource["resource_name"]) if kind == TOPIC \
@@ -115,6 +122,8 @@ def _describe(services: HandlerServices, resource: dict) -> list[ConfigEntry]:
         return topic_config_entries(services.config, services.admin.topic_config(name))
     if kind == BROKER:
         return describe_broker(services, name)
+    if kind == GROUP:
+        return group_configs.describe_group(services, name)
     raise ApiError(ErrorCode.INVALID_REQUEST,
                    f"Unsupported resource type: {_resource_type_name(kind)}")
 
@@ -190,7 +199,7 @@ def _alter_each(context: RequestContext, body: dict,
             if nulls:
                 raise ApiError(ErrorCode.INVALID_REQUEST,
                                f"Null value not supported for : {', '.join(nulls)}")
-            if kind not in (TOPIC, BROKER):
+            if kind not in (TOPIC, BROKER, GROUP):
                 raise ApiError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
             _check_authorized(context, AclOperation.ALTER_CONFIGS, resource)
             alter_one(context.services, resource, bool(body.get("validate_only")))
@@ -206,6 +215,9 @@ def _alter_configs_one(services: HandlerServices, resource: dict, validate_only:
     name, configs = resource["resource_name"], resource["configs"]
     if resource["resource_type"] == BROKER:
         alter_broker(services, name, configs, validate_only)
+        return
+    if resource["resource_type"] == GROUP:
+        group_configs.alter_group(services, name, configs, validate_only)
         return
     _alter_topic(services, name, {c["name"]: c["value"] for c in configs}, validate_only)
 
@@ -227,6 +239,9 @@ def _incremental_one(services: HandlerServices, resource: dict, validate_only: b
     name, configs = resource["resource_name"], resource["configs"]
     if resource["resource_type"] == BROKER:
         incremental_alter_broker(services, name, configs, validate_only)
+        return
+    if resource["resource_type"] == GROUP:
+        group_configs.incremental_alter_group(services, name, configs, validate_only)
         return
     unknown_ops = sorted({c["config_operation"] for c in configs} - set(AlterConfigOpType))
     if unknown_ops:

@@ -1,9 +1,12 @@
-"""FindCoordinator: which broker coordinates a key (versions 0-4; v4 asks for many keys at once).
+"""FindCoordinator: which broker coordinates a key (versions 0-6; v4 asks for many keys at once,
+v6 knows the share coordinator's key type).
 
 A key's coordinator is the leader of the key's partition of the coordinator's internal topic. A
 coordinator type maps to the coordinator that owns the topic (``key_type`` 0, groups: the group
 coordinator and ``__consumer_offsets``; 1, transactions: the transaction coordinator and
-``__transaction_state``; another type is INVALID_REQUEST). The coordinator tells the topic's
+``__transaction_state``; 2, a share-partition's state (``group:topicId:partition``, KIP-932):
+the share coordinator and ``__share_group_state``, when share groups are enabled; another type
+is INVALID_REQUEST). The coordinator tells the topic's
 name, the partition of a key, and how to create the topic
 (:class:`~broker_lite.server.services.CoordinatorTopic`).
 
@@ -14,6 +17,7 @@ the cluster's metadata (ZooKeeper), so every broker gives the same one.
 
 Finding a group's coordinator needs Describe on the group (else GROUP_AUTHORIZATION_FAILED),
 a transactional id's Describe on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+a share-partition's ClusterAction on the cluster (CLUSTER_AUTHORIZATION_FAILED: brokers ask it),
 as in Kafka.
 """
 
@@ -66,11 +70,18 @@ def _coordinator(services: HandlerServices, key_type: int) -> CoordinatorTopic |
         return services.groups
     if key_type == CoordinatorType.TRANSACTION:
         return services.transactions
+    if key_type == CoordinatorType.SHARE and services.share is not None and \
+            services.share.enabled:
+        return services.share.coordinator
     return None
 
 
 def _authorized_lookup(context: RequestContext, key_type: int, key: str
                        ) -> tuple[ErrorCode, str | None, tuple]:
+    if key_type == CoordinatorType.SHARE and \
+            not context.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER):
+        error = AUTHORIZATION_ERRORS[ResourceType.CLUSTER]
+        return error, error.message, NO_NODE
     resource_type = _KEY_RESOURCES.get(key_type)
     if resource_type is not None and \
             not context.authorize(AclOperation.DESCRIBE, resource_type, key):

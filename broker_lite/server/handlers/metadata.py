@@ -37,11 +37,14 @@ def handle(context: RequestContext, body: dict) -> dict:
     cluster = services.cluster
     requested = body.get("topics")
     every_topic = requested is None or (context.version == 0 and not requested)
+    names: list[str | None]
     if every_topic:  # null (v1+) or empty (v0) means every topic
-        names = cluster.topic_names()
+        names = list(cluster.topic_names())
         allow_create = False
     else:
-        names = [t["name"] for t in requested or ()]
+        # a topic asked for by id alone (v10+: KIP-848 and KIP-932 clients) is named here
+        names = [t["name"] if t["name"] is not None or not t.get("topic_id")
+                 else cluster.topic_name(t["topic_id"]) for t in requested or ()]
         allow_create = body.get("allow_auto_topic_creation", True) and \
             services.config["auto.create.topics.enable"]
     describable = context.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC,

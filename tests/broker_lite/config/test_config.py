@@ -92,6 +92,9 @@ KAFKA_TYPES = {
     "offsets.topic.replication.factor": "SHORT",
     "offsets.commit.required.acks": "SHORT",
     "transaction.state.log.replication.factor": "SHORT",
+    # Kafka 4.2's ShareCoordinatorConfig
+    "share.coordinator.state.topic.replication.factor": "SHORT",
+    "share.coordinator.state.topic.min.isr": "SHORT",
     "log.cleaner.min.cleanable.ratio": "DOUBLE",
 }
 

@@ -560,6 +560,8 @@ SHARED = [
 
 # Inter-broker APIs no client library speaks.
 NOT_IN_KAFKA_PYTHON = {"ControlledShutdownRequest", "ControlledShutdownResponse"}
+# Share groups (KIP-932): kafka-python has none of their messages.
+NOT_IN_KAFKA_PYTHON |= {name for name in ALL_MESSAGES if "Share" in name}
 
 
 def test_shared_versions_cover_every_api():

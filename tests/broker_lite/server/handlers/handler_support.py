@@ -122,6 +122,7 @@ class FakeAdmin:
         self.broker_configs: dict[str, dict[str, str]] = {}  # entity -> dynamic configs
         self.on_broker_config_changed: Callable[[], object] | None = None
         self.user_configs: dict[str, dict[str, str]] = {}
+        self.group_configs: dict[str, dict[str, str]] = {}  # group -> its configs
 
     def _refuse(self) -> None:
         if self.refusal is not None:
@@ -186,6 +187,13 @@ class FakeAdmin:
     def alter_user_config(self, user: str, config: dict[str, str]) -> None:
         self._refuse()
         self.user_configs[user] = dict(config)
+
+    def group_config(self, group_id: str) -> dict[str, str]:
+        return dict(self.group_configs.get(group_id, {}))
+
+    def alter_group_config(self, group_id: str, configs: dict[str, str]) -> None:
+        self._refuse()
+        self.group_configs[group_id] = dict(configs)
 
 
 class FakeTransactions:

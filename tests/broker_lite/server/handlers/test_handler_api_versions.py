@@ -30,10 +30,25 @@ KAFKA_3_9 = {
 
 # Newer versions Kafka 3.9 has and broker_lite does not serve: the newest served, and why.
 NEWEST_SERVED = {
-    K.API_VERSIONS: 3,      # v4 only lets SupportedFeatures.MinVersion be 0 (KAFKA-17011)
-    K.FIND_COORDINATOR: 4,  # v5: TRANSACTION_ABORTABLE (KIP-890), v6: share groups (KIP-932)
     K.LIST_OFFSETS: 8,      # v9: the last tiered offset (KIP-1005); no tiered storage here
 }
+
+# The share groups' APIs (KIP-932) at Kafka 4.2's versions, served with group.share.enable.
+KAFKA_4_2_SHARE_GROUPS = {
+    K.SHARE_GROUP_HEARTBEAT: (1, 1), K.SHARE_GROUP_DESCRIBE: (1, 1), K.SHARE_FETCH: (1, 2),
+    K.SHARE_ACKNOWLEDGE: (1, 2), K.INITIALIZE_SHARE_GROUP_STATE: (0, 0),
+    K.READ_SHARE_GROUP_STATE: (0, 0), K.WRITE_SHARE_GROUP_STATE: (0, 0),
+    K.DELETE_SHARE_GROUP_STATE: (0, 0), K.READ_SHARE_GROUP_STATE_SUMMARY: (0, 0),
+    K.DESCRIBE_SHARE_GROUP_OFFSETS: (0, 0), K.ALTER_SHARE_GROUP_OFFSETS: (0, 0),
+    K.DELETE_SHARE_GROUP_OFFSETS: (0, 0),
+}
+
+
+def test_share_groups_add_their_apis_at_kafka_4_2s_versions():
+    plain, shared = handlers(), handlers(share_groups=True)
+    assert set(shared) - set(plain) == set(KAFKA_4_2_SHARE_GROUPS)
+    assert {k: (h.min_version, h.max_version) for k, h in shared.items()
+            if k in KAFKA_4_2_SHARE_GROUPS} == KAFKA_4_2_SHARE_GROUPS
 
 
 def test_api_versions_advertises_the_handlers_ranges(harness):
@@ -55,7 +70,7 @@ def test_every_api_is_served_from_kafka_3_9s_oldest_version():
 
 
 def test_every_version_served_has_a_schema():
-    for key, handler in handlers().items():
+    for key, handler in handlers(share_groups=True).items():
         schema = API_SCHEMAS[key]
         for version in range(handler.min_version, handler.max_version + 1):
             assert version in schema.request.valid_versions, (key.name, version)

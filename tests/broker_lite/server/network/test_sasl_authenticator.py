@@ -45,7 +45,8 @@ class Channel:
 @pytest.fixture
 def dispatcher():
     api = handlers()
-    return Dispatcher(api, types.SimpleNamespace(api_versions=supported_versions(api)))
+    return Dispatcher(api, types.SimpleNamespace(api_versions=supported_versions(api),
+                                                 features=()))
 
 
 def authenticator(dispatcher, **reauth_ms):
