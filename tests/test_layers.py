@@ -32,6 +32,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("controller", ("broker_lite.controller",)),
     ("replication", ("broker_lite.replication",)),
     ("coordinator", ("broker_lite.coordinator",)),
+    # consumer groups (KIP-848): above the classic groups and transactions they extend
+    ("coordinator consumer groups", ("broker_lite.coordinator.consumer",)),
     ("server", ("broker_lite.server",)),
     ("tools", ("broker_lite.tools",)),
     ("local", ("broker_lite.local",)),

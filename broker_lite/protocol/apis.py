@@ -185,6 +185,9 @@ _DECLARED_IN: dict[ApiKey, str] = {
     ApiKey.LIST_PARTITION_REASSIGNMENTS: "replication",
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: "scram_credentials",
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: "scram_credentials",
+    # the consumer group protocol (KIP-848)
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: "consumer_groups",
+    ApiKey.CONSUMER_GROUP_DESCRIBE: "consumer_groups",
 }
 
 

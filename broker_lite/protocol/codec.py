@@ -135,8 +135,27 @@ class _FieldOps:
             self.decode = _array_decoder(item_dec, compact, nullable, item_min)
             self.encode = _array_encoder(item_enc, compact, nullable)
             self.min_size = 1 if compact else 4
+        elif field.struct is not None and nullable:
+            self.decode, self.encode = _nullable_struct(item_dec, item_enc)
+            self.min_size = 1
         else:
             self.decode, self.encode, self.min_size = item_dec, item_enc, item_min
+
+
+def _nullable_struct(dec: Callable, enc: Callable) -> tuple[Callable, Callable]:
+    """A nullable struct field: an int8 marker (-1: null, 1: present), then the struct."""
+
+    def decode_nullable(r: Reader):
+        return None if r.int8() < 0 else dec(r)
+
+    def encode_nullable(w: Writer, v) -> None:
+        if v is None:
+            w.int8(-1)
+        else:
+            w.int8(1)
+            enc(w, v)
+
+    return decode_nullable, encode_nullable
 
 
 # Arrays of fixed-size numbers are read and written with one struct call for the whole array.
@@ -231,7 +250,7 @@ class _StructCodec:
             if not present:
                 continue
             ops = _FieldOps(field, version, flexible)
-            enc_default = () if field.is_array else ({} if field.struct is not None
+            enc_default = () if field.is_array else ({} if field.mutable_default
                                                      else field.default)
             if is_tagged:
                 w = Writer()

@@ -210,13 +210,15 @@ class Field:
             if self.item_type not in PRIMITIVE_TYPES:
                 raise ValueError(f"field {name}: struct type {type} needs its fields")
             self.struct = None
-        if self.struct is not None and not self.is_array and self.nullable:
-            raise ValueError(f"field {name}: nullable struct fields are not supported")
-        if self.nullable and not self.is_array and self.item_type not in _NULLABLE_TYPES:
+        if self.nullable and not self.is_array and self.struct is None \
+                and self.item_type not in _NULLABLE_TYPES:
             raise ValueError(f"field {name}: a {type} cannot be nullable")
         self.explicit_default = default is not _UNSET
-        if self.explicit_default and (self.is_array or self.struct is not None):
-            raise ValueError(f"field {name}: arrays and structs have no custom default")
+        if self.explicit_default and (self.is_array or self.struct is not None) and not (
+                default is None and self.struct is not None and not self.is_array
+                and self.nullable):
+            raise ValueError(f"field {name}: arrays and structs have no custom default "
+                             f"(a nullable struct's may be null)")
         self._default = default if self.explicit_default else _type_default(self.item_type)
 
     @property
@@ -224,13 +226,13 @@ class Field:
         """A fresh default value (a new list or dict for arrays and structs)."""
         if self.is_array:
             return []
-        if self.struct is not None:
+        if self.struct is not None and not self.explicit_default:
             return self.struct.default_body()
         return self._default
 
     @property
     def mutable_default(self) -> bool:
-        return self.is_array or self.struct is not None
+        return self.is_array or (self.struct is not None and not self.explicit_default)
 
     def __repr__(self) -> str:
         return f"Field({self.name!r}, {self.type!r}, {str(self.versions)!r})"

@@ -30,8 +30,8 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from broker_lite.config.broker import BrokerConfig
-from broker_lite.coordinator import GroupCoordinator
-from broker_lite.coordinator.group.service import start_group_coordinator
+from broker_lite.coordinator.consumer.coordinator import ConsumerGroupCoordinator
+from broker_lite.coordinator.consumer.service import start_coordinator
 from broker_lite.coordinator.transaction.service import (
     TransactionService,
     start_transaction_coordinator,
@@ -94,7 +94,7 @@ class Broker:
         self.zk_broker: ZkBroker | None = None
         self.services: HandlerServices | None = None
         self.purgatory: Purgatory | None = None
-        self.groups: GroupCoordinator | None = None
+        self.groups: ConsumerGroupCoordinator | None = None
         self.transactions: TransactionService | None = None
         self.config_changes: ConfigChangeListener | None = None
         self.dynamic_configs: DynamicBrokerConfigs | None = None
@@ -151,8 +151,8 @@ class Broker:
             address_of=lambda broker: _address(cluster, broker, inter_broker),
             fetcher_settings=FetcherSettings.from_broker_config(config, inter_broker_security))
         producer_ids = ZkProducerIdManager(client, lambda: partitions.broker_id)
-        self.groups = start_group_coordinator(config, partitions, client,
-                                              purgatory.notify_appended)
+        self.groups = start_coordinator(config, partitions, client, cluster,
+                                        purgatory.notify_appended)
         self.transactions = start_transaction_coordinator(
             config, partitions, client, broker_id=lambda: partitions.broker_id,
             brokers=lambda: cluster.brokers(inter_broker),

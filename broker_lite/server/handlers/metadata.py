@@ -40,8 +40,9 @@ def handle(context: RequestContext, body: dict) -> dict:
     if every_topic:  # null (v1+) or empty (v0) means every topic
         names = cluster.topic_names()
         allow_create = False
-    else:
-        names = [t["name"] for t in requested]
+    else:  # a topic may be asked for by id (v10+: KIP-848 assignments name topics by id)
+        names = [t["name"] if t["name"] is not None
+                 else cluster.topic_name(t.get("topic_id") or NO_TOPIC_ID) for t in requested]
         allow_create = body.get("allow_auto_topic_creation", True) and \
             services.config["auto.create.topics.enable"]
     describable = context.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC,

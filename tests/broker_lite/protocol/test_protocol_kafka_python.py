@@ -558,8 +558,11 @@ SHARED = [
 ]
 
 
-# Inter-broker APIs no client library speaks.
-NOT_IN_KAFKA_PYTHON = {"ControlledShutdownRequest", "ControlledShutdownResponse"}
+# Inter-broker APIs no client library speaks, and the consumer group protocol of Kafka 4
+# (KIP-848), which kafka-python does not speak.
+NOT_IN_KAFKA_PYTHON = {"ControlledShutdownRequest", "ControlledShutdownResponse",
+                       "ConsumerGroupHeartbeatRequest", "ConsumerGroupHeartbeatResponse",
+                       "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse"}
 
 
 def test_shared_versions_cover_every_api():

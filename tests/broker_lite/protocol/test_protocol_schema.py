@@ -43,8 +43,8 @@ def test_defaults_are_the_specs_or_the_types_and_fresh_for_arrays_and_structs():
     (lambda: A("Ids", INT32, "0+", [F("Id", INT32, "0+")]), "has no fields"),
     (lambda: F("Leader", "LeaderIdAndEpoch", "0+"), "needs its fields"),
     (lambda: A("Ids", INT32, "0+", default=[1]), "no custom default"),
-    (lambda: S("Leader", "Leader", "0+", [F("Id", INT32, "0+")], nullable="0+"),
-     "nullable struct fields"),
+    (lambda: S("Leader", "Leader", "0+", [F("Id", INT32, "0+")], nullable="0+", default={}),
+     "a nullable struct's may be null"),
     (lambda: Struct("Twice", [F("TopicId", INT32, "0+"), F("topicId", INT32, "1+")]),
      "share a snake_case key"),
 ])
