@@ -8,8 +8,10 @@ Who may commit (checked under the group's lock):
 =========================================  ==================================================
 the commit                                 is accepted when
 =========================================  ==================================================
-generation -1, no member id, no instance   the group has no members (a standalone commit,
-                                           as Kafka's admin client and tools make); a group
+generation -1                              the group has no members (a standalone commit,
+                                           as Kafka's admin client and tools make, or a
+                                           consumer's outside group management: a KIP-848
+                                           client names its member id all the same); a group
                                            the coordinator never knew is created for it
 anything else                              from a member of the current generation; while
                                            the group completes a rebalance the member is told
@@ -174,6 +176,8 @@ class OffsetCoordinator:
 def commit_error(group: Group, generation_id: int, member_id: str,
                  group_instance_id: str | None) -> ErrorCode | None:
     """Why ``group`` refuses an OffsetCommit (see the table above), or None."""
+    if generation_id < 0 and group.is_(EMPTY):
+        return None  # outside group management (a member id alone does not make a member)
     if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
         return group.generation_member_error(member_id, group_instance_id, generation_id)
     if group.is_(DEAD):

@@ -1,0 +1,410 @@
+"""The consumer group protocol (KIP-848) with a real client nobody here wrote: confluent-kafka
+with ``group.protocol=consumer`` (librdkafka) against broker_lite over real sockets.
+
+Members join, leave and crash while the others go on consuming their partitions (no
+stop-the-world rebalance: the test measures the gaps); a regular-expression subscription picks
+up a topic created later; commits carry member epochs and a stale member's is refused; bad
+input gets Kafka's error code while other groups carry on; a restarted broker recovers the
+group from ``__consumer_offsets``; ListGroups filters by type and state.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from broker_lite.common.tiers import needs
+from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.server.broker import Broker
+from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers
+from broker_lite.zk.testing import wait_until
+
+PARTITIONS = 6
+SESSION_TIMEOUT_MS = 3000
+PROPERTIES = {
+    "offsets.topic.num.partitions": "3",
+    "num.partitions": str(PARTITIONS),
+    "group.initial.rebalance.delay.ms": "0",
+    "group.min.session.timeout.ms": "1000",
+    "group.consumer.min.session.timeout.ms": "1000",
+    "group.consumer.session.timeout.ms": str(SESSION_TIMEOUT_MS),
+    "group.consumer.min.heartbeat.interval.ms": "100",
+    "group.consumer.heartbeat.interval.ms": "300",
+    "group.consumer.max.size": "3",
+}
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
+def broker(zookeeper_connect, tmp_path):
+    brokers = start_brokers(zookeeper_connect, tmp_path, 1, PROPERTIES)
+    yield brokers
+    stop_brokers(brokers)
+
+
+def create_topics(servers: str, *topics: str, partitions: int = PARTITIONS) -> None:
+    admin = AdminClient({"bootstrap.servers": servers})
+    futures = admin.create_topics([NewTopic(t, partitions, 1) for t in topics],
+                                  operation_timeout=30)
+    for future in futures.values():
+        future.result(60)
+
+
+def consumer(servers: str, group: str, **overrides) -> Consumer:
+    return Consumer({"bootstrap.servers": servers, "group.id": group,
+                     "group.protocol": "consumer", "auto.offset.reset": "earliest",
+                     "enable.auto.commit": False, "topic.metadata.refresh.interval.ms": 500,
+                     "log_level": 3, **overrides})
+
+
+def assigned(c: Consumer) -> set[tuple[str, int]]:
+    return {(tp.topic, tp.partition) for tp in c.assignment()}
+
+
+class SteadyProducer:
+    """Produces one record to every partition of ``topic`` each ``interval_s``, until
+    stopped."""
+
+    def __init__(self, servers: str, topic: str, interval_s: float = 0.05):
+        self.producer = Producer({"bootstrap.servers": servers, "linger.ms": 0,
+                                  "log_level": 3})
+        self.topic, self.interval_s = topic, interval_s
+        self.stopping = threading.Event()
+        self.sent = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> "SteadyProducer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopping.set()
+        self.thread.join(10)
+        self.producer.flush(10)
+
+    def _run(self) -> None:
+        while not self.stopping.wait(self.interval_s):
+            for p in range(PARTITIONS):
+                self.producer.produce(self.topic, f"{self.sent}".encode(), partition=p)
+            self.sent += 1
+            self.producer.poll(0)
+
+
+class Watched:
+    """A consumer polled by the test, remembering when it got records of each partition and
+    every assignment it had."""
+
+    def __init__(self, c: Consumer):
+        self.consumer = c
+        self.arrivals: dict[int, list[tuple[float, int]]] = {}
+        self.assignments: list[set[tuple[str, int]]] = []
+
+    def poll(self) -> None:
+        record = self.consumer.poll(0.02)
+        if record is not None and record.error() is None:
+            self.arrivals.setdefault(record.partition(), []).append(
+                (time.monotonic(), record.offset()))
+        self.assignments.append(assigned(self.consumer))
+
+    def max_gap_s(self, partition: int, since: float, until: float) -> float:
+        times = [t for t, _ in self.arrivals.get(partition, []) if since <= t <= until]
+        assert times, f"no record of partition {partition} between the two times"
+        edges = [since, *times, until]
+        return max(b - a for a, b in zip(edges, edges[1:], strict=False))
+
+
+def poll_until(watched: list[Watched], done, timeout_s: float, message: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        assert time.monotonic() < deadline, f"timed out after {timeout_s} s: {message}"
+        for w in watched:
+            w.poll()
+
+
+CRASHING_MEMBER = textwrap.dedent("""
+    import sys
+    from confluent_kafka import Consumer
+    consumer = Consumer({"bootstrap.servers": sys.argv[1], "group.id": sys.argv[2],
+                         "group.protocol": "consumer", "auto.offset.reset": "earliest",
+                         "log_level": 3})
+    consumer.subscribe([sys.argv[3]])
+    told = set()
+    while True:
+        consumer.poll(0.05)
+        now = sorted(tp.partition for tp in consumer.assignment())
+        if tuple(now) not in told:
+            told.add(tuple(now))
+            print(" ".join(map(str, now)), flush=True)
+""")
+
+
+def test_members_join_leave_and_crash_while_the_others_keep_consuming(broker):
+    """Three members split six partitions; one leaves, one is killed (SIGKILL: only its
+    session can end it). The member that stays never loses a partition it had, and never
+    stops receiving their records: the longest silence of each of them, with a record
+    produced to it every 50 ms, stays far below the time the group took to settle."""
+    servers = bootstrap(broker)
+    topic, group = "steady", f"g-{uuid.uuid4().hex[:8]}"
+    create_topics(servers, topic)
+    stays, leaves = Watched(consumer(servers, group)), Watched(consumer(servers, group))
+    crashes = subprocess.Popen([sys.executable, "-c", CRASHING_MEMBER, servers, group, topic],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        with SteadyProducer(servers, topic):
+            for w in (stays, leaves):
+                w.consumer.subscribe([topic])
+            poll_until([stays, leaves], lambda: len(assigned(stays.consumer)) == 2
+                       and len(assigned(leaves.consumer)) == 2, 60, "three members split six")
+            kept = {p for _, p in assigned(stays.consumer)}
+            start = time.monotonic()
+            poll_until([stays], lambda: time.monotonic() - start > 1, 5, "a steady second")
+            leaves.consumer.close()  # leaves with epoch -1
+            left_at = time.monotonic()
+            poll_until([stays], lambda: len(assigned(stays.consumer)) == 3, 30,
+                       "the leaver's partitions are shared")
+            os.kill(crashes.pid, signal.SIGKILL)
+            crashes.wait(10)
+            killed_at = time.monotonic()
+            poll_until([stays], lambda: len(assigned(stays.consumer)) == PARTITIONS, 30,
+                       "the crashed member's partitions are taken over")
+            settled_at = time.monotonic()
+            poll_until([stays], lambda: time.monotonic() - settled_at > 1, 5, "a last second")
+            end = time.monotonic()
+        # the crash took the session timeout: a stop-the-world group would stop that long
+        assert settled_at - killed_at >= SESSION_TIMEOUT_MS / 1000 * 0.8
+        assert all({("steady", p) for p in kept} <= a for a in stays.assignments
+                   if len(a) >= 2)  # never revoked
+        gaps = {p: stays.max_gap_s(p, start, end) for p in kept}
+        assert max(gaps.values()) < 1.5, gaps  # records kept coming throughout
+        for p in kept:  # and none was skipped
+            offsets = [o for _, o in stays.arrivals[p]]
+            assert offsets == list(range(offsets[0], offsets[0] + len(offsets)))
+        # every partition got to a member again once the crash was noticed
+        taken_over = set(range(PARTITIONS)) - kept
+        assert all(any(t > killed_at for t, _ in stays.arrivals.get(p, []))
+                   for p in taken_over)
+        assert left_at < killed_at < settled_at
+    finally:
+        if crashes.poll() is None:
+            crashes.kill()
+        stays.consumer.close()
+
+
+def test_a_regex_subscription_picks_up_a_topic_created_later(broker):
+    servers = bootstrap(broker)
+    create_topics(servers, "rx-first", "not-rx", partitions=1)
+    c = Watched(consumer(servers, f"rx-{uuid.uuid4().hex[:8]}"))
+    producer = Producer({"bootstrap.servers": servers, "log_level": 3})
+    try:
+        c.consumer.subscribe(["^rx-.*"])  # librdkafka hands the pattern to the broker
+        poll_until([c], lambda: assigned(c.consumer) == {("rx-first", 0)}, 60,
+                   "the matching topic is assigned")
+        create_topics(servers, "rx-later", partitions=2)
+        producer.produce("rx-later", b"late", partition=1)
+        producer.produce("not-rx", b"never", partition=0)
+        producer.flush(10)
+        poll_until([c], lambda: assigned(c.consumer) == {
+            ("rx-first", 0), ("rx-later", 0), ("rx-later", 1)}, 60,
+            "the topic created later is assigned")
+        poll_until([c], lambda: 1 in c.arrivals, 30, "its record is consumed")
+        assert ("not-rx", 0) not in set().union(*c.assignments)
+    finally:
+        c.consumer.close()
+
+
+def describe(port: int, group: str) -> dict:
+    return call(port, ApiKey.CONSUMER_GROUP_DESCRIBE, 1,
+                {"group_ids": [group], "include_authorized_operations": False})["groups"][0]
+
+
+def commit(port: int, group: str, member_id: str, epoch: int, topic: str,
+           offset: int = 1) -> int:
+    response = call(port, ApiKey.OFFSET_COMMIT, 9, {
+        "group_id": group, "generation_id_or_member_epoch": epoch, "member_id": member_id,
+        "group_instance_id": None, "topics": [{"name": topic, "partitions": [
+            {"partition_index": 0, "committed_offset": offset, "committed_leader_epoch": -1,
+             "committed_metadata": ""}]}]})
+    return response["topics"][0]["partitions"][0]["error_code"]
+
+
+def test_commits_carry_member_epochs_and_a_stale_members_is_refused(broker):
+    servers, port = bootstrap(broker), broker[0].port
+    create_topics(servers, "epochs", partitions=2)
+    group = f"e-{uuid.uuid4().hex[:8]}"
+    first = Watched(consumer(servers, group))
+    second = None
+    try:
+        first.consumer.subscribe(["epochs"])
+        poll_until([first], lambda: len(assigned(first.consumer)) == 2, 60, "first assigned")
+        (member,) = describe(port, group)["members"]
+        member_id, epoch = member["member_id"], member["member_epoch"]
+        assert commit(port, group, member_id, epoch, "epochs", 5) == ErrorCode.NONE
+        # the client's own commit carries its epoch too, and is read back
+        first.consumer.commit(offsets=[TopicPartition("epochs", 1, 3)], asynchronous=False)
+        (read_back,) = first.consumer.committed([TopicPartition("epochs", 1)], timeout=10)
+        assert read_back.offset == 3
+        assert commit(port, group, "not-a-member", epoch, "epochs") == \
+            ErrorCode.UNKNOWN_MEMBER_ID
+        assert commit(port, group, "", -1, "epochs") == ErrorCode.UNKNOWN_MEMBER_ID
+        # a second member joins: the group moves on, and the first's old epoch is stale
+        second = Watched(consumer(servers, group))
+        second.consumer.subscribe(["epochs"])
+        poll_until([first, second], lambda: len(assigned(second.consumer)) == 1, 60,
+                   "the second member gets a partition")
+        now = {m["member_id"]: m["member_epoch"] for m in describe(port, group)["members"]}
+        assert now[member_id] > epoch
+        assert commit(port, group, member_id, epoch, "epochs") == ErrorCode.STALE_MEMBER_EPOCH
+        fetched = call(port, ApiKey.OFFSET_FETCH, 9, {"groups": [{
+            "group_id": group, "member_id": member_id, "member_epoch": epoch,
+            "topics": None}], "require_stable": False})["groups"][0]
+        assert fetched["error_code"] == ErrorCode.STALE_MEMBER_EPOCH
+        assert commit(port, group, member_id, now[member_id], "epochs", 7) == ErrorCode.NONE
+        fetched = call(port, ApiKey.OFFSET_FETCH, 9, {"groups": [{
+            "group_id": group, "member_id": member_id, "member_epoch": now[member_id],
+            "topics": [{"name": "epochs", "partition_indexes": [0]}]}],
+            "require_stable": False})["groups"][0]
+        assert fetched["topics"][0]["partitions"][0]["committed_offset"] == 7
+    finally:
+        first.consumer.close()
+        if second is not None:
+            second.consumer.close()
+
+
+def heartbeat(port: int, group: str, member_id: str, epoch: int, **fields) -> dict:
+    body = {"group_id": group, "member_id": member_id, "member_epoch": epoch,
+            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 30000,
+            "subscribed_topic_names": ["bad-input"], "subscribed_topic_regex": None,
+            "server_assignor": None, "topic_partitions": [], **fields}
+    return call(port, ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, body)
+
+
+def test_bad_input_gets_kafkas_error_codes_while_other_groups_carry_on(broker):
+    servers, port = bootstrap(broker), broker[0].port
+    create_topics(servers, "bad-input", partitions=1)
+    healthy_group = f"ok-{uuid.uuid4().hex[:8]}"
+    healthy = Watched(consumer(servers, healthy_group))
+    client_errors: list[KafkaError] = []
+    refused_client = consumer(servers, f"bad-{uuid.uuid4().hex[:8]}",
+                              **{"group.remote.assignor": "sticky",
+                                 "error_cb": client_errors.append})
+    producer = Producer({"bootstrap.servers": servers, "log_level": 3})
+    try:
+        healthy.consumer.subscribe(["bad-input"])
+        poll_until([healthy], lambda: assigned(healthy.consumer), 60, "healthy assigned")
+        healthy_before = describe(port, healthy_group)
+        bad = f"bad-{uuid.uuid4().hex[:8]}"
+        assert heartbeat(port, bad, "m1", 0, server_assignor="sticky")["error_code"] == \
+            ErrorCode.UNSUPPORTED_ASSIGNOR
+        assert heartbeat(port, bad, "m1", 0, subscribed_topic_names=None,
+                         subscribed_topic_regex="(?=x).*")["error_code"] == \
+            ErrorCode.INVALID_REGULAR_EXPRESSION
+        assert heartbeat(port, bad, "m1", 0, rebalance_timeout_ms=-1)["error_code"] == \
+            ErrorCode.INVALID_REQUEST
+        joined = heartbeat(port, bad, "m1", 0)
+        assert (joined["error_code"], joined["member_epoch"]) == (ErrorCode.NONE, 1)
+        assert heartbeat(port, bad, "m1", 7, topic_partitions=None)["error_code"] == \
+            ErrorCode.FENCED_MEMBER_EPOCH
+        assert heartbeat(port, bad, "ghost", 1)["error_code"] == ErrorCode.UNKNOWN_MEMBER_ID
+        for m in ("m2", "m3"):  # group.consumer.max.size is 3
+            assert heartbeat(port, bad, m, 0)["error_code"] == ErrorCode.NONE
+        assert heartbeat(port, bad, "m4", 0)["error_code"] == ErrorCode.GROUP_MAX_SIZE_REACHED
+        # a real client asking for an assignor the broker lacks gets the error, fatally
+        refused_client.subscribe(["bad-input"])
+        def fatal() -> list[KafkaError]:
+            return [e for e in client_errors if e.fatal() or e.code() == KafkaError._FATAL]
+
+        deadline = time.monotonic() + 30
+        while not fatal() and time.monotonic() < deadline:
+            record = refused_client.poll(0.1)
+            if record is not None and record.error() is not None:
+                client_errors.append(record.error())
+        assert fatal() and "assignor" in fatal()[0].str().lower(), client_errors
+        # the healthy group never noticed
+        polled_before = len(healthy.assignments)
+        producer.produce("bad-input", b"after", partition=0)
+        producer.flush(10)
+        poll_until([healthy], lambda: 0 in healthy.arrivals, 30, "the healthy group reads on")
+        assert all(a == {("bad-input", 0)} for a in healthy.assignments[polled_before:])
+        healthy_after = describe(port, healthy_group)
+        assert (healthy_after["group_epoch"], healthy_after["members"]) == \
+            (healthy_before["group_epoch"], healthy_before["members"])
+        assert describe(port, bad)["group_state"] in ("Stable", "Reconciling", "Assigning")
+    finally:
+        healthy.consumer.close()
+        refused_client.close()
+
+
+def test_a_restarted_broker_recovers_the_group(broker):
+    servers = bootstrap(broker)
+    create_topics(servers, "recovered", partitions=4)
+    group = f"r-{uuid.uuid4().hex[:8]}"
+    c = Watched(consumer(servers, group))
+    try:
+        c.consumer.subscribe(["recovered"])
+        poll_until([c], lambda: len(assigned(c.consumer)) == 4, 60, "assigned")
+        before = describe(broker[0].port, group)
+        broker[0].stop()
+        broker[0] = Broker(broker[0].config).start()
+
+        def loaded():
+            d = describe(broker[0].port, group)
+            return d if d["error_code"] == ErrorCode.NONE else None
+
+        after = wait_until(loaded, 30, "the group is loaded again")
+        for key in ("group_epoch", "assignment_epoch", "assignor_name"):
+            assert after[key] == before[key], key
+        assert [(m["member_id"], m["member_epoch"], m["assignment"]) for m in after["members"]] \
+            == [(m["member_id"], m["member_epoch"], m["assignment"]) for m in before["members"]]
+        # the member heartbeats on with its epoch: never fenced, never reassigned
+        poll_until([c], lambda: describe(broker[0].port, group)["group_state"] == "Stable", 30,
+                   "the member carries on")
+        assert describe(broker[0].port, group)["members"][0]["member_epoch"] == \
+            before["members"][0]["member_epoch"]
+    finally:
+        c.consumer.close()
+
+
+def test_list_groups_by_type_and_state(broker):
+    servers, port = bootstrap(broker), broker[0].port
+    create_topics(servers, "listed", partitions=1)
+    consumer_group = f"new-{uuid.uuid4().hex[:8]}"
+    classic_group = f"old-{uuid.uuid4().hex[:8]}"
+    new = Watched(consumer(servers, consumer_group))
+    old = Consumer({"bootstrap.servers": servers, "group.id": classic_group,
+                    "session.timeout.ms": 6000, "log_level": 3})
+    try:
+        new.consumer.subscribe(["listed"])
+        old.subscribe(["listed"])
+        deadline = time.monotonic() + 60
+        while not (assigned(new.consumer) or assigned(old)) or not assigned(old):
+            assert time.monotonic() < deadline
+            new.poll()
+            old.poll(0.05)
+
+        def listed(**filters) -> dict[str, tuple[str, str]]:
+            body = {"states_filter": [], "types_filter": [], **filters}
+            return {g["group_id"]: (g["group_type"], g["group_state"]) for g in
+                    call(port, ApiKey.LIST_GROUPS, 5, body)["groups"]}
+
+        wait_until(lambda: listed().get(consumer_group) == ("consumer", "Stable"), 30,
+                   "the consumer group is stable")
+        assert listed()[classic_group] == ("classic", "Stable")
+        assert set(listed(types_filter=["consumer"])) == {consumer_group}
+        assert set(listed(types_filter=["Classic"])) == {classic_group}
+        assert consumer_group in listed(states_filter=["stable"])
+        assert consumer_group not in listed(states_filter=["Empty"])
+        described = call(port, ApiKey.DESCRIBE_GROUPS, 5, {
+            "groups": [consumer_group], "include_authorized_operations": False})["groups"][0]
+        assert described["group_state"] == "Dead"  # DescribeGroups describes classic groups
+        assert describe(port, classic_group)["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+    finally:
+        new.consumer.close()
+        old.close()
