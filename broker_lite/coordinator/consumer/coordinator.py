@@ -25,25 +25,53 @@ group with members is upgraded online as ``group.consumer.migration.policy`` all
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ErrorCode
 
-from ..group.coordinator import GroupCoordinator, GroupOverview
+from ..group.consumer_protocol import (
+    CONSUMER_PROTOCOL_TYPE,
+    MalformedSubscriptionError,
+    assignment_bytes,
+    parse_subscription,
+    subscription_version,
+)
+from ..group.coordinator import (
+    GroupCoordinator,
+    GroupOverview,
+    JoinCallback,
+    LeavingMember,
+    SyncCallback,
+)
 from ..group.group import DEAD as CLASSIC_DEAD
 from ..group.group import EMPTY as CLASSIC_EMPTY
-from ..group.group import Group, GroupSummary
+from ..group.group import UNKNOWN_MEMBER_ID, Group, JoinResult, Protocols, SyncResult
 from ..group.offsets import OffsetAndMetadata
 from ..group.records import group_metadata_key
 from .config import ConsumerGroupConfig
 from .group import CONSUMER_GROUP_TYPE, DEAD, ConsumerGroup, ConsumerMember
 from .heartbeat import HeartbeatRequest, HeartbeatResult, heartbeat, remove_member
 from .manager import ConsumerGroupMetadataManager
+from .migration import (
+    by_topic_id,
+    by_topic_name,
+    downgrade,
+    downgrade_refusal,
+    upgrade_records,
+    upgrade_refusal,
+)
 from .reconciliation import UNREVOKED_PARTITIONS
-from .records import RECORD_TYPES, Record, parse_key, parse_value, record_type_of
+from .records import (
+    RECORD_TYPES,
+    ClassicProtocols,
+    Record,
+    parse_key,
+    parse_value,
+    record_type_of,
+)
 from .subscriptions import TopicsImage
 from .target_assignment import group_assignor
 
@@ -127,6 +155,14 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                 return HeartbeatResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, None,
                                        request.member_id or None, request.member_epoch)
             result = heartbeat(group, request, self.consumer_config, self.topics)
+            if result.error == ErrorCode.NONE and result.left and result.member_id and \
+                    downgrade_refusal(group, result.member_id, self.consumer_config,
+                                      self.group_config.max_size) is None:
+                error = self._leave_or_downgrade(group, result.member_id)
+                if error is not None:
+                    result = HeartbeatResult(error, None, request.member_id or None,
+                                             request.member_epoch)
+                return result
             if result.error == ErrorCode.NONE:
                 error = self._write(group, result.records)
                 if error is not None:
@@ -157,7 +193,10 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                                   f"Group {group_id} is not a consumer group.")
                 elif classic.is_(CLASSIC_EMPTY):
                     return self._replace_empty_classic(classic), None
+                elif (why := upgrade_refusal(classic, self.consumer_config)) is None:
+                    return self._upgrade(classic)
                 else:
+                    logger.info("not upgrading group %s: %s", group_id, why)
                     return None, (ErrorCode.GROUP_ID_NOT_FOUND,
                                   f"Group {group_id} is not a consumer group.")
         if not joining:
@@ -174,6 +213,54 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         self.manager.replace_classic_group(classic, group)
         logger.info("empty classic group %s becomes a consumer group", classic.group_id)
         return group
+
+    def _upgrade(self, classic: Group
+                 ) -> tuple[ConsumerGroup | None, tuple[ErrorCode, str] | None]:
+        """A Stable classic group (the caller holds its lock) becomes a consumer group, its
+        members and their partitions kept (:mod:`.migration`)."""
+        group = ConsumerGroup(classic.group_id)
+        error = self._write(group, upgrade_records(classic, self.topics))
+        if error is not None:
+            return None, (error, f"upgrading group {classic.group_id} failed")
+        self._cancel_group_tasks(classic)
+        classic.transition_to(CLASSIC_DEAD, self.clock_ms())
+        self.manager.replace_classic_group(classic, group)
+        logger.info("classic group %s (generation %d, %d members) is upgraded to a consumer "
+                    "group", group.group_id, group.epoch, group.size)
+        with group.lock:
+            for member_id in group.members:
+                self._schedule_session(group, member_id)
+        return group, None
+
+    def _downgrade(self, group: ConsumerGroup, leaving: str) -> ErrorCode | None:
+        """``leaving``, the last member of the consumer protocol, leaves; the group becomes a
+        classic group of the others, which rebalances (the caller holds the group's lock)."""
+        records, record = downgrade(group, leaving, self.topics)
+        error = self.manager.write(group.group_id, records)
+        if error is not None:
+            return error
+        for task in group.timers.values():
+            task.cancel()
+        group.timers.clear()
+        group.dead = True
+        classic = Group.from_record(group.group_id, record, self.clock_ms())
+        with classic.lock:
+            self.manager.replace_consumer_group(group, classic)
+            logger.info("consumer group %s is downgraded to a classic group of %d members",
+                        group.group_id, classic.size)
+            for member in list(classic.members.values()):
+                self._schedule_heartbeat(classic, member)
+            self._prepare_rebalance(classic, f"downgraded as member {leaving} left")
+        return None
+
+    def _leave_or_downgrade(self, group: ConsumerGroup, member_id: str) -> ErrorCode | None:
+        """Remove a member (it left, or was fenced), downgrading the group when the policy
+        allows and only classic members remain (the caller holds the group's lock)."""
+        self._cancel(group, member_id)
+        if downgrade_refusal(group, member_id, self.consumer_config,
+                             self.group_config.max_size) is None:
+            return self._downgrade(group, member_id)
+        return self._write(group, remove_member(group, member_id, self.topics))
 
     def _write(self, group: ConsumerGroup, records: list[Record]) -> ErrorCode | None:
         """Append ``records`` and replay them into ``group`` (the caller holds its lock)."""
@@ -193,7 +280,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             return
         self._schedule_session(group, member_id)
         member = group.members[member_id]
-        if member.assignment.state == UNREVOKED_PARTITIONS:
+        if member.assignment.state == UNREVOKED_PARTITIONS and not member.uses_classic_protocol:
             if (REBALANCE, member_id) not in group.timers:
                 self._schedule_rebalance_timeout(group, member)
         else:
@@ -207,7 +294,9 @@ class ConsumerGroupCoordinator(GroupCoordinator):
 
     def _schedule_session(self, group: ConsumerGroup, member_id: str) -> None:
         self._cancel(group, member_id, SESSION)
-        timeout = self.consumer_config.session_timeout_ms
+        classic = group.members[member_id].metadata.classic
+        timeout = classic.session_timeout_ms if classic is not None \
+            else self.consumer_config.session_timeout_ms
         group.timers[(SESSION, member_id)] = self.timer.schedule(
             timeout, lambda: self._fence(group, member_id, None,
                                          f"its session timed out ({timeout} ms)"))
@@ -228,8 +317,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                 return
             logger.info("member %s of consumer group %s is fenced: %s", member_id,
                         group.group_id, why)
-            self._cancel(group, member_id)
-            error = self._write(group, remove_member(group, member_id, self.topics))
+            error = self._leave_or_downgrade(group, member_id)
             if error is not None:  # tried again at the next expiry
                 logger.warning("fencing member %s of consumer group %s failed: %s",
                                member_id, group.group_id, error.name)
@@ -243,6 +331,144 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                 self._schedule_session(group, member.member_id)
                 if member.assignment.state == UNREVOKED_PARTITIONS:
                     self._schedule_rebalance_timeout(group, member)
+
+    # -- members speaking the classic protocol in a consumer group ---------------------------
+
+    def handle_join_group(self, group_id: str, member_id: str, group_instance_id: str | None,
+                          require_known_member_id: bool, support_skipping_assignment: bool,
+                          client_id: str, client_host: str, rebalance_timeout_ms: int,
+                          session_timeout_ms: int, protocol_type: str, protocols: Protocols,
+                          callback: JoinCallback, reason: str | None = None) -> None:
+        group = self.manager.get_consumer_group(group_id)
+        if group is None or self.validate_group_status(group_id) is not None:
+            super().handle_join_group(group_id, member_id, group_instance_id,
+                                      require_known_member_id, support_skipping_assignment,
+                                      client_id, client_host, rebalance_timeout_ms,
+                                      session_timeout_ms, protocol_type, protocols, callback,
+                                      reason)
+            return
+        callback(self._classic_join(group, member_id, group_instance_id, require_known_member_id,
+                                    client_id, client_host, rebalance_timeout_ms,
+                                    session_timeout_ms, protocol_type, protocols))
+
+    def _classic_join(self, group: ConsumerGroup, member_id: str, instance_id: str | None,
+                      require_known_member_id: bool, client_id: str, client_host: str,
+                      rebalance_timeout_ms: int, session_timeout_ms: int, protocol_type: str,
+                      protocols: Protocols) -> JoinResult:
+        """A classic member's JoinGroup, moving it towards its target at once (Kafka's
+        ``classicGroupJoinToConsumerGroup``): answered without a leader, the assignment comes
+        with its SyncGroup."""
+        if protocol_type != CONSUMER_PROTOCOL_TYPE or not protocols:
+            return JoinResult(member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+        if not self.group_config.min_session_timeout_ms <= session_timeout_ms \
+                <= self.group_config.max_session_timeout_ms:
+            return JoinResult(member_id, ErrorCode.INVALID_SESSION_TIMEOUT)
+        with group.lock:
+            if group.dead:
+                return JoinResult(member_id, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            if member_id == UNKNOWN_MEMBER_ID:
+                member_id = Group.generate_member_id(client_id, instance_id)
+                if require_known_member_id:
+                    return JoinResult(member_id, ErrorCode.MEMBER_ID_REQUIRED)
+            existing = group.members.get(member_id)
+            try:
+                topics, owned, rack = parse_subscription(protocols[0][1])
+            except MalformedSubscriptionError:
+                return JoinResult(member_id, ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+            result = heartbeat(group, HeartbeatRequest(
+                group.group_id, member_id, existing.epoch if existing is not None else 0,
+                instance_id, rack or None, rebalance_timeout_ms, topics, None, None,
+                by_topic_id(owned, self.topics) if existing is not None else {}, client_id,
+                client_host, classic=ClassicProtocols(
+                    session_timeout_ms, tuple((n, bytes(m)) for n, m in protocols))),
+                self.consumer_config, self.topics)
+            if result.error == ErrorCode.NONE:
+                error = self._write(group, result.records)
+                if error is not None:
+                    return JoinResult(member_id, error)
+            if result.error != ErrorCode.NONE:
+                return JoinResult(member_id, result.error)
+            self._schedule_session(group, member_id)
+            return JoinResult(member_id, ErrorCode.NONE, result.member_epoch,
+                              CONSUMER_PROTOCOL_TYPE, protocols[0][0], "")
+
+    def handle_sync_group(self, group_id: str, generation_id: int, member_id: str,
+                          protocol_type: str | None, protocol_name: str | None,
+                          group_instance_id: str | None, assignment: Mapping[str, bytes],
+                          callback: SyncCallback) -> None:
+        group = self.manager.get_consumer_group(group_id)
+        if group is None or self.validate_group_status(group_id) is not None:
+            super().handle_sync_group(group_id, generation_id, member_id, protocol_type,
+                                      protocol_name, group_instance_id, assignment, callback)
+            return
+        with group.lock:
+            member = group.members.get(member_id)
+            error = self._classic_member_error(group, member, generation_id)
+            if error is not None or member is None:
+                callback(SyncResult(error or ErrorCode.UNKNOWN_MEMBER_ID))
+                return
+            classic = member.metadata.classic
+            assert classic is not None
+            name, metadata = classic.protocols[0]
+            if (protocol_type is not None and protocol_type != CONSUMER_PROTOCOL_TYPE) or \
+                    (protocol_name is not None and protocol_name != name):
+                callback(SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+                return
+            if group.epoch > member.epoch:  # the group moved on since its join
+                callback(SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+                return
+            self._schedule_session(group, member_id)
+            callback(SyncResult(ErrorCode.NONE, assignment_bytes(
+                by_topic_name(member.assignment.assigned, self.topics),
+                subscription_version(metadata)), CONSUMER_PROTOCOL_TYPE, name))
+
+    def handle_heartbeat(self, group_id: str, member_id: str, group_instance_id: str | None,
+                         generation_id: int) -> ErrorCode:
+        group = self.manager.get_consumer_group(group_id)
+        if group is None or self.validate_group_status(group_id) is not None:
+            return super().handle_heartbeat(group_id, member_id, group_instance_id,
+                                            generation_id)
+        with group.lock:
+            member = group.members.get(member_id)
+            error = self._classic_member_error(group, member, generation_id)
+            if error is not None or member is None:
+                return error or ErrorCode.UNKNOWN_MEMBER_ID
+            self._schedule_session(group, member_id)
+            # not at its target yet: it rejoins, and its JoinGroup moves it on
+            if group.epoch > group.assignment_epoch or \
+                    not member.assignment.is_reconciled_to(group.assignment_epoch):
+                return ErrorCode.REBALANCE_IN_PROGRESS
+            return ErrorCode.NONE
+
+    def handle_leave_group(self, group_id: str, leaving: Iterable[LeavingMember]
+                           ) -> tuple[ErrorCode, list[tuple[LeavingMember, ErrorCode]]]:
+        group = self.manager.get_consumer_group(group_id)
+        if group is None or self.validate_group_status(group_id) is not None:
+            return super().handle_leave_group(group_id, leaving)
+        answers = []
+        with group.lock:
+            for m in leaving:
+                member_id = m.member_id or next(
+                    (x.member_id for x in group.members.values()
+                     if m.group_instance_id is not None
+                     and x.instance_id == m.group_instance_id), "")
+                if group.dead or member_id not in group.members:
+                    answers.append((m, ErrorCode.UNKNOWN_MEMBER_ID))
+                    continue
+                error = self._leave_or_downgrade(group, member_id)
+                answers.append((m, error or ErrorCode.NONE))
+        return ErrorCode.NONE, answers
+
+    @staticmethod
+    def _classic_member_error(group: ConsumerGroup, member: ConsumerMember | None,
+                              generation_id: int) -> ErrorCode | None:
+        if group.dead:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if member is None or not member.uses_classic_protocol:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if generation_id != member.epoch:
+            return ErrorCode.ILLEGAL_GENERATION
+        return None
 
     # -- ConsumerGroupDescribe -----------------------------------------------------------------
 
@@ -362,11 +588,6 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                                             CONSUMER_GROUP_TYPE))
         return error, sorted(groups, key=lambda g: g.group_id)
 
-    def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]:
-        """DescribeGroups describes classic groups; a consumer group is Dead to it, as
-        Kafka answers (its members are described by ConsumerGroupDescribe)."""
-        return super().handle_describe_group(group_id)
-
     def handle_delete_groups(self, group_ids: Iterable[str]) -> dict[str, ErrorCode]:
         classic_ids, errors = [], {}
         for group_id in group_ids:
@@ -387,9 +608,6 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             errors[group_id] = ErrorCode.NONE if deleted else ErrorCode.COORDINATOR_NOT_AVAILABLE
         errors.update(super().handle_delete_groups(classic_ids))
         return errors
-
-    def _on_group_unloaded(self, group: Group) -> None:
-        super()._on_group_unloaded(group)
 
 
 def commit_error(group: ConsumerGroup, member_id: str, member_epoch: int) -> ErrorCode | None:
@@ -416,5 +634,3 @@ def replay(group: ConsumerGroup, records: Iterable[Record]) -> None:
             parsed = parse_key(key)
             group.replay(parsed, parse_value(parsed.record_type, value))
 
-
-ClockMs = Callable[[], int]

@@ -45,6 +45,7 @@ from .group import (
 from .reconciliation import UNREVOKED_PARTITIONS, MemberAssignment, reconcile
 from .records import (
     Assignment,
+    ClassicProtocols,
     CurrentAssignment,
     MemberMetadata,
     Record,
@@ -77,6 +78,8 @@ class HeartbeatRequest:
     client_id: str = ""
     client_host: str = ""
     version: int = 1
+    #: a member speaking the classic protocol inside a consumer group (its JoinGroup)
+    classic: ClassicProtocols | None = None
 
 
 @dataclass
@@ -229,7 +232,7 @@ def _updated(metadata: MemberMetadata, request: HeartbeatRequest) -> MemberMetad
                                      metadata.subscribed_topic_names),
         subscribed_topic_regex=(request.subscribed_topic_regex or None)
         if request.subscribed_topic_regex is not None else metadata.subscribed_topic_regex,
-        client_id=request.client_id, client_host=request.client_host, classic=None)
+        client_id=request.client_id, client_host=request.client_host, classic=request.classic)
 
 
 def _subscription_changed(old: MemberMetadata, new: MemberMetadata) -> bool:
@@ -253,7 +256,11 @@ def _heartbeat(group: ConsumerGroup, request: HeartbeatRequest, config: Consumer
     members[member.member_id] = metadata
 
     # 2. the group's subscriptions, and its epoch
-    metadata_now = subscription_metadata(subscribed_names(members.values(), image), image)
+    # a pattern new to the group is resolved from the next heartbeat on, as Kafka resolves it
+    # in the background
+    resolved = {m.metadata.subscribed_topic_regex for m in group.members.values()}
+    metadata_now = subscription_metadata(
+        subscribed_names(members.values(), image, resolved), image)
     epoch = group.epoch
     if metadata_now != group.subscription_metadata:
         bump = True

@@ -6,12 +6,19 @@ A change of the subscription metadata (a subscribed topic created, deleted or gr
 topic matching a member's regular expression) bumps the group epoch, so the group is assigned
 again. Internal topics (``__consumer_offsets``, ...) never match a regular expression, as in
 Kafka.
+
+Kafka resolves a regular expression new to the group in the background, after the heartbeat
+that brought it: that heartbeat is answered with the member's literal topics only, and the
+matched ones come with a later heartbeat (librdkafka's tests count on that order). Here a
+pattern is resolved once it is the group's, that is from the heartbeat after the one that
+subscribed with it; the group's patterns are matched again on every heartbeat, so topics
+created later are picked up within a heartbeat interval.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from typing import Protocol
 
 from .records import MemberMetadata, TopicMetadata
@@ -33,15 +40,17 @@ def is_internal(topic: str) -> bool:
     return topic.startswith("__")
 
 
-def subscribed_names(members: Iterable[MemberMetadata], image: TopicsImage) -> set[str]:
+def subscribed_names(members: Iterable[MemberMetadata], image: TopicsImage,
+                     resolved: Set[str] | None = None) -> set[str]:
     """The topic names the members subscribe to, their regular expressions matched against the
-    image (each expression once)."""
+    image (each expression once; only those of ``resolved``, when given)."""
     names: set[str] = set()
     patterns: set[str] = set()
     for member in members:
         names.update(member.subscribed_topic_names)
-        if member.subscribed_topic_regex:
-            patterns.add(member.subscribed_topic_regex)
+        regex = member.subscribed_topic_regex
+        if regex and (resolved is None or regex in resolved):
+            patterns.add(regex)
     if patterns:
         compiled = [compile_subscription(p) for p in sorted(patterns)]
         names.update(t for t in image.topic_names() if not is_internal(t)

@@ -8,12 +8,6 @@ input gets Kafka's error code while other groups carry on; a restarted broker re
 group from ``__consumer_offsets``; ListGroups filters by type and state.
 """
 
-import os
-import signal
-import subprocess
-import sys
-import textwrap
-import threading
 import time
 import uuid
 
@@ -22,6 +16,13 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from broker_lite.common.tiers import needs
+from broker_lite.local.rebalance_probe import (
+    ChildMember,
+    SteadyProducer,
+    Watched,
+    assigned,
+    poll_until,
+)
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.server.broker import Broker
 from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers
@@ -65,87 +66,6 @@ def consumer(servers: str, group: str, **overrides) -> Consumer:
                      "log_level": 3, **overrides})
 
 
-def assigned(c: Consumer) -> set[tuple[str, int]]:
-    return {(tp.topic, tp.partition) for tp in c.assignment()}
-
-
-class SteadyProducer:
-    """Produces one record to every partition of ``topic`` each ``interval_s``, until
-    stopped."""
-
-    def __init__(self, servers: str, topic: str, interval_s: float = 0.05):
-        self.producer = Producer({"bootstrap.servers": servers, "linger.ms": 0,
-                                  "log_level": 3})
-        self.topic, self.interval_s = topic, interval_s
-        self.stopping = threading.Event()
-        self.sent = 0
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> "SteadyProducer":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stopping.set()
-        self.thread.join(10)
-        self.producer.flush(10)
-
-    def _run(self) -> None:
-        while not self.stopping.wait(self.interval_s):
-            for p in range(PARTITIONS):
-                self.producer.produce(self.topic, f"{self.sent}".encode(), partition=p)
-            self.sent += 1
-            self.producer.poll(0)
-
-
-class Watched:
-    """A consumer polled by the test, remembering when it got records of each partition and
-    every assignment it had."""
-
-    def __init__(self, c: Consumer):
-        self.consumer = c
-        self.arrivals: dict[int, list[tuple[float, int]]] = {}
-        self.assignments: list[set[tuple[str, int]]] = []
-
-    def poll(self) -> None:
-        record = self.consumer.poll(0.02)
-        if record is not None and record.error() is None:
-            self.arrivals.setdefault(record.partition(), []).append(
-                (time.monotonic(), record.offset()))
-        self.assignments.append(assigned(self.consumer))
-
-    def max_gap_s(self, partition: int, since: float, until: float) -> float:
-        times = [t for t, _ in self.arrivals.get(partition, []) if since <= t <= until]
-        assert times, f"no record of partition {partition} between the two times"
-        edges = [since, *times, until]
-        return max(b - a for a, b in zip(edges, edges[1:], strict=False))
-
-
-def poll_until(watched: list[Watched], done, timeout_s: float, message: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not done():
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s: {message}"
-        for w in watched:
-            w.poll()
-
-
-CRASHING_MEMBER = textwrap.dedent("""
-    import sys
-    from confluent_kafka import Consumer
-    consumer = Consumer({"bootstrap.servers": sys.argv[1], "group.id": sys.argv[2],
-                         "group.protocol": "consumer", "auto.offset.reset": "earliest",
-                         "log_level": 3})
-    consumer.subscribe([sys.argv[3]])
-    told = set()
-    while True:
-        consumer.poll(0.05)
-        now = sorted(tp.partition for tp in consumer.assignment())
-        if tuple(now) not in told:
-            told.add(tuple(now))
-            print(" ".join(map(str, now)), flush=True)
-""")
-
-
 def test_members_join_leave_and_crash_while_the_others_keep_consuming(broker):
     """Three members split six partitions; one leaves, one is killed (SIGKILL: only its
     session can end it). The member that stays never loses a partition it had, and never
@@ -155,10 +75,10 @@ def test_members_join_leave_and_crash_while_the_others_keep_consuming(broker):
     topic, group = "steady", f"g-{uuid.uuid4().hex[:8]}"
     create_topics(servers, topic)
     stays, leaves = Watched(consumer(servers, group)), Watched(consumer(servers, group))
-    crashes = subprocess.Popen([sys.executable, "-c", CRASHING_MEMBER, servers, group, topic],
-                               stdout=subprocess.PIPE, text=True)
+    crashes = ChildMember({"bootstrap.servers": servers, "group.id": group,
+                           "group.protocol": "consumer", "log_level": 3}, topic)
     try:
-        with SteadyProducer(servers, topic):
+        with SteadyProducer(servers, topic, PARTITIONS):
             for w in (stays, leaves):
                 w.consumer.subscribe([topic])
             poll_until([stays, leaves], lambda: len(assigned(stays.consumer)) == 2
@@ -170,8 +90,7 @@ def test_members_join_leave_and_crash_while_the_others_keep_consuming(broker):
             left_at = time.monotonic()
             poll_until([stays], lambda: len(assigned(stays.consumer)) == 3, 30,
                        "the leaver's partitions are shared")
-            os.kill(crashes.pid, signal.SIGKILL)
-            crashes.wait(10)
+            crashes.kill()  # SIGKILL
             killed_at = time.monotonic()
             poll_until([stays], lambda: len(assigned(stays.consumer)) == PARTITIONS, 30,
                        "the crashed member's partitions are taken over")
@@ -193,8 +112,7 @@ def test_members_join_leave_and_crash_while_the_others_keep_consuming(broker):
                    for p in taken_over)
         assert left_at < killed_at < settled_at
     finally:
-        if crashes.poll() is None:
-            crashes.kill()
+        crashes.kill()
         stays.consumer.close()
 
 
@@ -408,3 +326,86 @@ def test_list_groups_by_type_and_state(broker):
     finally:
         new.consumer.close()
         old.close()
+
+
+def classic_consumer(servers: str, group: str) -> Consumer:
+    return Consumer({"bootstrap.servers": servers, "group.id": group,
+                     "group.protocol": "classic", "partition.assignment.strategy": "range",
+                     "session.timeout.ms": 6000, "heartbeat.interval.ms": 300,
+                     "auto.offset.reset": "earliest", "log_level": 3})
+
+
+def owners_never_overlap(members: list[Watched], timeline: list[tuple[float, int, set]]
+                         ) -> None:
+    """No partition was in two members' assignments at once: for each partition, a member's
+    first sample holding it comes after the last sample of the member that held it before."""
+    held: dict[int, tuple[int, float]] = {}  # partition -> (member, last sample holding it)
+    for moment, index, assignment in timeline:
+        for _, p in assignment:
+            owner = held.get(p)
+            if owner is not None and owner[0] != index:
+                previous = [(t, a) for t, i, a in timeline if i == owner[0] and t <= moment]
+                still = previous and ("steady", p) in previous[-1][1]
+                assert not still, f"partition {p}: member {index} got it at {moment:.3f} " \
+                                  f"while member {owner[0]} still had it"
+            held[p] = (index, moment)
+
+
+def list_type(port: int, group: str) -> str | None:
+    groups = call(port, ApiKey.LIST_GROUPS, 5, {"states_filter": [],
+                                                "types_filter": []})["groups"]
+    return next((g["group_type"] for g in groups if g["group_id"] == group), None)
+
+
+def test_a_classic_group_is_upgraded_online_and_back(broker):
+    """Two classic (eager) members consume; a member of the consumer protocol joins the same
+    group, which becomes a consumer group without stopping (group.consumer.migration.policy
+    bidirectional); when it leaves, the group is classic again. No partition is ever held by
+    two members at once, and every record produced is consumed."""
+    servers, port = bootstrap(broker), broker[0].port
+    topic, group = "steady", f"m-{uuid.uuid4().hex[:8]}"
+    create_topics(servers, topic)
+    members = [Watched(classic_consumer(servers, group)) for _ in range(2)]
+    timeline: list[tuple[float, int, set]] = []
+
+    def poll_all(done, timeout_s: float, message: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            assert time.monotonic() < deadline, f"timed out after {timeout_s} s: {message}"
+            for index, w in enumerate(members):
+                w.poll()
+                timeline.append((time.monotonic(), index, w.assignments[-1]))
+
+    def split() -> bool:
+        sets = [assigned(w.consumer) for w in members]
+        return all(sets) and sum(map(len, sets)) == PARTITIONS and \
+            len(set().union(*sets)) == PARTITIONS
+
+    try:
+        with SteadyProducer(servers, topic, PARTITIONS) as producer:
+            for w in members:
+                w.consumer.subscribe([topic])
+            poll_all(split, 60, "the classic members split the partitions")
+            assert list_type(port, group) == "classic"
+            members.append(Watched(consumer(servers, group)))  # group.protocol=consumer
+            members[-1].consumer.subscribe([topic])
+            poll_all(lambda: split() and list_type(port, group) == "consumer", 90,
+                     "the group is upgraded and the new member gets its share")
+            members[-1].consumer.close()  # the last consumer-protocol member leaves
+            timeline.append((time.monotonic(), len(members) - 1, set()))  # it has nothing
+            newcomer = members.pop()
+            poll_all(lambda: split() and list_type(port, group) == "classic", 90,
+                     "the group is classic again")
+            sent = producer.sent
+        poll_all(lambda: all(sum(1 for _ in w.arrivals.get(p, [])) for w in members
+                             for p in w.partitions()) and
+                 all(max(o for _, o in arrivals) >= sent - 1
+                     for p in range(PARTITIONS)
+                     for arrivals in [[a for w in (*members, newcomer)
+                                       for a in w.arrivals.get(p, [])]]), 60,
+                 "everything produced is consumed")
+        owners_never_overlap(members, timeline)
+        assert newcomer.arrivals, "the consumer-protocol member consumed"
+    finally:
+        for w in members:
+            w.consumer.close()
