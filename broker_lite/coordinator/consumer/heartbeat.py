@@ -124,7 +124,7 @@ def request_error(request: HeartbeatRequest, config: ConsumerGroupConfig
     elif epoch == 0:
         if request.rebalance_timeout_ms == -1:
             return invalid, "RebalanceTimeoutMs must be provided in first request."
-        if request.owned is None or any(request.owned.values()):
+        if request.owned is not None and any(request.owned.values()):  # null: owns nothing
             return invalid, "TopicPartitions must be empty when (re-)joining."
         if not request.subscribed_topic_names and not request.subscribed_topic_regex:
             return invalid, "SubscribedTopicNames or SubscribedTopicRegex must be set in " \
