@@ -5,7 +5,8 @@ Members join, leave and crash while the others go on consuming their partitions 
 stop-the-world rebalance: the test measures the gaps); a regular-expression subscription picks
 up a topic created later; commits carry member epochs and a stale member's is refused; bad
 input gets Kafka's error code while other groups carry on; a restarted broker recovers the
-group from ``__consumer_offsets``; ListGroups filters by type and state.
+group from ``__consumer_offsets``; ListGroups filters by type and state; a classic group is
+upgraded online to a consumer group and back; ``broker-lite consumer-groups`` shows both kinds.
 """
 
 import time
@@ -26,6 +27,7 @@ from broker_lite.local.rebalance_probe import (
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.server.broker import Broker
 from broker_lite.server.testing import bootstrap, call, start_brokers, stop_brokers
+from broker_lite.tools.testing import run_tool
 from broker_lite.zk.testing import wait_until
 
 PARTITIONS = 6
@@ -409,3 +411,35 @@ def test_a_classic_group_is_upgraded_online_and_back(broker):
     finally:
         for w in members:
             w.consumer.close()
+
+
+def test_the_consumer_groups_tool_shows_both_kinds(broker):
+    servers = bootstrap(broker)
+    create_topics(servers, "tooled", partitions=2)
+    consumer_group, classic_group = f"tool-new-{uuid.uuid4().hex[:6]}", \
+        f"tool-old-{uuid.uuid4().hex[:6]}"
+    new = Watched(consumer(servers, consumer_group))
+    old = Watched(classic_consumer(servers, classic_group))
+    try:
+        new.consumer.subscribe(["tooled"])
+        old.consumer.subscribe(["tooled"])
+        poll_until([new, old], lambda: len(assigned(new.consumer)) == 2
+                   and len(assigned(old.consumer)) == 2, 60, "both groups assigned")
+        listed = run_tool("consumer-groups", "--bootstrap-server", servers, "--list", "--type")
+        rows = {tuple(line.split()) for line in listed.stdout.splitlines()[1:]}
+        assert listed.stdout.split()[:2] == ["GROUP", "TYPE"]
+        assert {(consumer_group, "consumer"), (classic_group, "classic")} <= rows
+        only = run_tool("consumer-groups", "--bootstrap-server", servers, "--list",
+                        "--type", "consumer", "--state")
+        assert [line.split() for line in only.stdout.splitlines()] == [
+            ["GROUP", "TYPE", "STATE"], [consumer_group, "consumer", "Stable"]]
+        members = run_tool("consumer-groups", "--bootstrap-server", servers, "--describe",
+                           "--group", consumer_group, "--members", "--verbose")
+        (row,) = members.stdout.splitlines()[1:]
+        assert row.split()[0] == consumer_group and "tooled(0,1)" in row
+        state = run_tool("consumer-groups", "--bootstrap-server", servers, "--describe",
+                         "--group", consumer_group, "--state")
+        assert state.stdout.splitlines()[1].split()[-3:] == ["uniform", "Stable", "1"]
+    finally:
+        new.consumer.close()
+        old.consumer.close()
