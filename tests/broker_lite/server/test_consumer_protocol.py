@@ -443,3 +443,58 @@ def test_the_consumer_groups_tool_shows_both_kinds(broker):
     finally:
         new.consumer.close()
         old.consumer.close()
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
+def three_brokers(zookeeper_connect, tmp_path):
+    brokers = start_brokers(zookeeper_connect, tmp_path, 3, {
+        **PROPERTIES, "offsets.topic.replication.factor": "3",
+        "replica.lag.time.max.ms": "5000", "controlled.shutdown.retry.backoff.ms": "100"})
+    yield brokers
+    stop_brokers([b for b in brokers if b.server is not None])
+
+
+def coordinator_of(brokers, group: str):
+    found = call(brokers[0].port, ApiKey.FIND_COORDINATOR, 3, {"key": group, "key_type": 0})
+    assert found["error_code"] == ErrorCode.NONE, found
+    return next(b for b in brokers if b.port == found["port"])
+
+
+def test_the_group_moves_with_the_coordinators_leadership(three_brokers):
+    """On three brokers, the coordinator's broker stops: the new leader of the group's
+    partition of ``__consumer_offsets`` loads the group from the replicated records, and the
+    member heartbeats on there with its epoch, keeping its partitions."""
+    servers = bootstrap(three_brokers)
+    admin = AdminClient({"bootstrap.servers": servers, "log_level": 3})
+    admin.create_topics([NewTopic("moving", 3, 3)])["moving"].result(60)
+    group = f"move-{uuid.uuid4().hex[:8]}"
+    c = Watched(consumer(servers, group))
+    try:
+        c.consumer.subscribe(["moving"])
+        poll_until([c], lambda: len(assigned(c.consumer)) == 3, 90, "assigned")
+        old = coordinator_of(three_brokers, group)
+        before = describe(old.port, group)
+        old.stop()
+        rest = [b for b in three_brokers if b is not old]
+
+        def moved():
+            new = coordinator_of(rest, group)
+            d = describe(new.port, group)
+            return (new, d) if new is not old and d["error_code"] == ErrorCode.NONE else None
+
+        new, after = wait_until(moved, 60, "another broker coordinates the group")
+        assert (after["group_epoch"], after["assignment_epoch"]) == \
+            (before["group_epoch"], before["assignment_epoch"])
+        assert [(m["member_id"], m["member_epoch"]) for m in after["members"]] == \
+            [(m["member_id"], m["member_epoch"]) for m in before["members"]]
+        # past a session timeout: only heartbeats to the new coordinator keep the member in
+        moved_at = time.monotonic()
+        poll_until([c], lambda: time.monotonic() - moved_at > SESSION_TIMEOUT_MS / 1000 + 1,
+                   30, "a session timeout")
+        assert len(assigned(c.consumer)) == 3 and describe(new.port, group)["group_state"] == \
+            "Stable"
+        assert describe(new.port, group)["members"][0]["member_epoch"] == \
+            before["members"][0]["member_epoch"]
+    finally:
+        c.consumer.close()
