@@ -83,7 +83,7 @@ def crash_to_takeover(servers: str, topic: str, partitions: int, protocol: str,
                                                               for s in survivors))
             child.kill()
             killed = time.monotonic()
-            taken = {}
+            taken: dict[int, float] = {}
             while len(taken) < len(orphaned):
                 if time.monotonic() - killed > 120:
                     raise AssertionError(f"{protocol}: partitions {orphaned} not taken over")

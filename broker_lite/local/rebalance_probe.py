@@ -6,6 +6,7 @@ rebalance benchmark (:mod:`.bench_rebalance`) both measure with these.
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -63,8 +64,9 @@ class Watched:
     def poll(self) -> None:
         record = self.consumer.poll(0.02)
         if record is not None and record.error() is None:
-            self.arrivals.setdefault(record.partition(), []).append(
-                (time.monotonic(), record.offset()))
+            partition, offset = record.partition(), record.offset()
+            if partition is not None and offset is not None:
+                self.arrivals.setdefault(partition, []).append((time.monotonic(), offset))
         self.assignments.append(assigned(self.consumer))
 
     def partitions(self) -> set[int]:
@@ -75,7 +77,7 @@ class Watched:
         ``partition``."""
         times = [t for t, _ in self.arrivals.get(partition, []) if since <= t <= until]
         edges = [since, *times, until]
-        return max(b - a for a, b in zip(edges, edges[1:], strict=False))
+        return max(b - a for a, b in itertools.pairwise(edges))
 
     def first_after(self, partition: int, moment: float) -> float | None:
         return next((t for t, _ in self.arrivals.get(partition, []) if t > moment), None)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from broker_lite.common.vocabulary import TopicPartition
@@ -58,7 +58,7 @@ class ConsumerMember:
 
     member_id: str
     metadata: MemberMetadata
-    assignment: MemberAssignment = MemberAssignment()
+    assignment: MemberAssignment = field(default_factory=MemberAssignment)
 
     @property
     def epoch(self) -> int:

@@ -258,7 +258,8 @@ def _heartbeat(group: ConsumerGroup, request: HeartbeatRequest, config: Consumer
     # 2. the group's subscriptions, and its epoch
     # a pattern new to the group is resolved from the next heartbeat on, as Kafka resolves it
     # in the background
-    resolved = {m.metadata.subscribed_topic_regex for m in group.members.values()}
+    resolved = {regex for m in group.members.values()
+                if (regex := m.metadata.subscribed_topic_regex) is not None}
     metadata_now = subscription_metadata(
         subscribed_names(members.values(), image, resolved), image)
     epoch = group.epoch

@@ -101,8 +101,9 @@ class ConsumerGroupMetadataManager(GroupMetadataManager):
         if group is None:
             return super().get_offsets(group_id, partitions)
         with group.lock:
-            offsets = group.offsets.all() if partitions is None else {
-                tp: group.offsets.get(tp) for tp in partitions}
+            offsets: dict[TopicPartition, OffsetAndMetadata | None] = \
+                dict(group.offsets.all()) if partitions is None else {
+                    tp: group.offsets.get(tp) for tp in partitions}
             return offsets, group.offsets.pending_partitions() & offsets.keys()
 
     def complete_transaction(self, producer_id: int, partitions: set[int],

@@ -35,7 +35,7 @@ def compute_target(group_id: str, epoch: int, members: Mapping[str, MemberMetada
                                       m.instance_id)
         for member_id, m in members.items()}
     partitions = {t.topic_id: t.num_partitions for t in metadata.values()}
-    target = ASSIGNORS[assignor](subscriptions, partitions)
+    target: dict[str, Assignment] = dict(ASSIGNORS[assignor](subscriptions, partitions))
     records = [target_assignment_member_record(group_id, member_id, assignment)
                for member_id, assignment in sorted(target.items())
                if _normalized(assignment) != _normalized(current.get(member_id, {}))]
