@@ -1,0 +1,99 @@
+"""ConsumerGroupHeartbeat and ConsumerGroupDescribe through their handlers, without sockets: the
+answer's fields in each version, Kafka's authorization (Read on the group and Describe on the
+topics named for a heartbeat; Describe on the group, and on its assigned topics, to describe
+it), and describing groups of either kind."""
+
+import pytest
+
+from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.protocol.enums import AclOperation as Op
+from broker_lite.protocol.enums import ResourceType as R
+
+from .handler_support import BROKER_ID
+
+ALICE = "User:alice"
+
+
+@pytest.fixture
+def groups(harness):
+    harness.topic("events", [BROKER_ID, BROKER_ID])
+    harness.offsets_topic()
+    harness.group = harness.group_led_here()
+    return harness
+
+
+def heartbeat(harness, version=1, principal="User:ANONYMOUS", **fields):
+    body = {"group_id": harness.group, "member_id": "m1", "member_epoch": 0,
+            "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 5000,
+            "subscribed_topic_names": ["events"], "subscribed_topic_regex": None,
+            "server_assignor": None, "topic_partitions": [], **fields}
+    return harness.call(ApiKey.CONSUMER_GROUP_HEARTBEAT, version, body, principal=principal)
+
+
+def describe(harness, group, version=1, principal="User:ANONYMOUS"):
+    return harness.call(ApiKey.CONSUMER_GROUP_DESCRIBE, version, {
+        "group_ids": [group], "include_authorized_operations": True},
+        principal=principal)["groups"][0]
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_a_member_joins_and_is_assigned(groups, version):
+    joined = heartbeat(groups, version)
+    topic_id = groups.cluster.topic("events").topic_id
+    assert (joined["error_code"], joined["member_id"], joined["member_epoch"],
+            joined["heartbeat_interval_ms"]) == (0, "m1", 1, 100)
+    assert joined["assignment"] == {"topic_partitions": [
+        {"topic_id": topic_id, "partitions": [0, 1]}]}
+    again = heartbeat(groups, version, member_epoch=1, rebalance_timeout_ms=-1,
+                      subscribed_topic_names=None, topic_partitions=None)
+    assert (again["error_code"], again["member_epoch"], again["assignment"]) == (0, 1, None)
+
+
+def test_describe_shows_members_assignments_and_types(groups):
+    heartbeat(groups)
+    described = describe(groups, groups.group)
+    assert (described["error_code"], described["group_state"], described["group_epoch"],
+            described["assignment_epoch"], described["assignor_name"]) == \
+        (0, "Stable", 1, 1, "uniform")
+    (member,) = described["members"]
+    topic_id = groups.cluster.topic("events").topic_id
+    assert (member["member_id"], member["member_epoch"], member["member_type"],
+            member["subscribed_topic_names"]) == ("m1", 1, 1, ["events"])
+    assert member["assignment"] == member["target_assignment"] == {"topic_partitions": [
+        {"topic_id": topic_id, "topic_name": "events", "partitions": [0, 1]}]}
+    unknown = describe(groups, "nobody")
+    assert unknown["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+def test_a_heartbeat_needs_read_on_the_group_and_describe_on_its_topics(groups):
+    groups.acls()
+    refused = heartbeat(groups, principal=ALICE)
+    assert (refused["error_code"], refused["member_epoch"]) == \
+        (ErrorCode.GROUP_AUTHORIZATION_FAILED, -1)
+    groups.grant(ALICE, Op.READ, R.GROUP, groups.group)
+    assert heartbeat(groups, principal=ALICE)["error_code"] == \
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    groups.grant(ALICE, Op.DESCRIBE, R.TOPIC, "events")
+    assert heartbeat(groups, principal=ALICE)["error_code"] == ErrorCode.NONE
+
+
+def test_describing_needs_describe_on_the_group_and_its_topics(groups):
+    heartbeat(groups)
+    groups.acls()
+    assert describe(groups, groups.group, principal=ALICE)["error_code"] == \
+        ErrorCode.GROUP_AUTHORIZATION_FAILED
+    groups.grant(ALICE, Op.DESCRIBE, R.GROUP, groups.group)
+    assert describe(groups, groups.group, principal=ALICE)["error_code"] == \
+        ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    groups.grant(ALICE, Op.DESCRIBE, R.TOPIC, "events")
+    described = describe(groups, groups.group, principal=ALICE)
+    assert described["error_code"] == ErrorCode.NONE
+    assert described["authorized_operations"] & (1 << Op.DESCRIBE)
+
+
+def test_a_group_over_its_max_size_refuses_the_next_member(groups):
+    assert heartbeat(groups, member_id="m1")["error_code"] == ErrorCode.NONE
+    assert heartbeat(groups, member_id="m2")["error_code"] == ErrorCode.NONE
+    full = heartbeat(groups, member_id="m3")
+    assert (full["error_code"], full["assignment"]) == (ErrorCode.GROUP_MAX_SIZE_REACHED, None)
+    assert full["error_message"].endswith("maximum capacity of 2 members.")
