@@ -50,6 +50,7 @@ def test_a_member_joins_and_is_assigned(groups, version):
 
 
 def test_describe_shows_members_assignments_and_types(groups):
+    assert describe(groups, groups.group)["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
     heartbeat(groups)
     described = describe(groups, groups.group)
     assert (described["error_code"], described["group_state"], described["group_epoch"],
@@ -61,8 +62,6 @@ def test_describe_shows_members_assignments_and_types(groups):
             member["subscribed_topic_names"]) == ("m1", 1, 1, ["events"])
     assert member["assignment"] == member["target_assignment"] == {"topic_partitions": [
         {"topic_id": topic_id, "topic_name": "events", "partitions": [0, 1]}]}
-    unknown = describe(groups, "nobody")
-    assert unknown["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
 
 
 def test_a_heartbeat_needs_read_on_the_group_and_describe_on_its_topics(groups):
