@@ -132,26 +132,32 @@ def describe_groups_request(group_ids: list[str]) -> dict:
     return {"groups": list(group_ids), "include_authorized_operations": False}
 
 
+def _per_group(groups: list[dict], describe: Callable[[dict], GroupDescription]
+               ) -> dict[str, GroupDescription | KafkaClientError]:
+    """Per group of a describe response: ``describe(group)``, or the error answered for it."""
+    described: dict[str, GroupDescription | KafkaClientError] = {}
+    for group in groups:
+        group_id = group["group_id"]
+        error = error_for(group["error_code"], where=f"group {group_id}")
+        described[group_id] = error if error is not None else describe(group)
+    return described
+
+
 def parse_describe_groups(body: dict, coordinator: BrokerInfo
                           ) -> dict[str, GroupDescription | KafkaClientError]:
     """Per group: its description, or the error the coordinator answered for it."""
-    described: dict[str, GroupDescription | KafkaClientError] = {}
-    for group in body["groups"]:
-        group_id = group["group_id"]
-        error = error_for(group["error_code"], where=f"group {group_id}")
-        if error is not None:
-            described[group_id] = error
-            continue
+    def describe(group: dict) -> GroupDescription:
         consumer = group["protocol_type"] == CONSUMER_PROTOCOL_TYPE
         members = tuple(
             MemberDescription(m["member_id"], m.get("group_instance_id"), m["client_id"],
                               m["client_host"],
                               _assignment(m["member_assignment"]) if consumer else None)
             for m in group["members"])
-        described[group_id] = GroupDescription(group_id, group["group_state"],
-                                               group["protocol_type"], group["protocol_data"],
-                                               members, coordinator)
-    return described
+        return GroupDescription(group["group_id"], group["group_state"],
+                                group["protocol_type"], group["protocol_data"], members,
+                                coordinator)
+
+    return _per_group(body["groups"], describe)
 
 
 def consumer_group_describe_request(group_ids: list[str]) -> dict:
@@ -162,22 +168,18 @@ def parse_consumer_group_describe(body: dict, coordinator: BrokerInfo
                                   ) -> dict[str, GroupDescription | KafkaClientError]:
     """Per group: its description (as a consumer group: the assignor as its protocol, each
     member's current assignment), or the error the coordinator answered for it."""
-    described: dict[str, GroupDescription | KafkaClientError] = {}
-    for group in body["groups"]:
-        group_id = group["group_id"]
-        error = error_for(group["error_code"], where=f"group {group_id}")
-        if error is not None:
-            described[group_id] = error
-            continue
+    def describe(group: dict) -> GroupDescription:
         members = tuple(MemberDescription(
             m["member_id"], m["instance_id"], m["client_id"], m["client_host"],
             tuple(TopicPartition(t["topic_name"], p)
                   for t in m["assignment"]["topic_partitions"] for p in t["partitions"]))
             for m in group["members"])
-        described[group_id] = GroupDescription(
-            group_id, group["group_state"], CONSUMER_PROTOCOL_TYPE, group["assignor_name"],
-            members, coordinator, CONSUMER, group["group_epoch"], group["assignment_epoch"])
-    return described
+        return GroupDescription(
+            group["group_id"], group["group_state"], CONSUMER_PROTOCOL_TYPE,
+            group["assignor_name"], members, coordinator, CONSUMER, group["group_epoch"],
+            group["assignment_epoch"])
+
+    return _per_group(body["groups"], describe)
 
 
 def delete_groups_request(group_ids: list[str]) -> dict:
