@@ -94,6 +94,45 @@ def poll_until(watched: list[Watched], done: Callable[[], object], timeout_s: fl
             w.poll()
 
 
+class PolledApart:
+    """Each consumer polled by a thread of its own while the ``with`` block runs (a poll waits
+    in librdkafka without the GIL), so that the time a record arrives is when its consumer got
+    it, not when a loop over all of them came round to it."""
+
+    def __init__(self, watched: list[Watched]):
+        self.watched = list(watched)
+        self.stopping = threading.Event()
+        self.threads: list[threading.Thread] = []
+
+    def add(self, w: Watched) -> None:
+        self.watched.append(w)
+        thread = threading.Thread(target=self._poll, args=(w,), daemon=True)
+        self.threads.append(thread)
+        thread.start()
+
+    def _poll(self, w: Watched) -> None:
+        while not self.stopping.is_set():
+            w.poll()
+
+    def __enter__(self) -> PolledApart:
+        watched, self.watched = self.watched, []
+        for w in watched:
+            self.add(w)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(10)
+
+    def wait_until(self, done: Callable[[], object], timeout_s: float, message: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout_s} s: {message}")
+            time.sleep(0.01)
+
+
 _MEMBER = textwrap.dedent("""
     import json, sys
     from confluent_kafka import Consumer
