@@ -563,8 +563,8 @@ class ConsumerGroupCoordinator(GroupCoordinator):
                           and group.is_subscribed_to_topic(tp.topic)}
             eligible = [tp for tp in partitions if tp not in subscribed]
             removed = group.offsets.remove(eligible)
-        self.manager.delete_consumer_group_records(group, removed, only_if_empty=False) \
-            if removed else None
+        if removed:
+            self.manager.delete_consumer_group_records(group, removed)
         errors = dict.fromkeys(subscribed, ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC)
         errors.update(dict.fromkeys(eligible, ErrorCode.NONE))
         return ErrorCode.NONE, errors
