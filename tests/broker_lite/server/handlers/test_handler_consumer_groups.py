@@ -96,3 +96,28 @@ def test_a_group_over_its_max_size_refuses_the_next_member(groups):
     full = heartbeat(groups, member_id="m3")
     assert (full["error_code"], full["assignment"]) == (ErrorCode.GROUP_MAX_SIZE_REACHED, None)
     assert full["error_message"].endswith("maximum capacity of 2 members.")
+
+
+def test_a_consumer_group_is_deleted_once_empty_with_its_records_and_offsets(groups):
+    joined = heartbeat(groups)
+    commit = groups.call(ApiKey.OFFSET_COMMIT, 9, {
+        "group_id": groups.group, "generation_id_or_member_epoch": joined["member_epoch"],
+        "member_id": "m1", "group_instance_id": None, "topics": [{"name": "events",
+        "partitions": [{"partition_index": 0, "committed_offset": 3,
+                        "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
+    assert commit["topics"][0]["partitions"][0]["error_code"] == ErrorCode.NONE
+
+    def delete():
+        return groups.call(ApiKey.DELETE_GROUPS, 2, {"groups_names": [groups.group]})[
+            "results"][0]["error_code"]
+
+    assert delete() == ErrorCode.NON_EMPTY_GROUP
+    left = heartbeat(groups, member_epoch=-1, rebalance_timeout_ms=-1,
+                     subscribed_topic_names=None, topic_partitions=None)
+    assert (left["error_code"], left["member_epoch"]) == (ErrorCode.NONE, -1)
+    assert describe(groups, groups.group)["group_state"] == "Empty"
+    assert delete() == ErrorCode.NONE
+    assert describe(groups, groups.group)["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+    fetched = groups.call(ApiKey.OFFSET_FETCH, 8, {"groups": [{
+        "group_id": groups.group, "topics": None}], "require_stable": False})
+    assert fetched["groups"][0]["topics"] == []
