@@ -60,6 +60,11 @@ from .regex import InvalidRegularExpression, compile_subscription
 from .subscriptions import TopicsImage, subscribed_names, subscription_metadata
 from .target_assignment import compute_target, group_assignor
 
+#: The rebalance timeout of a member that joins without one: the consumer's default
+#: ``max.poll.interval.ms``. Kafka refuses such a join (INVALID_REQUEST); librdkafka sends one
+#: when it rejoins right after leaving, a race Kafka's own tests of librdkafka do not meet.
+DEFAULT_REBALANCE_TIMEOUT_MS = 300_000
+
 
 @dataclass(frozen=True)
 class HeartbeatRequest:
@@ -122,13 +127,12 @@ def request_error(request: HeartbeatRequest, config: ConsumerGroupConfig
         if not request.member_id:
             return invalid, "MemberId can't be empty."
     elif epoch == 0:
-        if request.rebalance_timeout_ms == -1:
-            return invalid, "RebalanceTimeoutMs must be provided in first request."
         if request.owned is not None and any(request.owned.values()):  # null: owns nothing
             return invalid, "TopicPartitions must be empty when (re-)joining."
-        if not request.subscribed_topic_names and not request.subscribed_topic_regex:
-            return invalid, "SubscribedTopicNames or SubscribedTopicRegex must be set in " \
-                            "first request."
+        # an empty list of names (or an empty regex) joins without topics, as in Kafka
+        if request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
+            return invalid, "Either SubscribedTopicNames or SubscribedTopicRegex must be " \
+                            "non-null when (re-)joining."
     elif epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH:
         if not request.member_id:
             return invalid, "MemberId can't be empty."
@@ -226,7 +230,8 @@ def _updated(metadata: MemberMetadata, request: HeartbeatRequest) -> MemberMetad
         instance_id=given(request.instance_id, metadata.instance_id),
         rack_id=given(request.rack_id, metadata.rack_id),
         rebalance_timeout_ms=request.rebalance_timeout_ms
-        if request.rebalance_timeout_ms != -1 else metadata.rebalance_timeout_ms,
+        if request.rebalance_timeout_ms != -1 else metadata.rebalance_timeout_ms
+        if metadata.rebalance_timeout_ms != -1 else DEFAULT_REBALANCE_TIMEOUT_MS,
         server_assignor=given(request.server_assignor, metadata.server_assignor),
         subscribed_topic_names=given(request.subscribed_topic_names,
                                      metadata.subscribed_topic_names),

@@ -226,8 +226,7 @@ def test_bad_input_gets_kafkas_error_codes_while_other_groups_carry_on(broker):
         assert heartbeat(port, bad, "m1", 0, subscribed_topic_names=None,
                          subscribed_topic_regex="(?=x).*")["error_code"] == \
             ErrorCode.INVALID_REGULAR_EXPRESSION
-        assert heartbeat(port, bad, "m1", 0, rebalance_timeout_ms=-1)["error_code"] == \
-            ErrorCode.INVALID_REQUEST
+        assert heartbeat(port, bad, "m1", -3)["error_code"] == ErrorCode.INVALID_REQUEST
         joined = heartbeat(port, bad, "m1", 0)
         assert (joined["error_code"], joined["member_epoch"]) == (ErrorCode.NONE, 1)
         assert heartbeat(port, bad, "m1", 7, topic_partitions=None)["error_code"] == \

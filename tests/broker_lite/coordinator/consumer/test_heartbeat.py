@@ -133,11 +133,13 @@ def test_the_previous_epoch_is_accepted_with_a_subset_of_the_assignment():
     (HeartbeatRequest("", "a", 0), ErrorCode.INVALID_REQUEST),
     (HeartbeatRequest("g", "", 1), ErrorCode.INVALID_REQUEST),
     (HeartbeatRequest("g", "a", 0, subscribed_topic_names=("events",), owned={}),
-     ErrorCode.INVALID_REQUEST),  # no rebalance timeout in the first request
+     None),  # no rebalance timeout: the consumer default (Kafka refuses it)
     (HeartbeatRequest("g", "a", 0, rebalance_timeout_ms=1, subscribed_topic_names=("e",),
                       owned={T: frozenset({1})}), ErrorCode.INVALID_REQUEST),
     (HeartbeatRequest("g", "a", 0, rebalance_timeout_ms=1, owned={}),
-     ErrorCode.INVALID_REQUEST),  # nothing subscribed
+     ErrorCode.INVALID_REQUEST),  # neither names nor a regex
+    (HeartbeatRequest("g", "a", 0, rebalance_timeout_ms=1, owned={},
+                      subscribed_topic_names=()), None),  # no topics, but in the group
     (HeartbeatRequest("g", "a", 0, rebalance_timeout_ms=1, subscribed_topic_names=("e",)),
      None),  # a rejoin may leave its (empty) partitions out, as librdkafka does
     (HeartbeatRequest("g", "a", -3), ErrorCode.INVALID_REQUEST),
@@ -221,3 +223,11 @@ def test_offset_commits_carry_member_epochs(member_id, epoch, error):
 
 def test_an_admin_commit_is_accepted_by_an_empty_group():
     assert commit_error(ConsumerGroup("g"), "", -1) is None
+
+
+def test_a_join_without_a_rebalance_timeout_gets_the_consumer_default():
+    group = ConsumerGroup("g")
+    beat(group, HeartbeatRequest("g", "a", 0, subscribed_topic_names=("events",)))
+    assert group.members["a"].metadata.rebalance_timeout_ms == 300_000
+    beat(group, HeartbeatRequest("g", "a", 1, rebalance_timeout_ms=5000))
+    assert group.members["a"].metadata.rebalance_timeout_ms == 5000
