@@ -6,7 +6,8 @@ appends and replays.
 
 Each part imports only the parts before it: common, then group, then transaction. A transaction
 that commits offsets ends in the group coordinator through a callback the broker wires, not an
-import.
+import. Above them all, :mod:`.consumer` serves the consumer groups of KIP-848 beside the
+classic ones: its coordinator extends the group coordinator, and is the one a broker runs.
 """
 
 from .common.internal_topic import INTERNAL_TOPICS, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC
