@@ -9,7 +9,10 @@ coordinator then moves each member towards it (:mod:`.reconciliation`).
 - ``uniform`` (Kafka's ``UniformAssignor``) spreads the partitions of the subscribed topics so
   that no member has more than one partition over another member that could take it, and keeps
   every partition with the member that has it in the current target assignment where that keeps
-  the balance: a member joining or leaving moves as few partitions as it can.
+  the balance: a member joining or leaving moves as few partitions as it can. A member over its
+  share gives up its highest partitions, so six partitions go 0-5, then 0-2 / 3-5, then 0-1 /
+  3-4 / 2,5 as members join one by one, the layout Kafka's assignor gives (and librdkafka's
+  tests expect).
 - ``range`` (Kafka's ``RangeAssignor``) gives each member, topic by topic, a contiguous range of
   partitions: members subscribed to the topic sorted by instance id (else member id), the first
   ``partitions % members`` of them one partition more. Topics with the same partition count are
@@ -99,11 +102,13 @@ def uniform_assign(members: Mapping[str, MemberSubscription],
                 owner[(topic_id, p)] = member_id
                 counts[member_id] += 1
     # 3. move partitions from the fullest members to eligible emptier ones while any member
-    #    has two more than one that could take a partition of it
+    #    has two more than one that could take a partition of it; a member gives up its
+    #    highest partitions first, as Kafka's uniform assignor does
     moved = True
     while moved:
         moved = False
-        for tp, member_id in sorted(owner.items(), key=lambda i: (-counts[i[1]], i[0])):
+        highest_first = sorted(owner.items(), key=lambda i: i[0], reverse=True)
+        for tp, member_id in sorted(highest_first, key=lambda i: -counts[i[1]]):
             target = min(eligible[tp[0]], key=lambda m: (counts[m], m))
             if counts[member_id] - counts[target] > 1:
                 owner[tp] = target

@@ -72,6 +72,18 @@ def test_uniform_is_sticky_when_a_member_joins():
     assert len(kept) == 4 and flat(after)["m3"] <= flat(before)["m1"] | flat(before)["m2"]
 
 
+def test_uniform_gives_up_the_highest_partitions_as_members_join():
+    """The layouts of Kafka's uniform assignor, which librdkafka's 0113 checks."""
+    one = uniform_assign({"c0": sub(A)}, {A: 6})
+    two = uniform_assign({"c0": sub(A, target=one["c0"]), "c1": sub(A)}, {A: 6})
+    three = uniform_assign({"c0": sub(A, target=two["c0"]), "c1": sub(A, target=two["c1"]),
+                            "c2": sub(A)}, {A: 6})
+    assert flat(one) == {"c0": {(1, p) for p in range(6)}}
+    assert flat(two) == {"c0": {(1, 0), (1, 1), (1, 2)}, "c1": {(1, 3), (1, 4), (1, 5)}}
+    assert flat(three) == {"c0": {(1, 0), (1, 1)}, "c1": {(1, 3), (1, 4)},
+                           "c2": {(1, 2), (1, 5)}}
+
+
 def test_uniform_is_sticky_when_a_member_leaves():
     before = uniform_assign({"m1": sub(A), "m2": sub(A), "m3": sub(A)}, {A: 6})
     after = uniform_assign({"m1": sub(A, target=before["m1"]),
