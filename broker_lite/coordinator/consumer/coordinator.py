@@ -53,7 +53,13 @@ from ..group.offsets import OffsetAndMetadata
 from ..group.records import group_metadata_key
 from .config import ConsumerGroupConfig
 from .group import CONSUMER_GROUP_TYPE, DEAD, ConsumerGroup, ConsumerMember
-from .heartbeat import HeartbeatRequest, HeartbeatResult, heartbeat, remove_member
+from .heartbeat import (
+    HeartbeatRequest,
+    HeartbeatResult,
+    heartbeat,
+    remove_member,
+    request_error,
+)
 from .manager import ConsumerGroupMetadataManager
 from .migration import (
     by_topic_id,
@@ -141,8 +147,12 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             return HeartbeatResult(ErrorCode.UNSUPPORTED_VERSION,
                                    "The consumer group protocol is not enabled "
                                    "(group.coordinator.rebalance.protocols).")
-        error = self.validate_group_status(request.group_id, allow_empty_id=True)
-        if error is not None and error != ErrorCode.INVALID_GROUP_ID:
+        refused = request_error(request, self.consumer_config)  # first, as Kafka checks it
+        if refused is not None:
+            return HeartbeatResult(refused[0], refused[1], request.member_id or None,
+                                   request.member_epoch)
+        error = self.validate_group_status(request.group_id)
+        if error is not None:
             return HeartbeatResult(error, None, request.member_id or None,
                                    request.member_epoch)
         group, refusal = self._group_for(request)
