@@ -31,6 +31,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from broker_lite.protocol import ErrorCode
 
@@ -59,6 +60,8 @@ from .records import (
 from .regex import InvalidRegularExpression, compile_subscription
 from .subscriptions import TopicsImage, subscribed_names, subscription_metadata
 from .target_assignment import compute_target, group_assignor
+
+T = TypeVar("T")
 
 #: The rebalance timeout of a member that joins without one: the consumer's default
 #: ``max.poll.interval.ms``. Kafka refuses such a join (INVALID_REQUEST); librdkafka sends one
@@ -222,7 +225,7 @@ def _member(group: ConsumerGroup, request: HeartbeatRequest, config: ConsumerGro
 
 
 def _updated(metadata: MemberMetadata, request: HeartbeatRequest) -> MemberMetadata:
-    def given(value, current):
+    def given(value: T | None, current: T) -> T:
         return current if value is None else value
 
     return replace(

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from broker_lite.common.vocabulary import TopicPartition
+from broker_lite.log import Log
 from broker_lite.protocol import ErrorCode
 
 from ..common.append import AppendFailed
@@ -32,7 +34,7 @@ logger = logging.getLogger(__name__)
 class ConsumerGroupMetadataManager(GroupMetadataManager):
     """Classic and consumer groups, and their offsets, of the owned partitions."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._consumer_groups: dict[str, ConsumerGroup] = {}
         #: told of each consumer group a load installs (the coordinator starts its sessions)
@@ -157,7 +159,7 @@ class ConsumerGroupMetadataManager(GroupMetadataManager):
 
     # -- loading and unloading -----------------------------------------------------------------
 
-    def _replay(self, log, on_group_loaded: Callable[[Group], None]) -> Replayed:
+    def _replay(self, log: Log, on_group_loaded: Callable[[Group], None]) -> Replayed:
         consumer = ConsumerGroupReplay()
         loaded = classic_loader.load_partition(log, buffer_size=self.config.load_buffer_size,
                                                stopping=lambda: self.shutting_down,

@@ -13,6 +13,7 @@ authorized operations when asked.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from broker_lite.coordinator.consumer.coordinator import DescribedMember
@@ -115,7 +116,8 @@ def _member(described: DescribedMember, context: RequestContext) -> dict[str, An
     }
 
 
-def _assignment(assignment, context: RequestContext) -> dict:
+def _assignment(assignment: Mapping[uuid.UUID, frozenset[int]], context: RequestContext
+                ) -> dict:
     cluster = context.services.cluster
     return {"topic_partitions": [
         {"topic_id": t, "topic_name": cluster.topic_name(t) or "", "partitions": ps}
