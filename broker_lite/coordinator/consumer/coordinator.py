@@ -176,6 +176,8 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             if result.error == ErrorCode.NONE:
                 error = self._write(group, result.records)
                 if error is not None:
+                    if result.member_id in group.members:  # its records are in the log
+                        self._update_timers(group, result)
                     result = HeartbeatResult(error, None, request.member_id or None,
                                              request.member_epoch)
             if result.error != ErrorCode.NONE:
@@ -218,7 +220,8 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         which keeps its offsets; its group record, if it had one, is tombstoned."""
         group = ConsumerGroup(classic.group_id)
         if classic.generation_id > 0:
-            self.manager.write(classic.group_id, [(group_metadata_key(classic.group_id), None)])
+            self.manager.write(classic.group_id,
+                               [(group_metadata_key(classic.group_id), None)])
         classic.transition_to(CLASSIC_DEAD, self.clock_ms())
         self.manager.replace_classic_group(classic, group)
         logger.info("empty classic group %s becomes a consumer group", classic.group_id)
@@ -246,8 +249,8 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         """``leaving``, the last member of the consumer protocol, leaves; the group becomes a
         classic group of the others, which rebalances (the caller holds the group's lock)."""
         records, record = downgrade(group, leaving, self.topics)
-        error = self.manager.write(group.group_id, records)
-        if error is not None:
+        error, in_log = self.manager.write(group.group_id, records)
+        if error is not None and not in_log:
             return error
         for task in group.timers.values():
             task.cancel()
@@ -261,7 +264,7 @@ class ConsumerGroupCoordinator(GroupCoordinator):
             for member in list(classic.members.values()):
                 self._schedule_heartbeat(classic, member)
             self._prepare_rebalance(classic, f"downgraded as member {leaving} left")
-        return None
+        return error
 
     def _leave_or_downgrade(self, group: ConsumerGroup, member_id: str) -> ErrorCode | None:
         """Remove a member (it left, or was fenced), downgrading the group when the policy
@@ -273,9 +276,12 @@ class ConsumerGroupCoordinator(GroupCoordinator):
         return self._write(group, remove_member(group, member_id, self.topics))
 
     def _write(self, group: ConsumerGroup, records: list[Record]) -> ErrorCode | None:
-        """Append ``records`` and replay them into ``group`` (the caller holds its lock)."""
-        error = self.manager.write(group.group_id, records)
-        if error is None:
+        """Append ``records`` and replay them into ``group`` (the caller holds its lock); the
+        error to answer with, if any. Records that reached the leader's log are replayed even
+        when the wait for the ISR failed: the group follows its log, and the member, told to
+        retry, comes back with the epoch it had (which the group accepts) or rejoins."""
+        error, in_log = self.manager.write(group.group_id, records)
+        if in_log:
             replay(group, records)
         return error
 

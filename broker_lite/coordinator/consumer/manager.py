@@ -21,7 +21,7 @@ from ..common.append import AppendFailed
 from ..common.metadata_manager import Replayed
 from ..group import loader as classic_loader
 from ..group.group import EMPTY, Group
-from ..group.manager import GROUP_APPEND_ERRORS, GroupMetadataManager
+from ..group.manager import GroupMetadataManager
 from ..group.offsets import OffsetAndMetadata
 from ..group.records import offset_commit_key
 from .group import ConsumerGroup
@@ -29,6 +29,24 @@ from .loader import ConsumerGroupReplay
 from .records import Record, group_tombstones, member_tombstones
 
 logger = logging.getLogger(__name__)
+
+#: How a failed append of a consumer group's records is answered (Kafka 4's
+#: ``GroupCoordinatorService.handleOperationException``): retriable errors that send the
+#: member to look for its coordinator again, never the classic REBALANCE_IN_PROGRESS.
+CONSUMER_GROUP_APPEND_ERRORS = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
+    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
+    ErrorCode.INVALID_FETCH_SIZE: ErrorCode.UNKNOWN_SERVER_ERROR,
+}
+#: failures after the records reached the leader's log: only the ISR did not follow in time
+APPENDED_BUT_NOT_REPLICATED = frozenset({ErrorCode.REQUEST_TIMED_OUT,
+                                         ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND})
 
 
 class ConsumerGroupMetadataManager(GroupMetadataManager):
@@ -82,18 +100,20 @@ class ConsumerGroupMetadataManager(GroupMetadataManager):
 
     # -- appends -----------------------------------------------------------------------------
 
-    def write(self, group_id: str, records: list[Record]) -> ErrorCode | None:
-        """Append a consumer group's records; None once written, else the error to answer
-        with."""
+    def write(self, group_id: str, records: list[Record]) -> tuple[ErrorCode | None, bool]:
+        """Append a consumer group's records: the error to answer with (None once written),
+        and whether they are in the leader's log (they are when only the wait for the ISR
+        failed: the group must then follow them, as a reloading coordinator would)."""
         if not records:
-            return None
+            return None, True
         try:
             self.append(self.partition_for(group_id), records)
         except AppendFailed as exc:
             logger.warning("writing %d records of consumer group %s failed: %s", len(records),
                            group_id, exc)
-            return GROUP_APPEND_ERRORS.get(exc.code, exc.code)
-        return None
+            return CONSUMER_GROUP_APPEND_ERRORS.get(exc.code, exc.code), \
+                exc.code in APPENDED_BUT_NOT_REPLICATED
+        return None, True
 
     # -- offsets -----------------------------------------------------------------------------
 

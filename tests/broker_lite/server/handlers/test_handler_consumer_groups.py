@@ -5,6 +5,7 @@ it), and describing groups of either kind."""
 
 import pytest
 
+from broker_lite.coordinator.common.append import AppendFailed
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.protocol.enums import AclOperation as Op
 from broker_lite.protocol.enums import ResourceType as R
@@ -121,3 +122,26 @@ def test_a_consumer_group_is_deleted_once_empty_with_its_records_and_offsets(gro
     fetched = groups.call(ApiKey.OFFSET_FETCH, 8, {"groups": [{
         "group_id": groups.group, "topics": None}], "require_stable": False})
     assert fetched["groups"][0]["topics"] == []
+
+
+def test_a_write_that_times_out_is_retriable_and_the_group_follows_its_log(groups,
+                                                                          monkeypatch):
+    """The ISR did not follow in time: the member is told COORDINATOR_NOT_AVAILABLE (Kafka's
+    answer; librdkafka takes the classic REBALANCE_IN_PROGRESS as fatal here), and the group
+    has what its log has, so the member's retry with the epoch it was given goes on."""
+    manager = groups.groups.manager
+    real_append = manager.append
+
+    def timed_out(partition, records, **options):
+        real_append(partition, records, **options)
+        raise AppendFailed(ErrorCode.REQUEST_TIMED_OUT, "the ISR did not follow")
+
+    monkeypatch.setattr(manager, "append", timed_out)
+    refused = heartbeat(groups)
+    assert (refused["error_code"], refused["assignment"]) == \
+        (ErrorCode.COORDINATOR_NOT_AVAILABLE, None)
+    monkeypatch.setattr(manager, "append", real_append)
+    assert describe(groups, groups.group)["members"][0]["member_epoch"] == 1
+    again = heartbeat(groups, member_epoch=1, rebalance_timeout_ms=-1,
+                      subscribed_topic_names=None, topic_partitions=None)
+    assert (again["error_code"], again["member_epoch"]) == (ErrorCode.NONE, 1)
