@@ -32,6 +32,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("controller", ("broker_lite.controller",)),
     ("replication", ("broker_lite.replication",)),
     ("coordinator", ("broker_lite.coordinator",)),
+    # consumer groups (KIP-848): above the classic groups and transactions they extend
+    ("coordinator consumer groups", ("broker_lite.coordinator.consumer",)),
     # the schema registry: a service of its own over the client, which a broker may run
     ("registry", ("broker_lite.registry",)),
     ("server", ("broker_lite.server",)),

@@ -25,6 +25,26 @@ from .parsers import (
 
 LONG_MAX = INT64_MAX  # Java's Long.MAX_VALUE, the "no limit" of many settings
 
+#: Kafka's class names of its built-in server-side assignors, and their short names.
+_BUILTIN_ASSIGNORS = {
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
+
+
+def _consumer_assignors(text: str) -> tuple[str, ...]:
+    """``group.consumer.assignors``: built-in assignors by name or by Kafka's class name."""
+    names = tuple(_BUILTIN_ASSIGNORS.get(n, n) for n in list_of()(text))
+    unknown = [n for n in names if n not in _BUILTIN_ASSIGNORS.values()]
+    if not names or unknown:
+        raise InvalidValue("expected a list of the assignors uniform and range (or their "
+                           "class names); no custom assignor can be loaded here", text)
+    return names
+
+
+_consumer_assignors.config_type = "LIST"  # type: ignore[attr-defined]
+
+
 def _defs(*defs: Setting) -> dict[str, Setting]:
     return {d.name: d for d in defs}
 
@@ -211,6 +231,28 @@ BROKER_CONFIG = _defs(
     Setting("group.initial.rebalance.delay.ms", int32(0), 3000,
             "how long a new group waits for more members before its first rebalance"),
     Setting("group.max.size", int32(1), INT32_MAX, "most members in one group"),
+    # consumer groups (KIP-848): see broker_lite.coordinator.consumer.config
+    Setting("group.coordinator.rebalance.protocols", list_of("classic", "consumer", "share",
+                                                            "streams"),
+            ("classic", "consumer"), "the group protocols served"),
+    Setting("group.consumer.session.timeout.ms", int32(1), 45000,
+            "a consumer group member silent this long is fenced"),
+    Setting("group.consumer.min.session.timeout.ms", int32(1), 45000,
+            "lower bound of group.consumer.session.timeout.ms"),
+    Setting("group.consumer.max.session.timeout.ms", int32(1), 60000,
+            "upper bound of group.consumer.session.timeout.ms"),
+    Setting("group.consumer.heartbeat.interval.ms", int32(1), 5000,
+            "how often consumer group members heartbeat"),
+    Setting("group.consumer.min.heartbeat.interval.ms", int32(1), 5000,
+            "lower bound of group.consumer.heartbeat.interval.ms"),
+    Setting("group.consumer.max.heartbeat.interval.ms", int32(1), 15000,
+            "upper bound of group.consumer.heartbeat.interval.ms"),
+    Setting("group.consumer.max.size", int32(1), INT32_MAX, "most members in one consumer group"),
+    Setting("group.consumer.assignors", _consumer_assignors, ("uniform", "range"),
+            "the server-side assignors of consumer groups, the default first"),
+    Setting("group.consumer.migration.policy",
+            choice("disabled", "upgrade", "downgrade", "bidirectional", case_sensitive=False),
+            "bidirectional", "online conversions between classic and consumer groups"),
     Setting("transaction.state.log.num.partitions", int32(1), 50,
             "partitions of __transaction_state"),
     Setting("transaction.state.log.replication.factor", int16(1), 3,

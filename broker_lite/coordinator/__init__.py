@@ -7,7 +7,9 @@ and replays.
 
 Each part imports only the parts before it: common, then group, then transaction and share (side
 by side: neither imports the other). A transaction that commits offsets ends in the group
-coordinator through a callback the broker wires, not an import.
+coordinator through a callback the broker wires, not an import. Above them all, :mod:`.consumer`
+serves the consumer groups of KIP-848 beside the classic ones: its coordinator extends the group
+coordinator, and is the one a broker runs.
 """
 
 from .common.internal_topic import INTERNAL_TOPICS, OFFSETS_TOPIC, TRANSACTION_STATE_TOPIC

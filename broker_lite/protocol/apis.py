@@ -207,6 +207,9 @@ _DECLARED_IN: dict[ApiKey, str] = {
     ApiKey.WRITE_SHARE_GROUP_STATE: "share_state",
     ApiKey.DELETE_SHARE_GROUP_STATE: "share_state",
     ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: "share_state",
+    # the consumer group protocol (KIP-848)
+    ApiKey.CONSUMER_GROUP_HEARTBEAT: "consumer_groups",
+    ApiKey.CONSUMER_GROUP_DESCRIBE: "consumer_groups",
 }
 
 

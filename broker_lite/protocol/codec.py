@@ -145,6 +145,22 @@ class _FieldOps:
             self.decode, self.encode, self.min_size = item_dec, item_enc, item_min
 
 
+def _nullable_struct(dec: Callable, enc: Callable) -> tuple[Callable, Callable]:
+    """A nullable struct field: an int8 marker (-1: null, 1: present), then the struct."""
+
+    def decode_nullable(r: Reader):
+        return None if r.int8() < 0 else dec(r)
+
+    def encode_nullable(w: Writer, v) -> None:
+        if v is None:
+            w.int8(-1)
+        else:
+            w.int8(1)
+            enc(w, v)
+
+    return decode_nullable, encode_nullable
+
+
 # Arrays of fixed-size numbers are read and written with one struct call for the whole array.
 _STRUCT_CODES = {INT8: "b", INT16: "h", UINT16: "H", INT32: "i", UINT32: "I", INT64: "q",
                  FLOAT64: "d"}

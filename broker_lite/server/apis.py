@@ -6,6 +6,9 @@ serves, and ApiVersions v4 and FindCoordinator v5-v6 (Kafka 4's); with ``group.s
 the share-group APIs at Kafka 4.2's versions (KIP-932). Not served:
 
 - ListOffsets v9 (the last tiered offset, KIP-1005: no tiered storage here).
+
+Beside them, the consumer group protocol of Kafka 4 (KIP-848): ConsumerGroupHeartbeat v0-1 and
+ConsumerGroupDescribe v0-1, the versions Kafka 4.2 serves.
 """
 
 from broker_lite.protocol import ApiKey
@@ -16,6 +19,7 @@ from .handlers import (
     api_versions,
     cluster,
     configs,
+    consumer_groups,
     controller,
     coordinator,
     delete_records,
@@ -93,6 +97,11 @@ def handlers(*, share_groups: bool = False) -> dict[ApiKey, ApiHandler]:
             0, 0, scram_credentials.describe_user_scram_credentials),
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS: ApiHandler(
             0, 0, scram_credentials.alter_user_scram_credentials),
+        # the consumer group protocol (KIP-848), at Kafka 4.2's versions
+        ApiKey.CONSUMER_GROUP_HEARTBEAT: ApiHandler(
+            0, 1, consumer_groups.consumer_group_heartbeat),
+        ApiKey.CONSUMER_GROUP_DESCRIBE: ApiHandler(
+            0, 1, consumer_groups.consumer_group_describe),
         **(SHARE_GROUP_HANDLERS if share_groups else {}),
     }
 

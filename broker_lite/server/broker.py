@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 from kazoo.client import KazooClient
 
 from broker_lite.config.broker import BrokerConfig
-from broker_lite.coordinator import GroupCoordinator
-from broker_lite.coordinator.group.service import start_group_coordinator
+from broker_lite.coordinator.consumer.coordinator import ConsumerGroupCoordinator
+from broker_lite.coordinator.consumer.service import start_coordinator
 from broker_lite.coordinator.share.service import ShareService, start_zk_share_service
 from broker_lite.coordinator.transaction.service import (
     TransactionService,
@@ -103,7 +103,7 @@ class Broker:
         self.zk_broker: ZkBroker | None = None
         self.services: HandlerServices | None = None
         self.purgatory: Purgatory | None = None
-        self.groups: GroupCoordinator | None = None
+        self.groups: ConsumerGroupCoordinator | None = None
         self.transactions: TransactionService | None = None
         self.shares: ShareService | None = None
         self.config_changes: ConfigChangeListener | None = None
@@ -161,8 +161,8 @@ class Broker:
             address_of=lambda broker: _address(cluster, broker, inter_broker),
             fetcher_settings=FetcherSettings.from_broker_config(config, inter_broker_security))
         producer_ids = ZkProducerIdManager(client, lambda: partitions.broker_id)
-        self.groups = start_group_coordinator(config, partitions, client,
-                                              purgatory.notify_appended)
+        self.groups = start_coordinator(config, partitions, client, cluster,
+                                        purgatory.notify_appended)
         self.transactions = start_transaction_coordinator(
             config, partitions, client, broker_id=lambda: partitions.broker_id,
             brokers=lambda: cluster.brokers(inter_broker),
@@ -194,7 +194,8 @@ class Broker:
             markers=self.transactions.markers, producer_ids=producer_ids, purgatory=purgatory,
             zk_offsets=ZkConsumerOffsets(client),
             api_versions=supported_versions(api_handlers), authorizer=self.authorizer,
-            share=self.shares, features=features(config))
+            share=self.shares,
+            features=features(config) if self.release is None else ())  # ZooKeeper-mode Kafka finalizes none
         # The listener is bound now (the port is registered below) and serves requests once
         # the broker is registered: Kafka's SocketServer.startup, then enableRequestProcessing.
         dispatcher = Dispatcher(api_handlers, services, refusal_names_versions=(

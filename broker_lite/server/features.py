@@ -7,6 +7,8 @@ with its range, and finalized at the level the broker's settings switch on:
 ===============  =========  ==================================================================
 feature          levels     finalized level
 ===============  =========  ==================================================================
+group.version    0-1        1 when ``group.coordinator.rebalance.protocols`` has ``consumer``
+                            (the consumer group protocol, KIP-848), else 0
 share.version    0-1        1 with ``group.share.enable=true`` (share groups, KIP-932), else 0
 ===============  =========  ==================================================================
 
@@ -31,6 +33,8 @@ class Feature:
 
 def features(config) -> list[Feature]:
     return [
+        Feature("group.version", 0, 1,
+                1 if "consumer" in config["group.coordinator.rebalance.protocols"] else 0),
         Feature("share.version", 0, 1, 1 if config["group.share.enable"] else 0),
     ]
 

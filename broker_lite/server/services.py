@@ -15,7 +15,7 @@ partitions      PartitionManager           the partitions held here: state, lead
 cluster         :class:`ClusterView`       :class:`~.metadata.ClusterMetadata` (ZooKeeper) in a
                                            :class:`~.metadata_cache.MetadataCache`
 admin           :class:`TopicAdmin`        :class:`~.admin.ZkTopicAdmin` (``zk.admin``)
-groups          GroupCoordinator           the group coordinator
+groups          ConsumerGroupCoordinator   the group coordinator (both protocols)
 transactions    :class:`Transactions`      the transaction coordinator
 markers         :class:`MarkerWriter`      transaction markers appended to local logs
 producer_ids    :class:`ProducerIds`       ``ZkProducerIdManager``: blocks from ZooKeeper
@@ -40,7 +40,7 @@ from typing import Protocol
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.config.broker import BrokerConfig
 from broker_lite.controller.controller import Outcome, Reassignment
-from broker_lite.coordinator import GroupCoordinator
+from broker_lite.coordinator.consumer.coordinator import ConsumerGroupCoordinator
 from broker_lite.coordinator.share.service import ShareService
 from broker_lite.coordinator.transaction.coordinator import (
     InitProducerIdResult,
@@ -237,7 +237,7 @@ class HandlerServices:
     partitions: PartitionManager
     cluster: ClusterView
     admin: TopicAdmin
-    groups: GroupCoordinator
+    groups: ConsumerGroupCoordinator
     transactions: Transactions
     markers: MarkerWriter
     producer_ids: ProducerIds

@@ -1,7 +1,8 @@
 """``broker-lite consumer-groups``: list, describe, delete consumer groups and reset their
 offsets, as ``kafka-consumer-groups.sh``.
 
-    broker-lite consumer-groups --bootstrap-server 127.0.0.1:9092 --list [--state [STATES]]
+    broker-lite consumer-groups --bootstrap-server 127.0.0.1:9092 --list [--state [STATES]] \
+        [--type [TYPES]]
     broker-lite consumer-groups --bootstrap-server 127.0.0.1:9092 --describe --group G \\
         [--members [--verbose] | --state | --offsets]
     broker-lite consumer-groups --bootstrap-server 127.0.0.1:9092 --reset-offsets --group G \\
@@ -17,9 +18,11 @@ to a width (at least 15 for names and ids, wider when a value is longer), one sp
 several groups give several tables separated by a blank line. ``-`` is an unknown value.
 
 ``--list``
-    The group ids, sorted, one a line. With ``--state``: a table ``GROUP STATE``, optionally
-    only groups in the states given (comma-separated: Stable, Empty, PreparingRebalance,
-    CompletingRebalance, Dead).
+    The group ids, sorted, one a line: classic groups and the consumer groups of KIP-848. With
+    ``--state``: a table ``GROUP STATE``, optionally only groups in the states given
+    (comma-separated: Stable, Empty, PreparingRebalance, CompletingRebalance, Dead, and
+    consumer groups' Assigning and Reconciling). With ``--type``: a ``TYPE`` column
+    (``classic`` or ``consumer``) too, optionally only groups of the types given.
 ``--describe`` (``--offsets``, the default)
     ``GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID``: one
     row per partition assigned to a member (members with the most partitions first, partitions
@@ -72,7 +75,9 @@ HELP = "list, describe and delete consumer groups, reset their offsets (kafka-co
 ACTIONS = ("list", "describe", "delete", "reset_offsets")
 SCENARIOS = ("to_earliest", "to_latest", "to_current", "to_offset", "shift_by", "to_datetime",
              "by_duration")
-GROUP_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty")
+GROUP_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty",
+                "Assigning", "Reconciling")  # the last two: consumer groups (KIP-848)
+GROUP_TYPES = ("classic", "consumer")
 INACTIVE = ("Empty", DEAD)  # the states in which offsets may be reset
 REBALANCING = ("PreparingRebalance", "CompletingRebalance")
 DRY_RUN_WARNING = ("WARN: No action will be performed as the --execute option is missing. Add "
@@ -103,6 +108,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--state", nargs="?", const="", metavar="STATES",
                         help="--describe: the group's state; --list: show states, only those "
                              "given (comma-separated) if any")
+    parser.add_argument("--type", nargs="?", const="", metavar="TYPES",
+                        help="--list: show group types (classic, consumer), only those given "
+                             "(comma-separated) if any")
     parser.add_argument("--verbose", action="store_true",
                         help="--describe --members: each member's partitions too")
     scenarios = parser.add_mutually_exclusive_group()
@@ -145,6 +153,8 @@ def check_usage(args: argparse.Namespace) -> None:
         args.usage_error("--members, --offsets and --verbose go only with --describe")
     if args.state is not None and action not in ("list", "describe"):
         args.usage_error("--state goes only with --list or --describe")
+    if args.type is not None and action != "list":
+        args.usage_error("--type goes only with --list")
     scenario = [s for s in SCENARIOS if getattr(args, s) not in (None, False)]
     reset_only = scenario or args.topic or args.all_topics or args.dry_run or args.execute
     if action != "reset_offsets":
@@ -215,13 +225,28 @@ def list_groups(client: KafkaClient, args: argparse.Namespace) -> None:
             states = parse_states(args.state)
         except ValueError as exc:
             args.usage_error(str(exc))
-    listed = [g for g in client.admin.groups.list_groups(states) if g.is_consumer_group]
-    if args.state is None:
+    types = []
+    if args.type:
+        types = [t.strip().lower() for t in args.type.split(",") if t.strip()]
+        unknown = [t for t in types if t not in GROUP_TYPES]
+        if unknown:
+            args.usage_error(f"Invalid types list '{args.type}'. Valid types are: "
+                             f"{', '.join(GROUP_TYPES)}")
+    listed = [g for g in client.admin.groups.list_groups(states) if g.is_consumer_group
+              and (not types or (g.group_type or "classic") in types)]
+    if args.state is None and args.type is None:
         for group in listed:
             print(group.group_id)
         return
-    rows = [("GROUP", "STATE"), *((g.group_id, g.state or MISSING) for g in listed)]
-    print(table(rows, [column_width([g.group_id for g in listed]) + 10]))
+    header = ["GROUP"] + (["TYPE"] if args.type is not None else []) + \
+        (["STATE"] if args.state is not None else [])
+    rows = [tuple(header), *((g.group_id,
+                              *([g.group_type or MISSING] if args.type is not None else []),
+                              *([g.state or MISSING] if args.state is not None else []))
+                             for g in listed)]
+    widths = [column_width([g.group_id for g in listed]) + 10] + \
+        ([10] if args.type is not None and args.state is not None else [])
+    print(table(rows, widths))
 
 
 # -- --describe -----------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Consumer group administration: ListGroups, DescribeGroups and DeleteGroups.
+"""Consumer group administration: ListGroups, DescribeGroups (ConsumerGroupDescribe for the
+consumer groups of KIP-848) and DeleteGroups.
 
 Each broker coordinates some of the groups and lists only those, so :meth:`GroupsAdmin.list_groups`
 asks every broker of the cluster metadata and merges the answers (as Kafka's admin client does).
@@ -51,15 +52,19 @@ T = TypeVar("T")
 CONSUMER_PROTOCOL_TYPE = "consumer"
 DEAD = "Dead"  # the state of a group the coordinator does not know
 FIRST_LIST_GROUPS_WITH_STATES = 4  # StatesFilter in the request, GroupState in the answer
+FIRST_LIST_GROUPS_WITH_TYPES = 5  # TypesFilter in the request, GroupType in the answer
+CLASSIC, CONSUMER = "classic", "consumer"  # the group types of KIP-848
 
 
 @dataclass(frozen=True)
 class GroupListing:
-    """A group as ListGroups lists it; ``state`` is None from brokers before ListGroups v4."""
+    """A group as ListGroups lists it; ``state`` is None from brokers before ListGroups v4,
+    ``group_type`` (``classic``, ``consumer``: KIP-848) before v5."""
 
     group_id: str
     protocol_type: str
     state: str | None = None
+    group_type: str | None = None
 
     @property
     def is_consumer_group(self) -> bool:
@@ -90,6 +95,9 @@ class GroupDescription:
     protocol: str
     members: tuple[MemberDescription, ...]
     coordinator: BrokerInfo
+    group_type: str = CLASSIC
+    group_epoch: int | None = None  # consumer groups: their epoch, and their assignment's
+    assignment_epoch: int | None = None
 
     @property
     def exists(self) -> bool:
@@ -114,34 +122,64 @@ def parse_list_groups(body: dict, version: int) -> list[GroupListing]:
     if error is not None:
         raise error
     with_state = version >= FIRST_LIST_GROUPS_WITH_STATES
+    with_type = version >= FIRST_LIST_GROUPS_WITH_TYPES
     return [GroupListing(g["group_id"], g["protocol_type"],
-                         g.get("group_state") if with_state else None) for g in body["groups"]]
+                         g.get("group_state") if with_state else None,
+                         g.get("group_type") if with_type else None) for g in body["groups"]]
 
 
 def describe_groups_request(group_ids: list[str]) -> dict:
     return {"groups": list(group_ids), "include_authorized_operations": False}
 
 
+def _per_group(groups: list[dict], describe: Callable[[dict], GroupDescription]
+               ) -> dict[str, GroupDescription | KafkaClientError]:
+    """Per group of a describe response: ``describe(group)``, or the error answered for it."""
+    described: dict[str, GroupDescription | KafkaClientError] = {}
+    for group in groups:
+        group_id = group["group_id"]
+        error = error_for(group["error_code"], where=f"group {group_id}")
+        described[group_id] = error if error is not None else describe(group)
+    return described
+
+
 def parse_describe_groups(body: dict, coordinator: BrokerInfo
                           ) -> dict[str, GroupDescription | KafkaClientError]:
     """Per group: its description, or the error the coordinator answered for it."""
-    described: dict[str, GroupDescription | KafkaClientError] = {}
-    for group in body["groups"]:
-        group_id = group["group_id"]
-        error = error_for(group["error_code"], where=f"group {group_id}")
-        if error is not None:
-            described[group_id] = error
-            continue
+    def describe(group: dict) -> GroupDescription:
         consumer = group["protocol_type"] == CONSUMER_PROTOCOL_TYPE
         members = tuple(
             MemberDescription(m["member_id"], m.get("group_instance_id"), m["client_id"],
                               m["client_host"],
                               _assignment(m["member_assignment"]) if consumer else None)
             for m in group["members"])
-        described[group_id] = GroupDescription(group_id, group["group_state"],
-                                               group["protocol_type"], group["protocol_data"],
-                                               members, coordinator)
-    return described
+        return GroupDescription(group["group_id"], group["group_state"],
+                                group["protocol_type"], group["protocol_data"], members,
+                                coordinator)
+
+    return _per_group(body["groups"], describe)
+
+
+def consumer_group_describe_request(group_ids: list[str]) -> dict:
+    return {"group_ids": list(group_ids), "include_authorized_operations": False}
+
+
+def parse_consumer_group_describe(body: dict, coordinator: BrokerInfo
+                                  ) -> dict[str, GroupDescription | KafkaClientError]:
+    """Per group: its description (as a consumer group: the assignor as its protocol, each
+    member's current assignment), or the error the coordinator answered for it."""
+    def describe(group: dict) -> GroupDescription:
+        members = tuple(MemberDescription(
+            m["member_id"], m["instance_id"], m["client_id"], m["client_host"],
+            tuple(TopicPartition(t["topic_name"], p)
+                  for t in m["assignment"]["topic_partitions"] for p in t["partitions"]))
+            for m in group["members"])
+        return GroupDescription(
+            group["group_id"], group["group_state"], CONSUMER_PROTOCOL_TYPE,
+            group["assignor_name"], members, coordinator, CONSUMER, group["group_epoch"],
+            group["assignment_epoch"])
+
+    return _per_group(body["groups"], describe)
 
 
 def delete_groups_request(group_ids: list[str]) -> dict:
@@ -246,9 +284,32 @@ class GroupsAdmin:
                 raise found
             return found
 
-        return self.at_coordinator(f"describe_groups({group_id!r})", group_id,
-                                    ApiKey.DESCRIBE_GROUPS, describe_groups_request([group_id]),
-                                    parse)
+        described = self.at_coordinator(f"describe_groups({group_id!r})", group_id,
+                                         ApiKey.DESCRIBE_GROUPS,
+                                         describe_groups_request([group_id]), parse)
+        if described.exists:
+            return described
+        # not a classic group: a consumer group of KIP-848 is described by its own API
+        return self._describe_consumer_group(group_id) or described
+
+    def _describe_consumer_group(self, group_id: str) -> GroupDescription | None:
+        """The consumer group ``group_id``, or None when there is none (or the broker does not
+        serve ConsumerGroupDescribe)."""
+        def parse(conn: BrokerConnection, response: dict) -> GroupDescription | None:
+            coordinator = BrokerInfo(-1 if conn.node_id is None else conn.node_id, conn.host,
+                                     conn.port)
+            found = parse_consumer_group_describe(response, coordinator).get(group_id)
+            if isinstance(found, KafkaClientError) and found.retriable:
+                raise found
+            return found if isinstance(found, GroupDescription) else None
+
+        try:
+            return self.at_coordinator(
+                f"describe_consumer_group({group_id!r})", group_id,
+                ApiKey.CONSUMER_GROUP_DESCRIBE, consumer_group_describe_request([group_id]),
+                parse)
+        except UnsupportedVersionError:
+            return None
 
     def delete_groups(self, group_ids: Iterable[str]) -> dict[str, KafkaClientError | None]:
         """Delete groups (with their committed offsets); per group None when deleted, or the

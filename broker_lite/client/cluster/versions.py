@@ -64,6 +64,7 @@ CLIENT_VERSIONS: dict[ApiKey, tuple[int, int]] = {
     ApiKey.LIST_GROUPS: (0, 5),  # v4+: states filter; v5+: types filter
     ApiKey.DESCRIBE_GROUPS: (0, 5),
     ApiKey.DELETE_GROUPS: (0, 2),
+    ApiKey.CONSUMER_GROUP_DESCRIBE: (0, 1),  # the consumer groups of KIP-848
     ApiKey.PRODUCE: (3, 11),  # v3: record batches, transactional id
     ApiKey.INIT_PRODUCER_ID: (0, 5),  # v3+: epoch bump of a known producer (KIP-360)
     ApiKey.ADD_PARTITIONS_TO_TXN: (0, 3),  # v4+ is the batched broker-to-broker form

@@ -6,7 +6,7 @@ module                   concept
 =======================  =====================================================================
 ``records``              the key and value schemas of ``__consumer_offsets`` records
 ``offsets``              committed offsets and their expiry
-``consumer_protocol``    the topics of a consumer's subscription
+``consumer_protocol``    the consumer embedded protocol: subscriptions and assignments
 ``group``                a group's state machine, members, generation and protocol
 ``config``               the ``group.*`` and ``offsets.*`` broker settings
 ``offsets_topic``        creating ``__consumer_offsets``

@@ -37,6 +37,7 @@ answer COORDINATOR_LOAD_IN_PROGRESS, of one this broker does not lead NOT_COORDI
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Self
 
 from broker_lite.common.vocabulary import TopicPartition, now_ms
 from broker_lite.protocol import ErrorCode
@@ -86,6 +87,7 @@ class GroupOverview:
     group_id: str
     protocol_type: str
     state: str
+    group_type: str = "classic"  # ListGroups v5's type: classic or consumer (KIP-848)
 
 
 class GroupCoordinator:
@@ -110,6 +112,7 @@ class GroupCoordinator:
     """
 
     topic = OFFSETS_TOPIC
+    manager_type: type[GroupMetadataManager] = GroupMetadataManager
 
     def __init__(self, group_config: GroupConfig, offset_config: OffsetConfig,
                  leader_log: LeaderLog, *, partition_count: Callable[[], int | None] = lambda: None,
@@ -120,9 +123,9 @@ class GroupCoordinator:
         self.offset_config = offset_config
         self.timer = timer if timer is not None else Timer("group-coordinator")
         self.clock_ms = clock_ms
-        self.manager = GroupMetadataManager(offset_config, leader_log,
-                                            partition_count=partition_count, clock_ms=clock_ms,
-                                            on_appended=on_appended)
+        self.manager = self.manager_type(offset_config, leader_log,
+                                         partition_count=partition_count, clock_ms=clock_ms,
+                                         on_appended=on_appended)
         self.offsets = OffsetCoordinator(self.manager, self.validate_group_status,
                                          self._schedule_heartbeat)
         self._create_topic = create_topic
@@ -131,7 +134,7 @@ class GroupCoordinator:
 
     # -- lifecycle --------------------------------------------------------------------------
 
-    def start(self) -> "GroupCoordinator":
+    def start(self) -> Self:
         self.timer.start()
         self.manager.start()
         self.active = True
@@ -786,6 +789,14 @@ class GroupCoordinator:
         return self.offsets.append_transactional_offsets(group, offsets, producer_id,
                                                          producer_epoch)
 
+    def commit_transactional_offsets_elsewhere(
+            self, group_id: str, producer_id: int, producer_epoch: int, member_id: str,
+            generation_id: int, offsets: Mapping[TopicPartition, OffsetAndMetadata]
+            ) -> dict[TopicPartition, ErrorCode] | None:
+        """TxnOffsetCommit for a group that is not a classic group: the errors, or None for a
+        classic group (a subclass serving other kinds of group answers for those)."""
+        return None
+
     def on_transaction_completed(self, producer_id: int, partitions: set[int],
                                  committed: bool) -> None:
         """A transaction marker reached ``__consumer_offsets``:
@@ -793,10 +804,12 @@ class GroupCoordinator:
         self.offsets.on_transaction_completed(producer_id, partitions, committed)
 
     def handle_fetch_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None,
-                             *, require_stable: bool = False
+                             *, require_stable: bool = False, member_id: str | None = None,
+                             member_epoch: int = -1
                              ) -> tuple[ErrorCode,
                                         dict[TopicPartition, OffsetAndMetadata | ErrorCode | None]]:
-        """OffsetFetch: :meth:`.offset_coordinator.OffsetCoordinator.handle_fetch_offsets`."""
+        """OffsetFetch: :meth:`.offset_coordinator.OffsetCoordinator.handle_fetch_offsets`
+        (the member id and epoch of OffsetFetch v9 are checked for consumer groups only)."""
         return self.offsets.handle_fetch_offsets(group_id, partitions,
                                                  require_stable=require_stable)
 

@@ -205,6 +205,10 @@ class Group:
     def is_(self, state: GroupState) -> bool:
         return self.state is state
 
+    @property
+    def is_dead(self) -> bool:
+        return self.state is DEAD
+
     def has(self, member_id: str) -> bool:
         return member_id in self.members
 

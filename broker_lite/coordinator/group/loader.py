@@ -9,6 +9,9 @@ Transactional commits (written for a producer inside a transaction) are held per
 the producer's COMMIT marker, which applies them, or ABORT marker, which drops them; those of a
 transaction still open at the log end are returned apart.
 
+Records of other kinds of group (a consumer group's, KIP-848) are handed to the ``other``
+replayer the caller gives, in log order with the rest.
+
 Bytes that are not a record of a known version (a garbage key, a truncated value, a batch that
 fails its CRC) are skipped with a warning naming the offset: one bad record must not cost every
 group of the partition its offsets.
@@ -59,16 +62,22 @@ class LoadedPartition:
         return by_group
 
 
+#: ``other(record) -> bool``: replays a record of another kind of group, or says it is none
+OtherRecords = Callable[[object], bool]
+
+
 def load_partition(log: Log, *, buffer_size: int,
-                   stopping: Callable[[], bool] = lambda: False) -> LoadedPartition:
+                   stopping: Callable[[], bool] = lambda: False,
+                   other: OtherRecords | None = None) -> LoadedPartition:
     """Replay ``log`` from its start to the end it had when called."""
     loaded = LoadedPartition()
-    replay_partition(log, lambda batch, name: _replay_batch(loaded, batch, name),
+    replay_partition(log, lambda batch, name: _replay_batch(loaded, batch, name, other),
                      buffer_size=buffer_size, stopping=stopping)
     return loaded
 
 
-def _replay_batch(loaded: LoadedPartition, batch, name: str) -> None:
+def _replay_batch(loaded: LoadedPartition, batch, name: str,
+                  other: OtherRecords | None = None) -> None:
     records = batch_records(batch, name)
     if records is None:
         loaded.skipped_records += 1
@@ -81,6 +90,8 @@ def _replay_batch(loaded: LoadedPartition, batch, name: str) -> None:
     batch_offset = batch.base_offset
     for record in records:
         try:
+            if other is not None and other(record):
+                continue
             key = parse_key(record.key)
             if isinstance(key, OffsetCommitKey):
                 _replay_commit(loaded, key, record.value, batch_offset, producer_id,

@@ -18,6 +18,7 @@ is held only for map operations.
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from typing import Protocol
 
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.protocol import ErrorCode
@@ -28,7 +29,7 @@ from ..common.metadata_manager import MetadataManager, Replayed
 from . import loader
 from .config import OffsetConfig
 from .group import DEAD, EMPTY, Group
-from .offsets import CommittedOffset, OffsetAndMetadata
+from .offsets import CommittedOffset, GroupOffsets, OffsetAndMetadata
 from .offsets_topic import OFFSETS_TOPIC
 from .records import (
     group_metadata_key,
@@ -39,7 +40,18 @@ from .records import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["GroupMetadataManager", "LeaderLog"]
+__all__ = ["GroupMetadataManager", "LeaderLog", "OffsetsHolder"]
+
+
+class OffsetsHolder(Protocol):
+    """What offsets are stored for: a classic :class:`.group.Group`, or another kind of group
+    with the same attributes (a consumer group)."""
+
+    group_id: str
+    offsets: GroupOffsets
+
+    @property
+    def is_dead(self) -> bool: ...
 
 # How a failed append of a commit is answered (Kafka's translation of produce errors).
 COMMIT_APPEND_ERRORS = {
@@ -159,8 +171,8 @@ class GroupMetadataManager(MetadataManager):
             return GROUP_APPEND_ERRORS.get(exc.code, exc.code)
         return ErrorCode.NONE
 
-    def store_offsets(self, group: Group, offsets: Mapping[TopicPartition, OffsetAndMetadata],
-                      *, producer_id: int = -1,
+    def store_offsets(self, group: "Group | OffsetsHolder",
+                      offsets: Mapping[TopicPartition, OffsetAndMetadata], *, producer_id: int = -1,
                       producer_epoch: int = -1) -> dict[TopicPartition, ErrorCode]:
         """Write commits, then cache them (the caller holds the group's lock); the error of
         each partition. Commits with metadata longer than ``offset.metadata.max.bytes`` are
@@ -182,7 +194,7 @@ class GroupMetadataManager(MetadataManager):
             error = COMMIT_APPEND_ERRORS.get(exc.code, exc.code)
             logger.debug("offset commit of group %s failed: %s", group.group_id, exc)
             return {**result, **{tp: error for tp in valid}}
-        if not group.is_(DEAD):
+        if not group.is_dead:
             for tp, value in valid.items():
                 if transactional:
                     group.offsets.on_txn_append(producer_id, tp,

@@ -10,9 +10,10 @@ the commit                                 is accepted when
 =========================================  ==================================================
 generation -1                              the group has no members, whatever member id or
                                            instance id it names (a standalone commit, as
-                                           Kafka's admin client and tools make, and the
+                                           Kafka's admin client and tools make, the
                                            ZooKeeper-era consumers that commit to Kafka with
-                                           their ZooKeeper consumer id, pykafka's say); a
+                                           their ZooKeeper consumer id, pykafka's say, and a
+                                           KIP-848 client's outside group management); a
                                            group the coordinator never knew is created for it
 anything else                              from a member of the current generation; while
                                            the group completes a rebalance the member is told

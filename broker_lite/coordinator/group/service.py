@@ -16,17 +16,20 @@ from .offsets_topic import (
 
 
 def start_group_coordinator(config: BrokerConfig, partitions: PartitionManager,
-                            client: KazooClient, on_appended=lambda: None) -> GroupCoordinator:
-    """A started coordinator that loads the ``__consumer_offsets`` partitions this broker leads
-    (told by ``partitions``) and appends to their logs."""
+                            client: KazooClient, on_appended=lambda: None, *,
+                            coordinator_type: type[GroupCoordinator] = GroupCoordinator,
+                            **options) -> GroupCoordinator:
+    """A started coordinator (of ``coordinator_type``, given ``options`` besides) that loads
+    the ``__consumer_offsets`` partitions this broker leads (told by ``partitions``) and
+    appends to their logs."""
     offset_config = OffsetConfig.from_broker_config(config)
 
     leader_log = leader_log_of(partitions, OFFSETS_TOPIC)
-    coordinator = GroupCoordinator(
+    coordinator = coordinator_type(
         GroupConfig.from_broker_config(config), offset_config, leader_log,
         partition_count=lambda: offsets_topic_partition_count(client),
         create_topic=lambda: create_offsets_topic(client, offset_config),
-        on_appended=on_appended,
+        on_appended=on_appended, **options,
     ).start()
     partitions.add_leadership_listener(OFFSETS_TOPIC, coordinator)
     return coordinator

@@ -28,6 +28,10 @@ def handle_txn_commit_offsets(coordinator: GroupCoordinator, group_id: str, prod
     error = coordinator.validate_group_status(group_id)
     if error is not None:
         return dict.fromkeys(offsets, error)
+    routed = coordinator.commit_transactional_offsets_elsewhere(
+        group_id, producer_id, producer_epoch, member_id, generation_id, offsets)
+    if routed is not None:  # another kind of group (a consumer group) took them
+        return routed
     group = coordinator.manager.get_or_create_group(group_id)
     with group.lock:
         error = _member_error(group, member_id, group_instance_id, generation_id)

@@ -16,7 +16,7 @@ MODULES = (
     "headers", "api_versions", "metadata", "produce", "fetch", "offsets", "topics", "configs",
     "groups", "group_offsets", "sasl", "scram_credentials", "producer_ids", "producers",
     "transactions", "records_admin", "acls", "replication",
-    "share_groups", "share_state",
+    "share_groups", "share_state", "consumer_groups",
 )
 
 

@@ -168,7 +168,8 @@ def offset_fetch(context: RequestContext, body: dict) -> dict:
         return _fetch_from_zookeeper(context, body)
     if version >= 8:
         return {"throttle_time_ms": 0, "groups": [
-            _fetch_group(context, group["group_id"], group["topics"], body["require_stable"])
+            _fetch_group(context, group["group_id"], group["topics"], body["require_stable"],
+                         group.get("member_id"), group.get("member_epoch", -1))
             for group in body["groups"]]}
     error, topics = _fetch(context, body["group_id"], body["topics"],
                            body.get("require_stable", False))
@@ -207,13 +208,15 @@ def _fetch_from_zookeeper(context: RequestContext, body: dict) -> dict:
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def _fetch_group(context: RequestContext, group_id: str, requested,
-                 require_stable: bool) -> dict:
-    error, topics = _fetch(context, group_id, requested, require_stable)
+def _fetch_group(context: RequestContext, group_id: str, requested, require_stable: bool,
+                 member_id: str | None = None, member_epoch: int = -1) -> dict:
+    error, topics = _fetch(context, group_id, requested, require_stable, member_id,
+                           member_epoch)
     return {"group_id": group_id, "error_code": error, "topics": topics}
 
 
-def _fetch(context: RequestContext, group_id: str, requested, require_stable: bool
+def _fetch(context: RequestContext, group_id: str, requested, require_stable: bool,
+           member_id: str | None = None, member_epoch: int = -1
            ) -> tuple[ErrorCode, list[dict]]:
     if not context.authorize(DESCRIBE, GROUP, group_id):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
@@ -222,7 +225,8 @@ def _fetch(context: RequestContext, group_id: str, requested, require_stable: bo
         TopicPartition(t["name"], index) for t in requested if t["name"] not in refused
         for index in t["partition_indexes"]]
     error, offsets = context.services.groups.handle_fetch_offsets(
-        group_id, partitions, require_stable=require_stable)
+        group_id, partitions, require_stable=require_stable, member_id=member_id,
+        member_epoch=member_epoch)
     if error != ErrorCode.NONE:
         return error, []
     if requested is None:  # every committed partition: those of topics it may describe

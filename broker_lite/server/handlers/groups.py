@@ -191,7 +191,7 @@ def list_groups(context: RequestContext, body: dict) -> dict:
                                                          log_denied=False)]
     return {"throttle_time_ms": 0, "error_code": error, "groups": [
         {"group_id": g.group_id, "protocol_type": g.protocol_type, "group_state": g.state,
-         "group_type": "classic"} for g in groups]}
+         "group_type": g.group_type} for g in groups]}
 
 
 def describe_groups(context: RequestContext, body: dict) -> dict:

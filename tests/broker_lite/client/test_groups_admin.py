@@ -209,7 +209,7 @@ def test_a_confluent_group_is_listed_described_and_deleted_once_empty(group_brok
             consumer.commit(offsets=[ConfluentPartition(topic, 0, 0)], asynchronous=False)
             groups = client.admin.groups
             listed = {g.group_id: g for g in groups.list_groups()}
-            assert listed[group] == GroupListing(group, "consumer", "Stable")
+            assert listed[group] == GroupListing(group, "consumer", "Stable", "classic")
             assert [g.group_id for g in groups.list_groups(["Empty"])].count(group) == 0
             description = groups.describe_groups([group])[group]
             assert (description.state, description.protocol_type, description.protocol) == (

@@ -353,7 +353,7 @@ def test_error_codes():
                 109: "OFFSET_MOVED_TO_TIERED_STORAGE", 110: "FENCED_MEMBER_EPOCH"}
     for code, name in expected.items():
         assert ErrorCode(code).name == name
-    assert sorted(int(e) for e in ErrorCode) == list(range(-1, 128))
+    assert sorted(int(e) for e in ErrorCode) == list(range(-1, 129))
     assert ErrorCode.LEADER_NOT_AVAILABLE.retriable and not ErrorCode.INVALID_REQUEST.retriable
     assert ErrorCode.of(5000) is ErrorCode.UNKNOWN_SERVER_ERROR
     assert all(e.message for e in ErrorCode if e is not ErrorCode.NONE)

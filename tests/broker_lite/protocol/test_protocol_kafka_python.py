@@ -560,8 +560,10 @@ SHARED = [
 
 # Inter-broker APIs no client library speaks.
 NOT_IN_KAFKA_PYTHON = {"ControlledShutdownRequest", "ControlledShutdownResponse"}
-# Share groups (KIP-932): kafka-python has none of their messages.
-NOT_IN_KAFKA_PYTHON |= {name for name in ALL_MESSAGES if "Share" in name}
+# Share groups (KIP-932) and the consumer group protocol (KIP-848): kafka-python has none of
+# their messages.
+NOT_IN_KAFKA_PYTHON |= {name for name in ALL_MESSAGES
+                        if "Share" in name or "ConsumerGroup" in name}
 
 
 def test_shared_versions_cover_every_api():

@@ -44,7 +44,16 @@ REQUIRED_APIS = ["ApiVersions", "Metadata", "Produce", "Fetch", "ListOffsets",
                  "DescribeAcls", "CreateAcls", "DeleteAcls",
                  "ControlledShutdown", "ElectLeaders", "AlterPartitionReassignments",
                  "ListPartitionReassignments",
-                 "DescribeUserScramCredentials", "AlterUserScramCredentials"]
+                 "DescribeUserScramCredentials", "AlterUserScramCredentials",
+                 "ConsumerGroupHeartbeat", "ConsumerGroupDescribe"]
+
+# Messages declared at Kafka 4.2's versions, newer than the reference snapshot (whose ranges are
+# the 3.9-era ones): their valid versions as Kafka 4.2 has them. Every version the snapshot has
+# is still checked field by field; the newer ones are checked in test_kafka_42_versions.
+KAFKA_42_VERSIONS = {
+    "ConsumerGroupDescribeRequest": "0-1",  # v1: the same request (KIP-1099)
+    "ConsumerGroupDescribeResponse": "0-1",  # v1: Members[].MemberType, int8, default -1
+}
 
 # Declared at Kafka 4.2's versions (KIP-932 share groups), newer than the snapshot's: they are
 # cross-checked against the specs of Kafka 4.2 in Kafka's repository, not the snapshot (whose
@@ -171,7 +180,8 @@ def test_message_matches_spec(name):
     ours = ALL_MESSAGES[name]
     assert ours.kind == spec["type"]
     assert ours.api_key == spec.get("apiKey")
-    assert declared_set(ours.valid_versions) == version_set(spec["validVersions"])
+    assert declared_set(ours.valid_versions) == version_set(
+        KAFKA_42_VERSIONS.get(name, spec["validVersions"]))
     assert declared_set(ours.flexible_versions) == version_set(spec.get("flexibleVersions"))
     inline_common_structs(spec)
     for version in sorted(version_set(spec["validVersions"])):
@@ -217,6 +227,22 @@ def test_registry_versions_come_from_the_specs():
             continue
         spec = load_spec(f"{api.name}Request")
         assert key == spec["apiKey"]
-        assert declared_set(api.request.valid_versions) == version_set(spec["validVersions"])
+        assert declared_set(api.request.valid_versions) == version_set(
+            KAFKA_42_VERSIONS.get(f"{api.name}Request", spec["validVersions"]))
         assert declared_set(api.response.flexible_versions) == version_set(
             load_spec(f"{api.name}Response").get("flexibleVersions"))
+
+
+def test_kafka_42_versions():
+    """ConsumerGroupDescribe v1 (Kafka 4.2, KIP-1099): the request as v0; each member of the
+    response gains MemberType (int8, default -1: unknown; 0 classic, 1 consumer), last."""
+    request = ALL_MESSAGES["ConsumerGroupDescribeRequest"]
+    assert our_fields(request.fields, 1) == our_fields(request.fields, 0)
+    response = ALL_MESSAGES["ConsumerGroupDescribeResponse"]
+    v0, v1 = our_fields(response.fields, 0), our_fields(response.fields, 1)
+    groups_v0, groups_v1 = v0[2][1], v1[2][1]
+    members_v0 = next(f for f in groups_v0 if f[0] == "Members" and isinstance(f[1], list))[1]
+    members_v1 = next(f for f in groups_v1 if f[0] == "Members" and isinstance(f[1], list))[1]
+    assert members_v1 == [*members_v0, ("MemberType", "int8", False, None, None, False, -1)]
+    assert [f for f in groups_v1 if f[0] != "Members"] == [f for f in groups_v0
+                                                           if f[0] != "Members"]

@@ -262,7 +262,7 @@ def test_apis_are_advertised_at_kafka_4_2s_versions_with_share_version(share_bro
     assert served[ApiKey.SHARE_ACKNOWLEDGE] == (1, 2)
     assert served[ApiKey.FIND_COORDINATOR] == (0, 6)
     assert {(f["name"], f["max_version_level"]) for f in response["finalized_features"]} == \
-        {("share.version", 1)}
+        {("share.version", 1), ("group.version", 1)}  # group.version: KIP-848, on by default
 
 
 def test_the_share_groups_tool_describes_resets_and_deletes_offsets(share_broker):

@@ -23,9 +23,12 @@ from typing import Any
 
 from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.config.broker import BrokerConfig
-from broker_lite.coordinator import GroupConfig, GroupCoordinator, OffsetConfig
+from broker_lite.coordinator import GroupConfig, OffsetConfig
 from broker_lite.coordinator.common.internal_topic import leader_log_of
 from broker_lite.coordinator.common.timer import ManualTimer
+from broker_lite.coordinator.consumer.config import ConsumerGroupConfig
+from broker_lite.coordinator.consumer.coordinator import ConsumerGroupCoordinator
+from broker_lite.coordinator.consumer.service import TopicsOfCluster
 from broker_lite.coordinator.group.offsets_topic import OFFSETS_TOPIC
 from broker_lite.coordinator.transaction.coordinator import InitProducerIdResult
 from broker_lite.coordinator.transaction.service import LocalMarkers
@@ -49,6 +52,7 @@ from broker_lite.server.authorizer.acl_authorizer import AclDeleteResult, AclErr
 from broker_lite.server.authorizer.cache import AclCache, VersionedAcls
 from broker_lite.server.config_changes import DynamicBrokerConfigs
 from broker_lite.server.dispatcher import RESPONDS_LATER, RequestContext, supported_versions
+from broker_lite.server.features import features
 from broker_lite.server.metadata import BrokerInfo, PartitionInfo, TopicInfo
 from broker_lite.server.network import CloseConnection
 from broker_lite.server.network.authenticator import ANONYMOUS
@@ -341,14 +345,17 @@ class Harness:
                                            BROKER_ID)
         self.cluster = FakeCluster()
         self.purgatory = Purgatory()
-        self.groups = GroupCoordinator(
+        self.groups = ConsumerGroupCoordinator(
             GroupConfig(min_session_timeout_ms=100, max_session_timeout_ms=30_000,
                         initial_rebalance_delay_ms=3000),
             OffsetConfig(num_partitions=OFFSETS_PARTITIONS),
             leader_log_of(self.partitions, OFFSETS_TOPIC),
             partition_count=lambda: OFFSETS_PARTITIONS, create_topic=self._create_offsets_topic,
             timer=self.timer, clock_ms=self.clock,
-            on_appended=self.purgatory.notify_appended).start()
+            on_appended=self.purgatory.notify_appended, topics=TopicsOfCluster(self.cluster),
+            consumer_config=ConsumerGroupConfig(
+                min_session_timeout_ms=1000, session_timeout_ms=1000,
+                min_heartbeat_interval_ms=100, heartbeat_interval_ms=100, max_size=2)).start()
         self.offsets_topic_creations = 0
         self.acl_cache: CachedAcls | None = None  # what acls() set up
         self.partitions.add_leadership_listener(OFFSETS_TOPIC, self.groups)
@@ -362,7 +369,8 @@ class Harness:
             markers=LocalMarkers(self.partitions, self.groups.on_transaction_completed, self.clock,
                                  self.purgatory.notify_appended),
             producer_ids=FakeProducerIds(), zk_offsets=FakeZkOffsets(), purgatory=self.purgatory,
-            api_versions=supported_versions(handlers()), cluster_id=CLUSTER_ID)
+            api_versions=supported_versions(handlers()), cluster_id=CLUSTER_ID,
+            features=features(self.config))
         self.handlers = handlers()
 
     def _create_offsets_topic(self) -> None:

@@ -1,6 +1,7 @@
 """ApiVersions advertises exactly what the handlers serve, and that is what a Kafka 3.9 broker in
 ZooKeeper mode serves: every API from Kafka 3.9's oldest version, up to its newest but for the
-few newer versions listed (with why)."""
+few newer versions listed (with why); and the consumer group protocol at Kafka 4.2's versions,
+with the feature level group.version 1."""
 
 from broker_lite.protocol import API_SCHEMAS, ApiKey
 from broker_lite.server.apis import handlers
@@ -27,6 +28,9 @@ KAFKA_3_9 = {
     K.SASL_HANDSHAKE: (0, 1), K.SASL_AUTHENTICATE: (0, 2),
     K.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0), K.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
 }
+
+# The consumer group protocol (KIP-848), at the versions Kafka 4.2 serves.
+KAFKA_4_2 = {K.CONSUMER_GROUP_HEARTBEAT: (0, 1), K.CONSUMER_GROUP_DESCRIBE: (0, 1)}
 
 # Newer versions Kafka 3.9 has and broker_lite does not serve: the newest served, and why.
 NEWEST_SERVED = {
@@ -62,9 +66,9 @@ def test_api_versions_advertises_the_handlers_ranges(harness):
 
 def test_every_api_is_served_from_kafka_3_9s_oldest_version():
     served = handlers()
-    assert set(served) <= set(KAFKA_3_9)
+    assert set(served) <= set(KAFKA_3_9) | set(KAFKA_4_2)
     for key, handler in served.items():
-        oldest, newest = KAFKA_3_9[key]
+        oldest, newest = {**KAFKA_3_9, **KAFKA_4_2}[key]
         assert handler.min_version == oldest, key.name
         assert handler.max_version == NEWEST_SERVED.get(key, newest), key.name
 
@@ -75,3 +79,20 @@ def test_every_version_served_has_a_schema():
         for version in range(handler.min_version, handler.max_version + 1):
             assert version in schema.request.valid_versions, (key.name, version)
             assert version in schema.response.valid_versions, (key.name, version)
+
+
+def test_the_group_version_feature_is_finalized(harness):
+    # v4 lists every supported feature; v3 leaves out those whose range starts at 0 (KAFKA-17011)
+    response = harness.call(ApiKey.API_VERSIONS, 4, {"client_software_name": "t",
+                                                     "client_software_version": "1"})
+    assert {"name": "group.version", "min_version": 0, "max_version": 1} in \
+        response["supported_features"]
+    assert response["finalized_features"] == [
+        {"name": "group.version", "min_version_level": 1, "max_version_level": 1}]
+    assert response["finalized_features_epoch"] == 0
+    v3 = harness.call(ApiKey.API_VERSIONS, 3, {"client_software_name": "t",
+                                               "client_software_version": "1"})
+    assert v3["finalized_features"] == response["finalized_features"]
+    assert v3["supported_features"] == []
+    older = harness.call(ApiKey.API_VERSIONS, 2, {})
+    assert "finalized_features" not in older or not older["finalized_features"]
