@@ -23,6 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("common", ("broker_lite.common",)),
     ("records", ("broker_lite.records",)),
+    # schemas as data, sans I/O: the registry's schema types (parsing, canonical forms) and the
+    # payload codecs over them (Confluent's framing; Avro, Protobuf and JSON to Arrow and back)
+    ("schemas", ("broker_lite.registry.errors", "broker_lite.registry.schemas",
+                 "broker_lite.serde")),
     ("protocol", ("broker_lite.protocol",)),
     ("security", ("broker_lite.security",)),
     ("config", ("broker_lite.config",)),
