@@ -45,6 +45,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # the Spark connector, above all of broker_lite
     ("kspark base", ("kspark._aliases", "kspark.client", "kspark.arrow", "kspark.spark_ddl",
                      "kspark.options", "kspark._build")),
+    # structured keys and values: options, planning, decoding and encoding, for both sides
+    ("kspark structured", ("kspark.structured",)),
     ("kspark source and sink", ("kspark.source", "kspark.sink")),
     ("kspark data source", ("kspark.datasource", "kspark._discovery")),
     ("kspark session", ("kspark", "kspark.session")),

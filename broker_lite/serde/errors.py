@@ -12,6 +12,11 @@ from __future__ import annotations
 class PayloadError(ValueError):
     """A payload that cannot be decoded, or a value that cannot be encoded."""
 
+    #: the row of the column being decoded that failed, where the decoder knows it
+    row: int | None = None
+    #: whether the message names the record's place already
+    placed: bool = False
+
 
 class NotFramedError(PayloadError):
     """A payload not in Confluent's wire format (no magic byte 0 and schema id)."""

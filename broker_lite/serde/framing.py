@@ -19,7 +19,7 @@ offsets), never a Python object per record.
 >>> column = pa.array([b"\\x00\\x00\\x00\\x00\\x07abc", None, b"xy"], pa.binary())
 >>> frames = frame(column)
 >>> frames.ids.tolist(), frames.state.tolist()
-[7, 0, -1], [0, 1, 2]
+([7, 0, 0], [0, 1, 2])
 >>> message_indexes([1, 0])
 b'\\x04\\x02\\x00'
 >>> read_message_indexes(b"\\x04\\x02\\x00", 0)
@@ -59,11 +59,11 @@ class Frames:
 def column_spans(column: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Buffer | bytes]:
     """Where each value of a binary or string column lies in its data buffer: ``(starts,
     ends, null mask, data)``, as numpy arrays, without copying the values."""
+    offset_type: type = np.int32
     if pa.types.is_large_binary(column.type) or pa.types.is_large_string(column.type):
         offset_type = np.int64
-    else:
-        column = column.cast(pa.binary()) if not pa.types.is_binary(column.type) else column
-        offset_type = np.int32
+    elif not pa.types.is_binary(column.type):
+        column = column.cast(pa.binary())
     buffers = column.buffers()
     n = len(column)
     offsets = np.frombuffer(buffers[1], dtype=offset_type, count=n + 1 + column.offset) \
@@ -92,8 +92,8 @@ def frame(column: pa.Array, framed: bool = True) -> Frames:
     good = np.flatnonzero(magic_ok)
     if len(good):
         first = starts[good]
-        ids[good] = ((raw[first + 1].astype(np.int64) << 24) | (raw[first + 2].astype(np.int64) << 16)
-                     | (raw[first + 3].astype(np.int64) << 8) | raw[first + 4].astype(np.int64))
+        wide = [raw[first + i].astype(np.int64) for i in range(1, 5)]
+        ids[good] = (wide[0] << 24) | (wide[1] << 16) | (wide[2] << 8) | wide[3]
     starts = np.where(magic_ok, starts + HEADER_BYTES, starts)
     return Frames(state, ids, starts, ends, data)
 

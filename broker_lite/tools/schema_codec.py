@@ -23,9 +23,9 @@ from google.protobuf.descriptor import Descriptor
 from google.protobuf.descriptor_pb2 import FileDescriptorProto
 from google.protobuf.message import DecodeError
 
+from broker_lite.registry.client import RegistryClient, RegistryRequestError
 from broker_lite.registry.schemas.protobuf import well_known
 
-from .registry_client import RegistryClient, RegistryRequestError
 from .schema_formats import FORMATS, REGISTRY_PROPERTIES, PayloadError
 
 MAGIC = 0

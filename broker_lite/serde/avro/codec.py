@@ -56,7 +56,9 @@ class AvroDecoder:
             answer = codec.avro_decode(self._native_program(codec), data, starts, ends,
                                        permissive)
             if isinstance(answer, int):
-                raise self.explain(bytes(memoryview(data)[starts[answer]:ends[answer]]))
+                error = self.explain(bytes(memoryview(data)[starts[answer]:ends[answer]]))
+                error.row = answer
+                raise error
             buffers, failed = answer
         return reference.assemble(self.program, buffers), failed
 

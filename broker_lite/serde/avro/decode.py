@@ -221,7 +221,7 @@ class _Interpreter:
                 raise CorruptPayloadError(f"union branch {index} at {self.where(start)}: the "
                                           f"writer's union has {n} branches")
             return self.run(code[pc + 2 + index], position, end)
-        if op == OP_DOUBLE or op == OP_FLOAT:
+        if op in (OP_DOUBLE, OP_FLOAT):
             size = 8 if op == OP_DOUBLE else 4
             after = self.take(position, end, size, "double" if size == 8 else "float")
             (value,) = struct.unpack_from("<d" if size == 8 else "<f", self.data, position)
@@ -235,7 +235,7 @@ class _Interpreter:
                                           "not 0 or 1")
             self.put(code[pc + 1], byte)
             return after
-        if op == OP_ARRAY or op == OP_MAP:
+        if op in (OP_ARRAY, OP_MAP):
             return self.blocks(pc, position, end)
         if op == OP_NULL:
             if code[pc + 1] >= 0:
@@ -390,8 +390,9 @@ def run(program: Program, data: Any, starts: np.ndarray, ends: np.ndarray,
         marks = [s.mark() for s in slots] if permissive else None
         try:
             interpreter.run_row(view, start, end)
-        except PayloadError:
+        except PayloadError as exc:
             if marks is None:
+                exc.row = row
                 raise
             for s, mark in zip(slots, marks, strict=True):
                 s.rewind(mark)

@@ -36,7 +36,8 @@ any other union                        struct<member0, member1, ...>, each membe
 ...     {"name": "next", "type": ["null", "Node"]}]}, {})
 Traceback (most recent call last):
 ...
-broker_lite.serde.errors.UnsupportedSchemaError: Found recursive reference in Avro schema, which Spark cannot represent: the record Node contains itself (through Node.next)
+broker_lite.serde.errors.UnsupportedSchemaError: Found recursive reference in Avro schema, \
+which Spark cannot represent: the record Node contains itself (through Node.next)
 """
 
 from __future__ import annotations
