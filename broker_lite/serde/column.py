@@ -89,7 +89,8 @@ def decode_column(column: pa.Array, decoder_for: Callable[[int], Decoder],
         if decoder is None:
             return pa.nulls(n, arrow)
         starts = np.where(framed_rows, frames.starts, -1)
-        return _decode(decoder, frames.data, starts, frames.ends, permissive, place, schema_id)
+        return _decode(decoder, frames.data, starts, frames.ends, permissive, place,
+                       schema_id if framed else None)
     pieces, order = [], np.empty(n, dtype=np.int64)
     position = 0
     for schema_id, decoder in decoders.items():

@@ -211,7 +211,8 @@ static inline int put_bytes(ctx_t *c, int slot, const uint8_t *bytes, int64_t n)
         c->oom = 1;
         return 0;
     }
-    memcpy(s->values.p + s->values.len, bytes, (size_t)n);
+    if (n > 0) /* an empty value may meet a buffer not yet allocated */
+        memcpy(s->values.p + s->values.len, bytes, (size_t)n);
     s->values.len += n;
     return push_offset(c, s, s->values.len) && set_valid(c, s, 1);
 }
