@@ -62,7 +62,7 @@ def read_back(definition, value):
     return decode(definition, definition, [write(definition, value)])[0]
 
 
-# -- types, as spark-avro maps them ---------------------------------------------------------------
+# -- types, as spark-avro maps them ----------------------------------------------------------------
 
 TYPES = [
     ("null", None, None, "null"),
@@ -150,7 +150,7 @@ def test_a_decimal_wider_than_spark_holds_is_refused():
         AvroReader(schema(wide))
 
 
-# -- resolution: the writer's schema read as the reader's -------------------------------------------
+# -- resolution: the writer's schema read as the reader's ------------------------------------------
 
 RESOLUTION = [
     # promotions
@@ -239,7 +239,7 @@ def test_a_union_branch_the_reader_can_read_is_read_and_one_it_cannot_fails(code
     assert decode(writer, reader, [good, bad], permissive=True) == [5, None]
 
 
-# -- corrupt payloads ---------------------------------------------------------------------------------
+# -- corrupt payloads ------------------------------------------------------------------------------
 
 SHAPE = record(("n", "int"), ("s", "string"), ("l", {"type": "array", "items": "long"}),
                ("u", ["null", "double"]), ("b", "boolean"),
@@ -303,7 +303,7 @@ def test_framing_ids_and_modes_over_a_column_of_several_writers(codec_path):
                           place=lambda row: f"row {row}")
 
 
-# -- random records and random damage, both implementations -------------------------------------------
+# -- random records and random damage, both implementations ----------------------------------------
 
 EVERY = record(
     ("b", "boolean"), ("i", "int"), ("l", "long"), ("f", "float"), ("d", "double"),
