@@ -117,4 +117,12 @@ def _sink_options(options, schema, overwrite: bool):
                                   "(use mode 'append')")
     parsed = parse_sink_options(options)
     check_columns(schema, parsed)
+    if parsed.structured_options.structured:
+        # the writers' schemas: derived or given, checked against the columns, registered
+        import dataclasses
+
+        from kspark.structured.writing import plan_write
+
+        plan = plan_write(parsed.structured_options, schema, parsed.topic)
+        parsed = dataclasses.replace(parsed, structured=plan)
     return parsed

@@ -11,7 +11,10 @@ format                    reader
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import pyarrow as pa
 
 from broker_lite.registry.schemas import ParsedSchema, parse_schema
 
@@ -40,3 +43,34 @@ def reader_for(side: SideFormat, schema: ParsedSchema | None, given: str | None)
     if schema is None:
         schema = parse_schema("JSON", given or "")
     return JsonReader(schema)
+
+
+def schema_of_type(side: SideFormat, arrow: pa.DataType, nullable: bool) -> str:
+    """The text of a ``side.format`` schema for values of Spark type ``arrow`` (the sink's,
+    when none is given)."""
+    if side.format == "avro":
+        from broker_lite.serde.avro.encode import avro_schema_of
+
+        return json.dumps(avro_schema_of(arrow, nullable=False))
+    if side.format == "protobuf":
+        from broker_lite.serde.protobuf import proto_of_type
+
+        return proto_of_type(arrow, side.record_name or "topLevelRecord")
+    from broker_lite.serde.json_schema import json_schema_of_type
+
+    return json.dumps(json_schema_of_type(arrow))
+
+
+def encoder_for(side: SideFormat, schema: ParsedSchema, schema_id: int | None) -> Any:
+    """The encoder of ``side``'s values with ``schema`` (framed with ``schema_id``)."""
+    if side.format == "avro":
+        from broker_lite.serde.avro.encode import AvroEncoder
+
+        return AvroEncoder(schema, schema_id)  # type: ignore[arg-type]
+    if side.format == "protobuf":
+        from broker_lite.serde.protobuf import ProtobufEncoder
+
+        return ProtobufEncoder(schema, side.protobuf_message or side.record_name, schema_id)
+    from broker_lite.serde.json_schema import JsonEncoder
+
+    return JsonEncoder(schema, schema_id)
