@@ -53,7 +53,7 @@ class SideWrite:
     """How a task encodes one side: the writer's schema, and its id (None: bare payloads)."""
 
     side: SideFormat
-    schema: ParsedSchema
+    schema: ParsedSchema | None  # None: plain JSON
     schema_id: int | None
     subject: str | None
     key: str  # names it in each worker's cache of encoders
@@ -90,6 +90,12 @@ def plan_write(options: StructuredOptions, schema: StructType, topic: str | None
 
 def _side_write(side: SideFormat, options: StructuredOptions, arrow: pa.DataType,
                 nullable: bool, topic: str | None) -> SideWrite:
+    if side.format == "json":  # plain JSON documents: no schema, no registry
+        misfits = misfit(arrow, reader_for(side, None, side.schema).arrow, side.side)
+        if misfits:
+            raise StructuredColumnError(side.side, f"does not fit {side.option('schema')}: "
+                                                   f"{misfits}")
+        return SideWrite(side, None, None, None, f"json:{arrow}")
     use_registry = bool(options.registry.get("url")) and side.format in REGISTRY_FORMATS
     resolver = SchemaResolver(registry_client(options)) if use_registry else None
     schema_type = REGISTRY_FORMATS.get(side.format, "JSON")
@@ -119,7 +125,7 @@ def _side_write(side: SideFormat, options: StructuredOptions, arrow: pa.DataType
                                                    f"schema: {exc}") from None
     _check_fit(side, schema, arrow, schema_id)
     if resolver is not None and schema_id is None:
-        subject = side.subject_for(topic, record_name(schema))
+        subject = side.subject_for(topic, record_name(schema, side))
         client = resolver.client
         text = schema.canonical()
         references = [r.to_json() for r in schema.references] or None
@@ -145,15 +151,19 @@ def _schema_option(side: SideFormat) -> str:
     return {"avro": "avro.schema", "protobuf": "protobuf.descriptor"}.get(side.format, "schema")
 
 
-def record_name(schema: ParsedSchema) -> str | None:
+def record_name(schema: ParsedSchema, side: SideFormat) -> str | None:
     """The full name of the record (message) a schema writes, for the record strategies."""
     raw = getattr(schema, "raw", None)
     if isinstance(raw, dict) and raw.get("type") == "record":
         name = raw["name"]
         namespace = raw.get("namespace")
         return name if "." in name or not namespace else f"{namespace}.{name}"
-    full = getattr(schema, "message_name", None)
-    return full() if callable(full) else None
+    if schema.schema_type == "PROTOBUF":
+        return reader_for(side, schema, None).full_name
+    if schema.schema_type == "JSON":
+        title = getattr(schema, "value", {}).get("title")
+        return title if isinstance(title, str) else side.record_name
+    return side.record_name
 
 
 def _check_fit(side: SideFormat, schema: ParsedSchema, arrow: pa.DataType,
