@@ -49,7 +49,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("kspark structured", ("kspark.structured",)),
     ("kspark source and sink", ("kspark.source", "kspark.sink")),
     ("kspark data source", ("kspark.datasource", "kspark._discovery")),
-    ("kspark session", ("kspark", "kspark.session")),
+    ("kspark session", ("kspark", "kspark.session", "kspark.functions")),
     ("kspark tools", ("kspark.testing", "kspark.demo", "kspark.bench", "kspark.cli")),
 ]
 

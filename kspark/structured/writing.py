@@ -84,11 +84,11 @@ def plan_write(options: StructuredOptions, schema: StructType, topic: str | None
             plan.sides[side.side] = None
             continue
         arrow = to_arrow_type(column.dataType, timezone="UTC")
-        plan.sides[side.side] = _side_write(side, options, arrow, column.nullable, topic)
+        plan.sides[side.side] = side_write(side, options, arrow, column.nullable, topic)
     return plan
 
 
-def _side_write(side: SideFormat, options: StructuredOptions, arrow: pa.DataType,
+def side_write(side: SideFormat, options: StructuredOptions, arrow: pa.DataType,
                 nullable: bool, topic: str | None) -> SideWrite:
     if side.format == "json":  # plain JSON documents: no schema, no registry
         misfits = misfit(arrow, reader_for(side, None, side.schema).arrow, side.side)
