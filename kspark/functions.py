@@ -8,20 +8,15 @@ column. The schema is resolved on the driver when the function is called (the su
 latest version, or the one given); a writer's schema the call did not meet is fetched once per
 Python worker, never per record.
 
-=========================================================  ==========================================
-``from_avro(col, jsonFormatSchema=None, options=None, *,   Avro payloads to a struct: framed
-subject=None, schemaRegistryAddress=None)``                (registry) or bare (``jsonFormatSchema``)
-``to_avro(col, jsonFormatSchema=None, options=None, *,     a struct to Avro payloads: framed with the
-subject=None, schemaRegistryAddress=None)``                subject's latest schema, or the one given
-                                                           (registered under the subject)
-``from_protobuf(col, messageName=None, descFilePath=None,  Protobuf payloads to a struct
-options=None, binaryDescriptorSet=None, *, subject=None,
-schemaRegistryAddress=None)``
-``to_protobuf(...)``                                       a struct to Protobuf payloads
-``from_json_schema(col, schema=None, options=None, *,      JSON Schema payloads to a struct
-subject=None, schemaRegistryAddress=None)``
-``to_json_schema(...)``                                    a struct to JSON Schema payloads
-=========================================================  ==========================================
+* ``from_avro(col, jsonFormatSchema=None, options=None, *, subject=None,
+  schemaRegistryAddress=None)``: Avro payloads to a struct, framed (a registry) or bare (of
+  ``jsonFormatSchema``); ``to_avro(...)``: a struct to Avro payloads, framed with the subject's
+  latest schema or with the one given (registered under the subject), or bare;
+* ``from_protobuf(col, messageName=None, descFilePath=None, options=None,
+  binaryDescriptorSet=None, *, subject=None, schemaRegistryAddress=None)`` and
+  ``to_protobuf(...)``: the same for Protobuf messages;
+* ``from_json_schema(col, schema=None, options=None, *, subject=None,
+  schemaRegistryAddress=None)`` and ``to_json_schema(...)``: the same for JSON Schema.
 
 ``options`` are the source's names without the side (``mode``: ``FAILFAST`` or
 ``PERMISSIVE``; ``schema.registry.basic.auth.user.info``, ``schema.registry.ssl.ca.location``,
