@@ -121,6 +121,39 @@ def _resolve(ref: str, root: Any) -> Any:
     return target
 
 
+def _lines(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> bytes | None:
+    """The documents ``raw[starts[i]:ends[i]]`` one a line, for Arrow's JSON reader; None
+    where a document spans lines (Arrow would count more rows than there are).
+
+    A column read from Kafka holds its payloads back to back, each after its 5-byte header:
+    then the region is copied once and each header overwritten with a newline and spaces.
+    Otherwise each document is gathered, a newline after it."""
+    n = len(starts)
+    gaps = starts[1:] - ends[:-1]
+    gap = int(gaps[0]) if len(gaps) else 1
+    if n and starts[0] >= gap and 1 <= gap <= 16 and bool(np.all(gaps == gap)):
+        begin = int(starts[0]) - gap
+        region = raw[begin:int(ends[-1])].copy()
+        between = (starts - begin)[:, None] - np.arange(gap, 0, -1)[None, :]
+        region[between] = ord(" ")
+        region[starts[1:] - begin - gap] = ord("\n")
+        if np.count_nonzero(region == ord("\n")) != n - 1:
+            return None
+        return region.tobytes()
+    lengths = ends - starts
+    total = int(lengths.sum()) + n
+    joined = np.empty(total, dtype=np.uint8)
+    positions = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]]).astype(np.int64)
+    index = np.repeat(starts - positions, lengths + 1) + np.arange(total)
+    is_newline = np.zeros(total, dtype=bool)
+    is_newline[positions + lengths] = True
+    joined[~is_newline] = raw[index[~is_newline]]
+    if np.count_nonzero(joined[~is_newline] == ord("\n")):
+        return None
+    joined[is_newline] = ord("\n")
+    return joined.tobytes()
+
+
 def _has_map(arrow: pa.DataType) -> bool:
     if pa.types.is_map(arrow):
         return True
@@ -179,21 +212,13 @@ class JsonDecoder:
         """The documents through Arrow's JSON reader; None where it cannot read them all (the
         reference then decides)."""
         raw = np.frombuffer(data, dtype=np.uint8) if len(data) else np.zeros(0, np.uint8)
-        lengths = ends - starts
-        total = int(lengths.sum()) + len(starts)
-        joined = np.empty(total, dtype=np.uint8)
-        positions = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]])
-        # every document's bytes, then a newline: gather by index
-        index = np.repeat(starts - positions, lengths + 1) + np.arange(total)
-        is_newline = np.zeros(total, dtype=bool)
-        is_newline[positions + lengths] = True
-        joined[~is_newline] = raw[index[~is_newline]]
-        joined[is_newline] = ord("\n")
-        if (joined[~is_newline] == ord("\n")).any():
-            return None  # a document over several lines: Arrow would count more rows
+        lines = _lines(raw, starts, ends)
+        if lines is None:
+            return None
+        total = len(lines)
         try:
             table = pa_json.read_json(
-                io.BytesIO(joined.tobytes()),
+                io.BytesIO(lines),
                 read_options=pa_json.ReadOptions(use_threads=False, block_size=max(total, 1)),
                 parse_options=pa_json.ParseOptions(explicit_schema=pa.schema(list(self.arrow)),
                                                    unexpected_field_behavior="ignore"))

@@ -44,7 +44,12 @@ from broker_lite.config.parsers import boolean, choice, duration_ms, int32, int6
 from broker_lite.security.redaction import RedactedSettings
 from kspark.options import OptionError, kafka_options, typed_options
 from kspark.structured.options import OPTIONS as STRUCTURED_OPTIONS
-from kspark.structured.options import REGISTRY_PREFIX, StructuredOptions, parse_structured
+from kspark.structured.options import (
+    REGISTRY_PREFIX,
+    SINK_ONLY,
+    StructuredOptions,
+    parse_structured,
+)
 
 # Documented spelling of every source option, keyed by the lower-cased name Spark passes.
 SOURCE_OPTIONS = {name.lower(): name for name in (
@@ -204,7 +209,8 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
     for key, (name, _) in given.items():
         if not key.startswith(("kafka.", REGISTRY_PREFIX)) and key not in SOURCE_OPTIONS:
             hint = (" ('topic' is an option of the sink; to read, use 'subscribe')"
-                    if key == "topic" else "")
+                    if key == "topic" else f" ('{name}' is an option of the sink)"
+                    if key in SINK_ONLY else "")
             raise OptionError(name, "unknown option of the kpy source; known options: "
                                     + ", ".join(sorted(SOURCE_OPTIONS.values()))
                                     + ", kafka.*, schema.registry.*" + hint)

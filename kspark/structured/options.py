@@ -164,10 +164,6 @@ def parse_structured(text: Callable[[str], str | None], registry_given: Mapping[
             flags[name] = default if value is None else boolean(value)
         except ValueError as exc:
             raise OptionError(name, str(exc)) from None
-    if registry and not any(s.structured for s in sides.values()):
-        raise OptionError(REGISTRY_PREFIX + "url", "given, but neither key.format nor "
-                          "value.format names a format that uses a registry (avro, protobuf, "
-                          "json-schema)")
     return StructuredOptions(sides["key"], sides["value"], registry, mode,
                              flags["auto.register.schemas"], flags["use.latest.version"])
 
