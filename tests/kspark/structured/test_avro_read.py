@@ -184,3 +184,32 @@ def test_three_versions_read_with_the_latest_as_avros_resolution_rules_say(
     assert [r.value and r.value.asDict() for r in pinned.orderBy("offset").collect()] == [
         {"sensor": "a", "count": 1, "unit": "K"}, {"sensor": "b", "count": 2, "unit": "F"},
         None]
+
+
+def test_a_streaming_query_keeps_the_reader_schema_it_started_with(
+        spark, kpy_schema_registry, kpy_session_broker, kpy_topic, kpy_produce,
+        process_all_available):
+    topic = kpy_topic(partitions=1)
+    registry = SchemaRegistryClient({"url": kpy_schema_registry.url})
+    context = SerializationContext(topic, MessageField.VALUE)
+    kpy_produce(topic, [AvroSerializer(registry, json.dumps(V1))(
+        {"sensor": "a", "count": 1, "unit": "K"}, context)])
+    name = f"readings_{uuid.uuid4().hex[:8]}"
+    query = (spark.readStream.format("kpy")
+             .option("kafka.bootstrap.servers", kpy_session_broker.bootstrap_servers)
+             .option("subscribe", topic).option("startingOffsets", "earliest")
+             .options(**registry_options(kpy_schema_registry.url)).load()
+             .select("value.*").writeStream.format("memory").queryName(name)
+             .trigger(processingTime="500 milliseconds").start())
+    try:
+        process_all_available(query)
+        # a new version while the query runs: its records are read with the query's schema
+        kpy_produce(topic, [AvroSerializer(registry, json.dumps(V2))(
+            {"sensor": "b", "count": 2, "unit": "F", "site": "lab"}, context)])
+        process_all_available(query)
+        table = spark.table(name)
+        assert table.columns == ["sensor", "count", "unit"]
+        assert [r.asDict() for r in table.orderBy("sensor").collect()] == [
+            {"sensor": "a", "count": 1, "unit": "K"}, {"sensor": "b", "count": 2, "unit": "F"}]
+    finally:
+        query.stop()
