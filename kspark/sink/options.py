@@ -68,9 +68,10 @@ SINK_KAFKA_SETTINGS = frozenset(CLIENT_SETTINGS) | frozenset(PRODUCER_SETTINGS)
 
 # Producer settings the sink manages itself, with the reason given to the user.
 UNSUPPORTED_KAFKA_OPTIONS = {
-    "key.serializer": "keys are written as the bytes of the 'key' column (strings as UTF-8)",
+    "key.serializer": "keys are written as the bytes of the 'key' column (strings as UTF-8), "
+                      "or a struct 'key' encoded per the option 'key.format'",
     "value.serializer": "values are written as the bytes of the 'value' column (strings as "
-                        "UTF-8)",
+                        "UTF-8), or a struct 'value' encoded per the option 'value.format'",
     "transactional.id": "the sink derives one per write task; see kpy.sink.guarantee",
     "interceptor.classes": "the sink writes record batches directly",
 }

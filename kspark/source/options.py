@@ -67,10 +67,10 @@ SOURCE_OPTIONS = {name.lower(): name for name in (
 # Kafka consumer settings that the source manages itself, with the reason given to the user.
 UNSUPPORTED_KAFKA_OPTIONS = {
     "auto.offset.reset": "set the source option 'startingOffsets' instead",
-    "key.deserializer": "keys are always read as bytes; deserialize them with DataFrame "
-                        "operations",
-    "value.deserializer": "values are always read as bytes; deserialize them with DataFrame "
-                          "operations",
+    "key.deserializer": "keys are read as bytes, or decoded per the option 'key.format' "
+                        "(string, avro, protobuf, json-schema, json)",
+    "value.deserializer": "values are read as bytes, or decoded per the option 'value.format' "
+                          "(string, avro, protobuf, json-schema, json)",
     "enable.auto.commit": "the source commits the offsets of each finished micro-batch itself",
     "interceptor.classes": "the source reads raw record batches, there is nothing to intercept",
 }
