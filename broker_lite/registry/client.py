@@ -166,24 +166,24 @@ class RegistryClient:
                  references: list[dict[str, Any]] | None = None,
                  normalize: bool = False) -> dict[str, Any]:
         """``POST /subjects/{subject}/versions``: the schema's id (registered when new)."""
-        body: dict[str, Any] = {"schema": schema, "schemaType": schema_type}
-        if references:
-            body["references"] = references
-        result: dict[str, Any] = self.request(
-            "POST", f"/subjects/{quote(subject, '')}/versions", body,
-            query={"normalize": "true"} if normalize else None)
-        return result
+        return self._post_schema(f"/subjects/{quote(subject, '')}/versions", schema,
+                                 schema_type, references, normalize)
 
     def lookup(self, subject: str, schema: str, schema_type: str = "AVRO",
                references: list[dict[str, Any]] | None = None,
                normalize: bool = False) -> dict[str, Any]:
         """``POST /subjects/{subject}``: the version of ``subject`` that is this schema."""
+        return self._post_schema(f"/subjects/{quote(subject, '')}", schema, schema_type,
+                                 references, normalize)
+
+    def _post_schema(self, path: str, schema: str, schema_type: str,
+                     references: list[dict[str, Any]] | None, normalize: bool
+                     ) -> dict[str, Any]:
         body: dict[str, Any] = {"schema": schema, "schemaType": schema_type}
         if references:
             body["references"] = references
-        result: dict[str, Any] = self.request(
-            "POST", f"/subjects/{quote(subject, '')}", body,
-            query={"normalize": "true"} if normalize else None)
+        result: dict[str, Any] = self.request("POST", path, body, query={
+            "normalize": "true"} if normalize else None)
         return result
 
     def schema(self, schema_id: int, fmt: str | None = None) -> dict[str, Any]:

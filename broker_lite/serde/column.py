@@ -43,7 +43,7 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 
-from .errors import NotFramedError, PayloadError
+from .errors import EncodeError, NotFramedError, PayloadError
 from .framing import FRAMED, NOT_FRAMED, frame, not_framed
 
 
@@ -130,4 +130,21 @@ def _placed(exc: PayloadError, where: str, schema_id: int | None) -> PayloadErro
     return placed
 
 
-__all__ = ["PERMISSIVE_HINT", "Decoder", "NotFramedError", "decode_column"]
+def encode_column(column: pa.Array, encode: Callable[[Any], bytes], refused: str,
+                  errors: tuple[type[Exception], ...]) -> pa.Array:
+    """The payloads of ``column``'s values, ``encode(value)`` each (a null value: a null
+    payload, as a tombstone). A value ``encode`` refuses (raising one of ``errors``) is an
+    :class:`EncodeError` naming its row: ``row 3 <refused>: <why>``."""
+    out: list[bytes | None] = []
+    for row, value in enumerate(column.to_pylist()):
+        if value is None:
+            out.append(None)
+            continue
+        try:
+            out.append(encode(value))
+        except errors as exc:
+            raise EncodeError(f"row {row} {refused}: {exc}") from None
+    return pa.array(out, pa.binary())
+
+
+__all__ = ["PERMISSIVE_HINT", "Decoder", "NotFramedError", "decode_column", "encode_column"]

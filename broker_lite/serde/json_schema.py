@@ -42,7 +42,8 @@ import pyarrow.json as pa_json
 
 from broker_lite.registry.schemas.json_schema import JsonSchema
 
-from .errors import CorruptPayloadError, EncodeError, PayloadError, UnsupportedSchemaError
+from .column import encode_column
+from .errors import CorruptPayloadError, PayloadError, UnsupportedSchemaError
 from .framing import header
 
 
@@ -313,18 +314,11 @@ class JsonEncoder:
         self.prefix = header(schema_id) if schema_id is not None else b""
 
     def encode(self, column: pa.Array) -> pa.Array:
-        out: list[bytes | None] = []
-        for row, value in enumerate(column.to_pylist()):
-            if value is None:
-                out.append(None)
-                continue
-            try:
-                text = json.dumps(_plain(value, column.type), separators=(",", ":"),
-                                  ensure_ascii=False)
-            except (TypeError, ValueError) as exc:
-                raise EncodeError(f"row {row} has no JSON form: {exc}") from None
-            out.append(self.prefix + text.encode())
-        return pa.array(out, pa.binary())
+        def encode_one(value: Any) -> bytes:
+            return self.prefix + json.dumps(_plain(value, column.type), separators=(",", ":"),
+                                            ensure_ascii=False).encode()
+
+        return encode_column(column, encode_one, "has no JSON form", (TypeError, ValueError))
 
 
 def _plain(value: Any, arrow: pa.DataType) -> Any:

@@ -52,13 +52,13 @@ from broker_lite.registry.errors import InvalidSchema
 from broker_lite.registry.schemas import parse_schema
 from broker_lite.registry.schemas.protobuf import ProtobufSchema
 
+from .column import encode_column
 from .errors import (
     CorruptPayloadError,
     IncompatibleSchemaError,
     PayloadError,
     UnsupportedSchemaError,
 )
-from .errors import EncodeError as ValueEncodeError
 from .framing import header, message_indexes, read_message_indexes
 
 F = FieldDescriptor
@@ -341,19 +341,14 @@ class ProtobufEncoder:
         self.schema_id = schema_id
 
     def encode(self, column: pa.Array) -> pa.Array:
-        out: list[bytes | None] = []
-        for row, value in enumerate(column.to_pylist()):
-            if value is None:
-                out.append(None)
-                continue
+        def encode_one(value: Any) -> bytes:
             message = self.message_class()
-            try:
-                _fill(message, self.descriptor, value, "value")
-                out.append(self.prefix + message.SerializeToString())
-            except (ValueError, TypeError, KeyError, AttributeError, EncodeError) as exc:
-                raise ValueEncodeError(f"row {row} does not fit the Protobuf message "
-                                       f"{self.descriptor.full_name}: {exc}") from None
-        return pa.array(out, pa.binary())
+            _fill(message, self.descriptor, value, "value")
+            return self.prefix + message.SerializeToString()
+
+        return encode_column(column, encode_one, "does not fit the Protobuf message "
+                             f"{self.descriptor.full_name}",
+                             (ValueError, TypeError, KeyError, AttributeError, EncodeError))
 
 
 def _fill(message: Any, descriptor: Descriptor, value: dict, where: str) -> None:

@@ -20,13 +20,13 @@ with the same message for every corrupt input.
 import logging
 from types import ModuleType
 
-from broker_lite.records._native import PURE_PYTHON_ENV, forced_pure_python
+from broker_lite.records._native import describe_codecs, in_use
 
 logger = logging.getLogger(__name__)
 
 
 def compiled() -> ModuleType | None:
-    """The compiled extension, whatever :data:`PURE_PYTHON_ENV` says; None where it was not
+    """The compiled extension, whatever ``KPY_PURE_PYTHON`` says; None where it was not
     built."""
     try:
         from . import _serde  # type: ignore[attr-defined]
@@ -35,25 +35,10 @@ def compiled() -> ModuleType | None:
     return _serde
 
 
-def _load() -> ModuleType | None:
-    if forced_pure_python():
-        return None
-    module = compiled()
-    if module is None:
-        logger.warning("kpy's compiled payload codecs are not built (no C compiler at install?): "
-                       "using the pure-Python codecs, which are slower; reinstall kpy where a C "
-                       "compiler is present to build them")
-    return module
-
-
 #: The compiled codecs in use, or None: the pure-Python ones run.
-codec: ModuleType | None = _load()
+codec: ModuleType | None = in_use(compiled(), "payload", logger)
 
 
 def describe() -> str:
     """One line saying which codecs run, and why."""
-    if codec is not None:
-        return f"payload codecs: compiled ({codec.__file__})"
-    if forced_pure_python():
-        return f"payload codecs: pure Python ({PURE_PYTHON_ENV} is set)"
-    return "payload codecs: pure Python (the compiled ones were not built at install)"
+    return describe_codecs(codec, "payload")

@@ -166,6 +166,17 @@ class _Interpreter:
                                       "32 bits")
         return value, after
 
+    def index(self, position: int, end: int, count: int, what: str, limit: str
+              ) -> tuple[int, int]:
+        """A union's branch (a long) or an enum's symbol (an int) index, below ``count``."""
+        kind = "int" if what.startswith("enum") else "long"
+        value, after = (self.int32 if kind == "int" else self.varint)(
+            position, end, f"{what}{' index' if kind == 'long' else ''}")
+        if not 0 <= value < count:
+            raise CorruptPayloadError(f"{what} {value} at {self.where(position)}: "
+                                      + limit.format(count))
+        return value, after
+
     def take(self, position: int, end: int, size: int, what: str) -> int:
         if size < 0:
             raise CorruptPayloadError(f"the {what} at {self.where(position)} has a negative "
@@ -214,12 +225,8 @@ class _Interpreter:
             self.put(code[pc + 1], raw)
             return after
         if op == OP_UNION:
-            start = position
-            index, position = self.varint(position, end, "union branch index")
-            n = code[pc + 1]
-            if not 0 <= index < n:
-                raise CorruptPayloadError(f"union branch {index} at {self.where(start)}: the "
-                                          f"writer's union has {n} branches")
+            index, position = self.index(position, end, code[pc + 1], "union branch",
+                                         "the writer's union has {} branches")
             return self.run(code[pc + 2 + index], position, end)
         if op in (OP_DOUBLE, OP_FLOAT):
             size = 8 if op == OP_DOUBLE else 4
@@ -253,12 +260,8 @@ class _Interpreter:
                     self.null_into(child)
             return self.run(code[pc + 3], position, end)
         if op == OP_ENUM:
-            start = position
-            index, position = self.int32(position, end, "enum index")
-            n = code[pc + 2]
-            if not 0 <= index < n:
-                raise CorruptPayloadError(f"enum index {index} at {self.where(start)}: the "
-                                          f"writer's enum has {n} symbols")
+            index, position = self.index(position, end, code[pc + 2], "enum index",
+                                         "the writer's enum has {} symbols")
             symbol = code[pc + 3 + index]
             if symbol == -2:
                 raise IncompatibleSchemaError(f"the writer's enum symbol number {index} is not "

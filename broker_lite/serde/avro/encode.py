@@ -32,7 +32,8 @@ import pyarrow as pa
 
 from broker_lite.registry.schemas.avro import AvroSchema
 
-from ..errors import EncodeError, UnsupportedSchemaError
+from ..column import encode_column
+from ..errors import UnsupportedSchemaError
 from ..framing import header
 from .schema import expand, union_kind
 
@@ -95,22 +96,17 @@ class AvroEncoder:
 
     def encode(self, column: pa.Array) -> pa.Array:
         """The payloads of ``column``'s values (a null value: a null payload)."""
-        out: list[bytes | None] = []
         buffer = io.BytesIO()
-        for row, value in enumerate(column.to_pylist()):
-            if value is None:
-                out.append(None)
-                continue
+
+        def encode_one(value: Any) -> bytes:
             buffer.seek(0)
             buffer.truncate()
-            try:
-                fastavro.schemaless_writer(buffer, self.parsed, _datum(self.node, value, "value"))
-            except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
-                raise EncodeError(f"row {row} does not fit the Avro schema"
-                                  f"{'' if self.schema_id is None else f' {self.schema_id}'}: "
-                                  f"{exc}") from None
-            out.append(self.prefix + buffer.getvalue())
-        return pa.array(out, pa.binary())
+            fastavro.schemaless_writer(buffer, self.parsed, _datum(self.node, value, "value"))
+            return self.prefix + buffer.getvalue()
+
+        named = "" if self.schema_id is None else f" {self.schema_id}"
+        return encode_column(column, encode_one, f"does not fit the Avro schema{named}",
+                             (ValueError, TypeError, KeyError, AttributeError, OverflowError))
 
 
 def _datum(node: Any, value: Any, where: str) -> Any:
