@@ -70,6 +70,10 @@ def parser() -> argparse.ArgumentParser:
                       help="an empty or new directory for the logs, ZooKeeper's data and the "
                            "query's checkpoint, kept afterwards (default: a temporary "
                            "directory, removed at the end)")
+    demo.add_argument("--format", choices=("json", "avro"), default=defaults.format,
+                      help="the values' format: JSON text, or Avro records in Confluent's "
+                           "framing with a schema registry beside the broker "
+                           "(default: %(default)s)")
     demo.add_argument("--quiet", action="store_true",
                       help="no live progress line: a plain line per micro-batch instead "
                            "(for CI logs)")
@@ -84,7 +88,7 @@ def _demo(args: argparse.Namespace) -> int:
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     return run_demo(Settings(records=args.records, partitions=args.partitions,
                         data_dir=args.data_dir, seed=args.seed, rate=args.rate,
-                        quiet=args.quiet))
+                        quiet=args.quiet, format=args.format))
 
 
 def _terminate(signum, frame) -> None:

@@ -36,17 +36,27 @@ class KpyDataSource(DataSource):
     def name(cls) -> str:
         return "kpy"
 
-    def schema(self) -> str:
+    def schema(self):
         # Called when a read is loaded without a schema: every option is checked here, so
         # mistakes fail early.
         options = parse_source_options(self.options)
         self._schema_is_ours = True  # kept when Spark pickles the source for planning
-        return SPARK_DDL_WITH_HEADERS if options.include_headers else SPARK_DDL
+        if not options.structured.structured and options.structured.key.format != "string" \
+                and options.structured.value.format != "string":
+            return SPARK_DDL_WITH_HEADERS if options.include_headers else SPARK_DDL
+        # Structured keys or values: their reader schemas are resolved now, once, and kept
+        # (pickled with the source) for the read's planning and its tasks.
+        from kspark.structured.rows import plan_rows
+
+        self._structured_plan, schema = plan_rows(options.structured, options.named_topics,
+                                                  include_headers=options.include_headers)
+        return schema
 
     def reader(self, schema):
         from kspark.source import KpyBatchReader
 
-        return KpyBatchReader(self._read_options(streaming=False))
+        return KpyBatchReader(self._read_options(streaming=False),
+                              getattr(self, "_structured_plan", None))
 
     def streamReader(self, schema):
         from kspark.source import KpyStreamReader
@@ -55,7 +65,7 @@ class KpyDataSource(DataSource):
             options = self._read_options(streaming=True)
         except ValueError as exc:
             return RefusedStreamReader(exc)
-        return KpyStreamReader(options)
+        return KpyStreamReader(options, getattr(self, "_structured_plan", None))
 
     def _read_options(self, streaming: bool) -> SourceOptions:
         """The options of a read being planned, checked for the kind of read."""
@@ -107,4 +117,12 @@ def _sink_options(options, schema, overwrite: bool):
                                   "(use mode 'append')")
     parsed = parse_sink_options(options)
     check_columns(schema, parsed)
+    if parsed.structured_options.structured:
+        # the writers' schemas: derived or given, checked against the columns, registered
+        import dataclasses
+
+        from kspark.structured.writing import plan_write
+
+        plan = plan_write(parsed.structured_options, schema, parsed.topic)
+        parsed = dataclasses.replace(parsed, structured=plan)
     return parsed

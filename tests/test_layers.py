@@ -23,6 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("common", ("broker_lite.common",)),
     ("records", ("broker_lite.records",)),
+    # schemas as data, sans I/O: the registry's schema types (parsing, canonical forms) and the
+    # payload codecs over them (Confluent's framing; Avro, Protobuf and JSON to Arrow and back)
+    ("schemas", ("broker_lite.registry.errors", "broker_lite.registry.schemas",
+                 "broker_lite.serde")),
     ("protocol", ("broker_lite.protocol",)),
     ("security", ("broker_lite.security",)),
     ("config", ("broker_lite.config",)),
@@ -43,9 +47,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # the Spark connector, above all of broker_lite
     ("kspark base", ("kspark._aliases", "kspark.client", "kspark.arrow", "kspark.spark_ddl",
                      "kspark.options", "kspark._build")),
+    # structured keys and values: options, planning, decoding and encoding, for both sides
+    ("kspark structured", ("kspark.structured",)),
     ("kspark source and sink", ("kspark.source", "kspark.sink")),
     ("kspark data source", ("kspark.datasource", "kspark._discovery")),
-    ("kspark session", ("kspark", "kspark.session")),
+    ("kspark session", ("kspark", "kspark.session", "kspark.functions")),
     ("kspark tools", ("kspark.testing", "kspark.demo", "kspark.bench", "kspark.cli")),
 ]
 

@@ -4,7 +4,9 @@
 A setting is secret when its name (with or without Spark's ``kafka.`` prefix) is
 ``sasl.jaas.config`` (Spark's own Kafka connector redacts it too: Spark's default redaction
 pattern does not match it), or contains ``password``, ``secret``, ``ssl.keystore.key``,
-``ssl.key.pem``, ``token`` or ``credential``. The private key ``ssl.keystore.key`` and inline
+``ssl.key.pem``, ``token`` or ``credential``, or is a schema registry client's
+``basic.auth.user.info`` (``user:password``); a URL's user information (``https://user:pw@host``)
+is hidden in any setting named ``*url``. The private key ``ssl.keystore.key`` and inline
 keys are secret; certificates (``ssl.truststore.certificates``,
 ``ssl.keystore.certificate.chain``) are public.
 
@@ -20,7 +22,7 @@ import re
 from collections.abc import Mapping
 
 REDACTED = "*********(redacted)"  # Spark's replacement text (spark.redaction.regex)
-_SECRET = re.compile(r"(^|\.)(sasl\.jaas\.config|ssl\.keystore\.key|ssl\.key\.pem)$"
+_SECRET = re.compile(r"(^|\.)(sasl\.jaas\.config|ssl\.keystore\.key|ssl\.key\.pem|user\.info)$"
                      r"|password|secret|token(?!\.endpoint)|credential", re.IGNORECASE)
 
 
@@ -33,9 +35,20 @@ def is_secret(name: str) -> bool:
     return bool(_SECRET.search(str(name)))
 
 
+_URL_USER = re.compile(r"(?<=://)[^/@\s]*@")
+
+
 def redact(settings: Mapping[str, object]) -> dict[str, object]:
-    """A copy of ``settings`` with the values of secret settings replaced."""
-    return {name: REDACTED if is_secret(name) and value not in (None, "") else value
+    """A copy of ``settings`` with the values of secret settings replaced.
+
+    >>> redact({"schema.registry.url": "https://etl:pw@registry:8081",
+    ...         "schema.registry.basic.auth.user.info": "etl:pw"})
+    {'schema.registry.url': 'https://*********(redacted)@registry:8081', \
+'schema.registry.basic.auth.user.info': '*********(redacted)'}
+    """
+    return {name: REDACTED if is_secret(name) and value not in (None, "") else
+            _URL_USER.sub(REDACTED + "@", value)
+            if isinstance(value, str) and str(name).lower().endswith("url") else value
             for name, value in settings.items()}
 
 

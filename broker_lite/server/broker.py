@@ -194,8 +194,8 @@ class Broker:
             markers=self.transactions.markers, producer_ids=producer_ids, purgatory=purgatory,
             zk_offsets=ZkConsumerOffsets(client),
             api_versions=supported_versions(api_handlers), authorizer=self.authorizer,
-            share=self.shares,
-            features=features(config) if self.release is None else ())  # ZooKeeper-mode Kafka finalizes none
+            share=self.shares,  # a capped release finalizes no feature, as ZooKeeper-mode Kafka
+            features=features(config) if self.release is None else ())
         # The listener is bound now (the port is registered below) and serves requests once
         # the broker is registered: Kafka's SocketServer.startup, then enableRequestProcessing.
         dispatcher = Dispatcher(api_handlers, services, refusal_names_versions=(

@@ -23,51 +23,30 @@ from google.protobuf.descriptor import Descriptor
 from google.protobuf.descriptor_pb2 import FileDescriptorProto
 from google.protobuf.message import DecodeError
 
+from broker_lite.registry.client import RegistryClient, RegistryRequestError
 from broker_lite.registry.schemas.protobuf import well_known
+from broker_lite.serde.errors import NotFramedError
+from broker_lite.serde.framing import message_indexes, read_message_indexes
+from broker_lite.serde.protobuf import path_of
 
-from .registry_client import RegistryClient, RegistryRequestError
 from .schema_formats import FORMATS, REGISTRY_PROPERTIES, PayloadError
 
 MAGIC = 0
 
 
 def zigzag_varints(values: list[int]) -> bytes:
-    """Protobuf message indexes as Confluent writes them (``[0]`` as one zero byte)."""
-    if values == [0]:
-        return b"\x00"
-    out = bytearray()
-    for value in (len(values), *values):
-        encoded = (value << 1) ^ (value >> 63)
-        while True:
-            byte = encoded & 0x7F
-            encoded >>= 7
-            out.append(byte | (0x80 if encoded else 0))
-            if not encoded:
-                break
-    return bytes(out)
+    """Protobuf message indexes as Confluent writes them (``[0]`` as one zero byte):
+    :func:`broker_lite.serde.framing.message_indexes`."""
+    return message_indexes(values)
 
 
 def read_zigzag_varints(data: memoryview, position: int) -> tuple[list[int], int]:
-    def varint(at: int) -> tuple[int, int]:
-        shift = result = 0
-        while True:
-            if at >= len(data):
-                raise PayloadError("a Protobuf payload cut short in its message indexes")
-            byte = data[at]
-            result |= (byte & 0x7F) << shift
-            at += 1
-            if not byte & 0x80:
-                return (result >> 1) ^ -(result & 1), at
-            shift += 7
-
-    count, position = varint(position)
-    if count == 0:
-        return [0], position
-    values = []
-    for _ in range(count):
-        value, position = varint(position)
-        values.append(value)
-    return values, position
+    """The message indexes at ``position`` and where the message starts; a
+    :class:`PayloadError` where they are cut short."""
+    try:
+        return read_message_indexes(data, position)
+    except NotFramedError as exc:
+        raise PayloadError(str(exc)) from None
 
 
 class SchemaFormat:
@@ -191,7 +170,7 @@ class SchemaFormat:
                 descriptor = self.pool.FindMessageTypeByName(name)
             message = message_factory.GetMessageClass(descriptor)()
             json_format.ParseDict(document, message)
-            return header + zigzag_varints(_indexes(descriptor)) + message.SerializeToString()
+            return header + zigzag_varints(path_of(descriptor)) + message.SerializeToString()
         except (ValueError, TypeError, KeyError, StopIteration, jsonschema.ValidationError,
                 json_format.ParseError, AttributeError) as exc:
             raise PayloadError(f"the line does not fit the {self.prefix} schema "
@@ -224,17 +203,6 @@ class SchemaFormat:
         except (ValueError, EOFError, DecodeError, IndexError, StopIteration) as exc:
             raise PayloadError(f"the payload does not decode with schema {schema_id}: "
                                f"{exc}") from None
-
-
-def _indexes(descriptor: Descriptor) -> list[int]:
-    """The message's path of indexes in its file."""
-    path = []
-    while descriptor.containing_type is not None:
-        parent = descriptor.containing_type
-        path.append(list(parent.nested_types).index(descriptor))
-        descriptor = parent
-    path.append(list(descriptor.file.message_types_by_name.values()).index(descriptor))
-    return path[::-1]
 
 
 def topic_formats(topic: str, key_format: str | None, value_format: str | None,

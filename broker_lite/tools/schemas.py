@@ -24,9 +24,10 @@ import argparse
 import json
 from pathlib import Path
 
+from broker_lite.registry.client import RegistryClient, RegistryRequestError
+
 from . import properties
 from .common import ToolError
-from .registry_client import RegistryClient, RegistryRequestError
 
 NAME = "schemas"
 HELP = "list, show, register, check and delete schemas of a schema registry"

@@ -14,6 +14,7 @@ import time
 
 from broker_lite.client import KafkaClient
 
+from .avro import AvroViews
 from .generator import PageViews, heartbeats, to_kafka_rows
 
 COMPRESSION = "lz4"
@@ -28,7 +29,7 @@ class Feed(threading.Thread):
     """
 
     def __init__(self, bootstrap_servers: str, topic: str, views: PageViews, partitions: int,
-                 rate: float):
+                 rate: float, avro: AvroViews | None = None):
         super().__init__(name="kpy-demo-feed", daemon=True)
         if rate < 0:
             raise ValueError(f"rate must be >= 0, got {rate}")
@@ -37,6 +38,7 @@ class Feed(threading.Thread):
         self.views = views
         self.partitions = partitions
         self.rate = rate
+        self.avro = avro  # values in Avro (kpy demo --format avro), else JSON
         self.produced = 0
         self.heartbeats = 0
         self.error: BaseException | None = None
@@ -69,9 +71,13 @@ class Feed(threading.Thread):
                     if self._stopping.is_set():
                         return
                     chunk = self.views.chunk(index)
-                    producer.send_arrow(self.topic, to_kafka_rows(chunk))
+                    rows = to_kafka_rows(chunk)
+                    producer.send_arrow(self.topic, rows if self.avro is None
+                                        else self.avro.rows(rows, chunk))
                     self.produced += chunk.num_rows
-                producer.send_arrow(self.topic, heartbeats(self.partitions))
+                beats = heartbeats(self.partitions)
+                producer.send_arrow(self.topic, beats if self.avro is None
+                                    else self.avro.rows(beats, None))
                 self.heartbeats = self.partitions
         except BaseException as exc:  # reported by the demo, which stops
             self.error = exc

@@ -69,46 +69,59 @@ _INSTANT = "yyyy-MM-dd'T'HH:mm:ssXXX"
 
 
 def page_views(spark: SparkSession, bootstrap_servers: str,
-               topic: str = INPUT_TOPIC) -> DataFrame:
-    """The page views of ``topic`` from its beginning, parsed (columns of :data:`VIEW_SCHEMA`)."""
+               topic: str = INPUT_TOPIC, registry_url: str | None = None) -> DataFrame:
+    """The page views of ``topic`` from its beginning, parsed (columns of :data:`VIEW_SCHEMA`):
+    JSON, or Avro of the registry at ``registry_url`` (``kpy demo --format avro``)."""
     from pyspark.sql import functions as F
 
-    return (spark.readStream.format("kpy")
-            .option("kafka.bootstrap.servers", bootstrap_servers)
-            .option("subscribe", topic)
-            .option("startingOffsets", "earliest")
-            .option("kafka.group.id", GROUP_ID)
-            .load()
+    reader = (spark.readStream.format("kpy")
+              .option("kafka.bootstrap.servers", bootstrap_servers)
+              .option("subscribe", topic)
+              .option("startingOffsets", "earliest")
+              .option("kafka.group.id", GROUP_ID))
+    if registry_url is not None:
+        return (reader.options(**avro_options(registry_url)).load()
+                .select("value.*").drop("event"))
+    return (reader.load()
             .select(F.from_json(F.col("value").cast("string"), VIEW_SCHEMA).alias("view"))
             .select("view.*"))
 
 
-def views_per_window(views: DataFrame) -> DataFrame:
-    """Views and summed dwell time per page per window, as output records (``key``, ``value``)."""
+def avro_options(registry_url: str) -> dict[str, str]:
+    """The options of Avro values through the registry at ``registry_url``."""
+    return {"value.format": "avro", "schema.registry.url": registry_url}
+
+
+def views_per_window(views: DataFrame, avro: bool = False) -> DataFrame:
+    """Views and summed dwell time per page per window, as output records (``key``, ``value``:
+    JSON text, or with ``avro`` a struct the sink writes as Avro)."""
     from pyspark.sql import functions as F
 
     counts = (views.withWatermark("ts", WATERMARK_DELAY)
               .groupBy(F.window("ts", WINDOW), "page")
               .agg(F.count(F.lit(1)).alias("views"), F.sum("duration_ms").alias("dwell_ms")))
     window_start = F.date_format("window.start", _INSTANT)
-    return counts.select(
-        F.concat_ws(" ", window_start, "page").alias("key"),
-        F.to_json(F.struct(window_start.alias("window_start"),
-                           F.date_format("window.end", _INSTANT).alias("window_end"),
-                           "page", "views", "dwell_ms")).alias("value"))
+    value = F.struct(window_start.alias("window_start"),
+                     F.date_format("window.end", _INSTANT).alias("window_end"),
+                     "page", "views", "dwell_ms")
+    return counts.select(F.concat_ws(" ", window_start, "page").alias("key"),
+                         (value if avro else F.to_json(value)).alias("value"))
 
 
 def start_query(spark: SparkSession, bootstrap_servers: str, checkpoint: str, *,
-                input_topic: str = INPUT_TOPIC,
-                output_topic: str = OUTPUT_TOPIC) -> StreamingQuery:
+                input_topic: str = INPUT_TOPIC, output_topic: str = OUTPUT_TOPIC,
+                registry_url: str | None = None) -> StreamingQuery:
     """Start the query (a micro-batch every :data:`TRIGGER_INTERVAL` while data keeps coming);
-    ``checkpoint`` is its checkpoint directory."""
-    return (views_per_window(page_views(spark, bootstrap_servers, input_topic))
+    ``checkpoint`` is its checkpoint directory. With ``registry_url``, values in and out are
+    Avro (``kpy demo --format avro``)."""
+    views = page_views(spark, bootstrap_servers, input_topic, registry_url)
+    return (views_per_window(views, avro=registry_url is not None)
             .writeStream.format("kpy")
             .queryName(QUERY_NAME)
             .outputMode("append")
             .option("kafka.bootstrap.servers", bootstrap_servers)
             .option("topic", output_topic)
             .option("checkpointLocation", checkpoint)
+            .options(**(avro_options(registry_url) if registry_url is not None else {}))
             .trigger(processingTime=TRIGGER_INTERVAL)
             .start())

@@ -36,6 +36,7 @@ from broker_lite.client import KafkaClient, KafkaClientError, NewTopic
 from broker_lite.local import LocalKafka
 
 from .aggregates import ExpectedAggregates
+from .avro import AvroViews, output_as_json
 from .batches import MicroBatches
 from .feed import Feed
 from .generator import EVENT_SPAN_MS, EVENT_START_MS, PageViews
@@ -91,6 +92,7 @@ class Settings:
     seed: int = 0
     rate: float = 10_000
     quiet: bool = False
+    format: str = "json"  # of the values: json, or avro (with a schema registry)
 
 
 def run_demo(settings: Settings, out: TextIO | None = None) -> int:
@@ -121,7 +123,8 @@ def run_demo(settings: Settings, out: TextIO | None = None) -> int:
 def _run(settings: Settings, say, out: TextIO, cleanup: list, stop: StopRequest,
          started: float) -> int:
     say("kpy demo: page views per page per minute, Kafka to Kafka through Spark, exactly once")
-    kafka = LocalKafka(settings.data_dir)
+    avro = settings.format == "avro"
+    kafka = LocalKafka(settings.data_dir, schema_registry=avro)
     checkpoint = kafka.directory / "checkpoint"
     cleanup.append(("broker_lite and ZooKeeper", kafka.stop))
     kafka.start()
@@ -146,11 +149,14 @@ def _run(settings: Settings, say, out: TextIO, cleanup: list, stop: StopRequest,
     # Spark warns on every micro-batch that takes longer than the trigger interval, which would
     # break the progress line.
     spark.sparkContext.setLogLevel("ERROR")
-    query = start_query(spark, servers, str(checkpoint))
+    registry_url = kafka.schema_registry_url if avro else None
+    # the page views' schema is registered before the query starts, which reads with it
+    avro_views = AvroViews(registry_url, f"{INPUT_TOPIC}-value") if registry_url else None
+    query = start_query(spark, servers, str(checkpoint), registry_url=registry_url)
     cleanup.append(("the streaming query", lambda: _stop_query(spark, query)))
     query_started = time.monotonic()
     views = PageViews(settings.records, settings.seed)
-    feed = Feed(servers, INPUT_TOPIC, views, settings.partitions, settings.rate)
+    feed = Feed(servers, INPUT_TOPIC, views, settings.partitions, settings.rate, avro_views)
     cleanup.append(("the producer", feed.stop))
     feed.start()
     say(f"Streaming: page views arrive while the query runs a micro-batch every "
@@ -165,7 +171,7 @@ def _run(settings: Settings, say, out: TextIO, cleanup: list, stop: StopRequest,
 
     say("Verifying: reading the output back (read_committed) and counting the page views "
         "without Spark...")
-    checks = _verify(spark, servers, views, feed, batches, settings.partitions)
+    checks = _verify(spark, servers, views, feed, batches, settings.partitions, registry_url)
     summary = Summary(
         page_views=feed.produced, heartbeats=feed.heartbeats, partitions=settings.partitions,
         records_in=batches.records_in, records_out=batches.records_out,
@@ -185,21 +191,29 @@ def _announce(settings: Settings, kafka: LocalKafka, checkpoint: Path, say) -> N
     kept = "kept" if settings.data_dir is not None else "removed at the end"
     pace = f"{settings.rate:,.0f} records/s" if settings.rate else "full speed"
     say(f"  data      {kafka.directory} ({kept})")
+    if settings.format == "avro":
+        say(f"  registry  {kafka.schema_registry_url}: page views and counts in Avro, "
+            "Confluent's framing")
     say(f"  Kafka     broker_lite on {kafka.bootstrap_servers}, ZooKeeper on "
         f"{kafka.zookeeper_connect}")
     say(f"  input     {INPUT_TOPIC}, {settings.partitions} partitions: {settings.records:,} page "
         f"views at {pace} (seed {settings.seed}), then a heartbeat per partition")
-    say("  query     readStream.format(\"kpy\") -> from_json -> views per page per one-minute "
+    parse = "value.format=avro" if settings.format == "avro" else "from_json"
+    say(f"  query     readStream.format(\"kpy\") -> {parse} -> views per page per one-minute "
         "event-time window, watermark 1 minute -> writeStream.format(\"kpy\"), append mode, "
         "exactly once")
     say(f"  output    {OUTPUT_TOPIC}, {settings.partitions} partitions; checkpoint {checkpoint}")
 
 
 def _verify(spark, servers: str, views: PageViews, feed: Feed, batches: MicroBatches,
-            partitions: int) -> list[Check]:
-    """The checks of :mod:`.verify`: the output read back, the expected counts computed from
-    the page views generated anew from their seed."""
-    output = parse_output(read_output(spark, servers, OUTPUT_TOPIC), partitions)
+            partitions: int, registry_url: str | None) -> list[Check]:
+    """The checks of :mod:`.verify`: the output read back (Avro values decoded by fastavro
+    with their writers' schemas from the registry), the expected counts computed from the page
+    views generated anew from their seed."""
+    records = read_output(spark, servers, OUTPUT_TOPIC)
+    if registry_url is not None:
+        records = output_as_json(records, registry_url)
+    output = parse_output(records, partitions)
     expected = ExpectedAggregates()
     for chunk in views.chunks():
         expected.add(chunk)

@@ -20,8 +20,10 @@ topic that does not exist) fail the write in its tasks, with an error naming the
 exactly-once write that fails, nothing becomes visible.
 """
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pyspark.sql.types import (
     ArrayType,
@@ -35,6 +37,16 @@ from broker_lite.client.config import CLIENT_SETTINGS, PRODUCER_SETTINGS
 from broker_lite.config.parsers import choice
 from broker_lite.security.redaction import RedactedSettings
 from kspark.options import OptionError, kafka_options, typed_options
+from kspark.structured.options import OPTIONS as STRUCTURED_OPTIONS
+from kspark.structured.options import (
+    REGISTRY_PREFIX,
+    SINK_ONLY,
+    StructuredOptions,
+    parse_structured,
+)
+
+if TYPE_CHECKING:
+    from kspark.structured.writing import WritePlan
 
 GUARANTEES = ("exactly_once", "at_least_once")
 # The sink's options with a value of a simple type: name -> parser (in any case, as Spark's
@@ -42,7 +54,8 @@ GUARANTEES = ("exactly_once", "at_least_once")
 TYPED_OPTIONS = {"kpy.sink.guarantee": choice(*GUARANTEES, case_sensitive=False)}
 # Options Spark itself passes to streaming sinks along with the user's.
 SPARK_OPTIONS = {"checkpointlocation", "path", "queryname"}
-SINK_OPTIONS = {name.lower(): name for name in ("topic", "kpy.sink.guarantee")}
+SINK_OPTIONS = {name.lower(): name for name in ("topic", "kpy.sink.guarantee",
+                                                *STRUCTURED_OPTIONS, *SINK_ONLY)}
 
 # A transaction of a micro-batch stays open from its tasks' writes to the driver's commit; a
 # driver that dies in between must be back before the broker aborts it. Kafka's brokers accept
@@ -55,9 +68,10 @@ SINK_KAFKA_SETTINGS = frozenset(CLIENT_SETTINGS) | frozenset(PRODUCER_SETTINGS)
 
 # Producer settings the sink manages itself, with the reason given to the user.
 UNSUPPORTED_KAFKA_OPTIONS = {
-    "key.serializer": "keys are written as the bytes of the 'key' column (strings as UTF-8)",
+    "key.serializer": "keys are written as the bytes of the 'key' column (strings as UTF-8), "
+                      "or a struct 'key' encoded per the option 'key.format'",
     "value.serializer": "values are written as the bytes of the 'value' column (strings as "
-                        "UTF-8)",
+                        "UTF-8), or a struct 'value' encoded per the option 'value.format'",
     "transactional.id": "the sink derives one per write task; see kpy.sink.guarantee",
     "interceptor.classes": "the sink writes record batches directly",
 }
@@ -78,6 +92,8 @@ class SinkOptions:
     client: Mapping[str, str]  # kafka.* settings without the prefix (printed redacted)
     topic: str | None
     guarantee: str
+    structured_options: StructuredOptions = dataclasses.field(default_factory=StructuredOptions)
+    structured: "WritePlan | None" = None  # the writers' schemas, settled on the driver
 
     @property
     def exactly_once(self) -> bool:
@@ -93,9 +109,12 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     given = {str(k).lower(): (str(k), str(v)) for k, v in options.items()}
     client = RedactedSettings(kafka_options(given, UNSUPPORTED_KAFKA_OPTIONS).given)
     for key, (name, _) in given.items():
-        if not key.startswith("kafka.") and key not in SINK_OPTIONS and key not in SPARK_OPTIONS:
+        if not key.startswith(("kafka.", REGISTRY_PREFIX)) and key not in SINK_OPTIONS and \
+                key not in SPARK_OPTIONS:
             raise OptionError(name, "unknown option of the kpy sink; known options: topic, "
-                                    "kpy.sink.guarantee, kafka.*")
+                                    "kpy.sink.guarantee, key.format, value.format (and their "
+                                    "key.* and value.* options), auto.register.schemas, "
+                                    "use.latest.version, mode, schema.registry.*, kafka.*")
     typed = typed_options(lambda name: given.get(name.lower(), (None, None))[1], TYPED_OPTIONS)
     guarantee = typed.get("kpy.sink.guarantee", "exactly_once")
     if guarantee == "exactly_once":
@@ -103,8 +122,12 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     topic = given.get("topic", (None, None))[1]
     if topic is not None and not topic.strip():
         raise OptionError("topic", "empty topic name")
+    structured = parse_structured(
+        lambda name: given.get(name.lower(), (None, None))[1],
+        {key[len(REGISTRY_PREFIX):]: value for key, (_, value) in given.items()
+         if key.startswith(REGISTRY_PREFIX)}, sink=True)
     return SinkOptions(client=client, topic=topic.strip() if topic else None,
-                       guarantee=guarantee)
+                       guarantee=guarantee, structured_options=structured)
 
 
 def check_columns(schema: StructType, options: SinkOptions) -> None:
@@ -127,8 +150,11 @@ def check_columns(schema: StructType, options: SinkOptions) -> None:
     if "value" not in fields:
         raise ColumnError("value", "required: the record values (string or binary); columns "
                                    "given: " + ", ".join(f.name for f in schema.fields))
-    check("value", (StringType, BinaryType), "string or binary")
-    check("key", (StringType, BinaryType), "string or binary")
+    structured = options.structured_options
+    if not structured.value.structured:
+        check("value", (StringType, BinaryType), "string or binary")
+    if not structured.key.structured:
+        check("key", (StringType, BinaryType), "string or binary")
     check("topic", (StringType,), "string")
     check("partition", (IntegerType,), "int")
     headers = fields.get("headers")

@@ -96,6 +96,11 @@ def write_task(options: SinkOptions, batches: Iterator[pa.RecordBatch], write_id
     """Produce every row of ``batches``; in a transaction left open when exactly-once."""
     message = KpyCommitMessage(partition, write_id=write_id)
     batches = (batch for batch in batches if batch.num_rows)
+    if options.structured is not None:  # struct keys and values into payloads
+        from kspark.structured.writing import encode_batch
+
+        plan = options.structured
+        batches = (encode_batch(batch, plan) for batch in batches)
     first = next(batches, None)
     if first is None:  # a task with no rows opens no transaction
         return message

@@ -6,6 +6,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader
 
 from kspark.options import log_unused_kafka_settings
+from kspark.structured.plan import StructuredPlan
 
 from .connect import lease_client, with_offset_retries
 from .options import SOURCE_KAFKA_SETTINGS, SourceOptions
@@ -18,8 +19,9 @@ class KpyBatchReader(DataSourceReader):
     """Resolves the starting and ending positions once, when the read is planned, so every
     Spark task of the query reads a fixed range."""
 
-    def __init__(self, options: SourceOptions):
+    def __init__(self, options: SourceOptions, structured: StructuredPlan | None = None):
         self.options = options
+        self.structured = structured
         log_unused_kafka_settings(options.client, SOURCE_KAFKA_SETTINGS, "spark.read")
         start, end = with_offset_retries(options, self._positions)
         backwards = sorted(tp for tp in start if start[tp] > end[tp])
@@ -46,18 +48,26 @@ class KpyBatchReader(DataSourceReader):
         return list(self.ranges)
 
     def read(self, partition: OffsetRange) -> Iterator[pa.RecordBatch]:
-        yield from read_partition(self.options, partition)
+        yield from read_partition(self.options, partition, self.structured)
 
 
-def read_partition(options: SourceOptions, partition: OffsetRange) -> Iterator[pa.RecordBatch]:
+def read_partition(options: SourceOptions, partition: OffsetRange,
+                   structured: StructuredPlan | None = None) -> Iterator[pa.RecordBatch]:
     """The records of one planned range, read on an executor over the connections its Python
-    worker keeps from task to task."""
+    worker keeps from task to task; structured keys and values decoded per ``structured``."""
     if not isinstance(partition, OffsetRange):
         return  # nothing was planned: Spark still runs one task, with a placeholder partition
     with lease_client(options, reading=True) as client:
-        yield from arrow_batches(client, partition, include_headers=options.include_headers,
-                                 isolation_level=options.isolation_level,
-                                 fail_on_data_loss=options.fail_on_data_loss)
+        batches = arrow_batches(client, partition, include_headers=options.include_headers,
+                                isolation_level=options.isolation_level,
+                                fail_on_data_loss=options.fail_on_data_loss)
+        if structured is None:
+            yield from batches
+            return
+        from kspark.structured.reading import decode_batch
+
+        for rows in batches:
+            yield decode_batch(rows, structured, partition.topic, partition.partition)
 
 
 def _check_assigned(client, partitions) -> None:

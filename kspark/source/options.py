@@ -43,6 +43,13 @@ from broker_lite.client.config import CLIENT_SETTINGS
 from broker_lite.config.parsers import boolean, choice, duration_ms, int32, int64, list_of
 from broker_lite.security.redaction import RedactedSettings
 from kspark.options import OptionError, kafka_options, typed_options
+from kspark.structured.options import OPTIONS as STRUCTURED_OPTIONS
+from kspark.structured.options import (
+    REGISTRY_PREFIX,
+    SINK_ONLY,
+    StructuredOptions,
+    parse_structured,
+)
 
 # Documented spelling of every source option, keyed by the lower-cased name Spark passes.
 SOURCE_OPTIONS = {name.lower(): name for name in (
@@ -54,15 +61,16 @@ SOURCE_OPTIONS = {name.lower(): name for name in (
     "maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay",
     "minPartitions", "maxRecordsPerPartition", "groupIdPrefix",
     "kafkaConsumer.pollTimeoutMs", "fetchOffset.numRetries", "fetchOffset.retryIntervalMs",
+    *STRUCTURED_OPTIONS,
 )}
 
 # Kafka consumer settings that the source manages itself, with the reason given to the user.
 UNSUPPORTED_KAFKA_OPTIONS = {
     "auto.offset.reset": "set the source option 'startingOffsets' instead",
-    "key.deserializer": "keys are always read as bytes; deserialize them with DataFrame "
-                        "operations",
-    "value.deserializer": "values are always read as bytes; deserialize them with DataFrame "
-                          "operations",
+    "key.deserializer": "keys are read as bytes, or decoded per the option 'key.format' "
+                        "(string, avro, protobuf, json-schema, json)",
+    "value.deserializer": "values are read as bytes, or decoded per the option 'value.format' "
+                          "(string, avro, protobuf, json-schema, json)",
     "enable.auto.commit": "the source commits the offsets of each finished micro-batch itself",
     "interceptor.classes": "the source reads raw record batches, there is nothing to intercept",
 }
@@ -147,6 +155,15 @@ class SourceOptions:
     poll_timeout_ms: int | None = None  # kafkaConsumer.pollTimeoutMs
     fetch_offset_attempts: int = 3  # fetchOffset.numRetries
     fetch_offset_retry_interval_ms: int = 1000  # fetchOffset.retryIntervalMs
+    # key.format, value.format, ...
+    structured: StructuredOptions = field(default_factory=StructuredOptions)
+
+    @property
+    def named_topics(self) -> list[str]:
+        """The topics the read names (none for a pattern), for the subjects they name."""
+        if self.subscription.assigned:
+            return sorted({tp.topic for tp in self.subscription.assigned})
+        return list(self.subscription.topics)
 
     @property
     def isolation_level(self) -> str:
@@ -190,12 +207,13 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
     given = {str(k).lower(): (str(k), str(v)) for k, v in options.items()}
     config = kafka_options(given, UNSUPPORTED_KAFKA_OPTIONS)
     for key, (name, _) in given.items():
-        if not key.startswith("kafka.") and key not in SOURCE_OPTIONS:
+        if not key.startswith(("kafka.", REGISTRY_PREFIX)) and key not in SOURCE_OPTIONS:
             hint = (" ('topic' is an option of the sink; to read, use 'subscribe')"
-                    if key == "topic" else "")
+                    if key == "topic" else f" ('{name}' is an option of the sink)"
+                    if key in SINK_ONLY else "")
             raise OptionError(name, "unknown option of the kpy source; known options: "
                                     + ", ".join(sorted(SOURCE_OPTIONS.values()))
-                                    + ", kafka.*" + hint)
+                                    + ", kafka.*, schema.registry.*" + hint)
 
     def text(name: str) -> str | None:
         entry = given.get(name.lower())
@@ -212,7 +230,10 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
     if min_rows is not None and max_rows is not None and min_rows > max_rows:
         raise OptionError("minOffsetsPerTrigger", f"{min_rows} is above maxOffsetsPerTrigger "
                                                   f"({max_rows})")
+    structured = parse_structured(text, {key[len(REGISTRY_PREFIX):]: value for key, (_, value)
+                                         in given.items() if key.startswith(REGISTRY_PREFIX)})
     return SourceOptions(
+        structured=structured,
         client=RedactedSettings(config.given),
         subscription=subscription,
         starting=starting,

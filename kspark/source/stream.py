@@ -62,6 +62,7 @@ from broker_lite.client.errors import (
 )
 from broker_lite.client.principal import principal_of
 from kspark.options import log_unused_kafka_settings
+from kspark.structured.plan import StructuredPlan
 
 from .batch import read_partition
 from .connect import open_client, with_offset_retries
@@ -76,9 +77,10 @@ T = TypeVar("T")
 
 
 class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    def __init__(self, options: SourceOptions):
+    def __init__(self, options: SourceOptions, structured: StructuredPlan | None = None):
         # Nothing here may fail: PySpark 4.3 masks an error raised while the reader is made.
         self.options = options
+        self.structured = structured  # the reader schemas the query started with
         self.group_id = options.group_id  # progress is committed to a named group only
         self._client: KafkaClient | None = None
         self._initial: dict | None = None  # initialOffset's answer, kept for the query
@@ -227,4 +229,4 @@ class KpyStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # -- executor side ---------------------------------------------------------------------------
     def read(self, partition: OffsetRange) -> Iterator[pa.RecordBatch]:
-        yield from read_partition(self.options, partition)
+        yield from read_partition(self.options, partition, self.structured)

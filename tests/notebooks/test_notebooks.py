@@ -15,6 +15,7 @@ NOTEBOOK_FIXTURES = {
     "02-streaming-pipeline.ipynb": "streaming",
     "03-inside-the-log.ipynb": "inside_the_log",
     "04-consumer-groups-and-zookeeper.ipynb": "groups_and_zookeeper",
+    "05-schema-registry-and-avro.ipynb": "schema_registry",
 }
 
 
@@ -37,6 +38,11 @@ def inside_the_log(tmp_path_factory):
 def groups_and_zookeeper(tmp_path_factory):
     return execute("04-consumer-groups-and-zookeeper.ipynb",
                    tmp_path_factory.mktemp("groups-and-zookeeper"))
+
+
+@pytest.fixture(scope="module")
+def schema_registry(tmp_path_factory):
+    return execute("05-schema-registry-and-avro.ipynb", tmp_path_factory.mktemp("registry"))
 
 
 def number(pattern: str, text: str) -> int:
@@ -110,6 +116,18 @@ def test_groups_and_zookeeper_split_partitions_and_show_the_tree(groups_and_zook
         assert znode in text, znode
     assert "/brokers/topics/page-views/partitions/5/state: leader 0" in text
     assert groups_and_zookeeper.images() >= 1
+
+
+def test_schema_registry_notebook_reads_three_versions_with_the_latest(schema_registry):
+    text = schema_registry.text
+    assert number(r"wrote (\d+) readings in three versions", text) == 90
+    assert "sensor-readings-value" in text
+    assert number(r"read (\d+) readings", text) == 90
+    ids = [int(n) for n in re.findall(r"schema id \d+: (\d+) records", text)]
+    assert ids == [30, 30, 30]
+    assert number(r"read with version 1: (\d+) readings", text) == 60
+    assert number(r"(\d+) null \(written with version 3\)", text) == 30
+    assert schema_registry.images() >= 1
 
 
 # -- every notebook cleans up after itself ---------------------------------------------------

@@ -9,7 +9,7 @@ COMMITTED = sorted(NOTEBOOKS.glob("*.ipynb"))
 
 
 def test_there_are_notebooks():
-    assert len(COMMITTED) == 4, COMMITTED
+    assert len(COMMITTED) == 5, COMMITTED
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda path: path.name)

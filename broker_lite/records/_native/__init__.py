@@ -44,25 +44,34 @@ def compiled() -> ModuleType | None:
     return _codec
 
 
-def _load() -> ModuleType | None:
+def in_use(module: ModuleType | None, what: str, log: logging.Logger) -> ModuleType | None:
+    """The compiled ``module`` (None where it was not built) unless :data:`PURE_PYTHON_ENV`
+    forces the reference; a missing build is said once, as a warning of ``log``. ``what``
+    names the codecs (``record``, ``payload``). Every package with a compiled twin decides
+    with this, so one switch and one message serve them all."""
     if forced_pure_python():
         return None
-    module = compiled()
     if module is None:
-        logger.warning("kpy's compiled record codecs are not built (no C compiler at install?): "
-                       "using the pure-Python codecs, which are slower; reinstall kpy where a C "
-                       "compiler is present to build them")
+        log.warning("kpy's compiled %s codecs are not built (no C compiler at install?): "
+                    "using the pure-Python codecs, which are slower; reinstall kpy where a C "
+                    "compiler is present to build them", what)
     return module
 
 
+def describe_codecs(module: ModuleType | None, what: str) -> str:
+    """One line saying which of the ``what`` codecs run (``module``: the compiled ones in use,
+    or None), and why."""
+    if module is not None:
+        return f"{what} codecs: compiled ({module.__file__})"
+    if forced_pure_python():
+        return f"{what} codecs: pure Python ({PURE_PYTHON_ENV} is set)"
+    return f"{what} codecs: pure Python (the compiled ones were not built at install)"
+
+
 #: The compiled codecs in use, or None: the pure-Python ones run.
-codec: ModuleType | None = _load()
+codec: ModuleType | None = in_use(compiled(), "record", logger)
 
 
 def describe() -> str:
     """One line saying which codecs run, and why."""
-    if codec is not None:
-        return f"record codecs: compiled ({codec.__file__})"
-    if forced_pure_python():
-        return f"record codecs: pure Python ({PURE_PYTHON_ENV} is set)"
-    return "record codecs: pure Python (the compiled ones were not built at install)"
+    return describe_codecs(codec, "record")

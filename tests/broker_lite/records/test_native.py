@@ -1,4 +1,5 @@
-"""The compiled record codecs against the pure-Python reference, and how an install gets them.
+"""The compiled record codecs against the pure-Python reference, and how an install gets them
+(the compiled payload codecs too, :mod:`broker_lite.serde._native`, in the no-compiler wheel).
 
 * which codecs run: built where a C compiler works, forced off by ``KPY_PURE_PYTHON``;
 * decoding: random batches and corrupted ones give the same columns, or the same error with the
@@ -40,6 +41,7 @@ from broker_lite.records.arrow.decode import (
 )
 from broker_lite.records.arrow.encode import arrow_to_batch
 from broker_lite.records.arrow.schema import HEADER_TYPE
+from broker_lite.serde import _native as serde_native
 
 from .codec_paths import COMPILED, on_path, outcome, same_on_both_paths
 
@@ -73,30 +75,41 @@ def _c_compiler_builds_extensions(tmp_path: Path) -> bool:
     return built.returncode == 0
 
 
-def test_compiled_codecs_are_built_where_a_c_compiler_works(tmp_path: Path) -> None:
+#: each package with a compiled twin: its switch, and its extension's module name
+NATIVE = {"records": (_native, "broker_lite.records._native._codec", "record codecs"),
+          "serde": (serde_native, "broker_lite.serde._native._serde", "payload codecs")}
+
+
+@pytest.mark.parametrize("package", NATIVE)
+def test_compiled_codecs_are_built_where_a_c_compiler_works(tmp_path: Path, package: str
+                                                            ) -> None:
+    switch, name, _ = NATIVE[package]
+    compiled = switch.compiled()
     if _c_compiler_builds_extensions(tmp_path):
-        assert COMPILED is not None, "a C compiler works here, but the install did not build " \
-            "broker_lite.records._native._codec: see the install's build log"
-        assert COMPILED.__name__ == "broker_lite.records._native._codec"
+        assert compiled is not None, "a C compiler works here, but the install did not build " \
+            f"{name}: see the install's build log"
+        assert compiled.__name__ == name
     else:
-        assert COMPILED is None
+        assert compiled is None
 
 
-@pytest.mark.parametrize("setting,expected", [
-    ("1", "record codecs: pure Python (KPY_PURE_PYTHON is set)"),
-    ("0", "record codecs: compiled" if COMPILED is not None else
-     "record codecs: pure Python (the compiled ones were not built at install)"),
-])
-def test_kpy_pure_python_forces_the_reference(setting: str, expected: str) -> None:
+@pytest.mark.parametrize("package", NATIVE)
+@pytest.mark.parametrize("setting", ["1", "0"])
+def test_kpy_pure_python_forces_the_reference(setting: str, package: str) -> None:
+    switch, _, what = NATIVE[package]
+    compiled = switch.compiled()
+    expected = f"{what}: pure Python (KPY_PURE_PYTHON is set)" if setting == "1" else \
+        f"{what}: compiled" if compiled is not None else \
+        f"{what}: pure Python (the compiled ones were not built at install)"
     env = dict(os.environ, KPY_PURE_PYTHON=setting)
-    ran = _run_python("""
-        from broker_lite.records import _native
+    ran = _run_python(f"""
+        from broker_lite.{package} import _native
         print(_native.codec is None, _native.describe())
     """, env=env, cwd=REPO_ROOT)
     assert ran.returncode == 0, ran.stderr
     is_none, line = ran.stdout.strip().split(" ", 1)
     assert line.startswith(expected)
-    assert is_none == str(setting == "1" or COMPILED is None)
+    assert is_none == str(setting == "1" or compiled is None)
 
 
 # -- decoding: the same columns or the same error ----------------------------------------------
@@ -245,6 +258,14 @@ _NO_COMPILER_CHECK = """
     data = arrow_to_batch(pa.table({"value": [b"a", None], "key": ["k", None]}), timestamp=7)
     rows = batches_to_arrow(iter_batches(data, validate=True), topic="t", partition=0)
     print(rows.column("value").to_pylist(), rows.column("key").to_pylist(), native.describe())
+    import broker_lite.serde._native as serde_native
+    from broker_lite.registry.schemas import parse_schema
+    from broker_lite.serde.avro.reader import AvroReader
+    assert serde_native.codec is None and serde_native.compiled() is None
+    import numpy as np
+    decoder = AvroReader(parse_schema("AVRO", '"long"')).decoder()
+    print(decoder.decode(b"\\x04", np.array([0]), np.array([1]), False)[0].to_pylist(),
+          serde_native.describe())
 """
 
 
@@ -269,25 +290,28 @@ def test_a_wheel_built_without_a_c_compiler_installs_and_runs_the_python_codecs(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(tmp_path / "dist"),
          str(source)], capture_output=True, text=True, timeout=600, env=env)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    assert "building 'broker_lite.records._native._codec' extension" in built.stdout + \
-        built.stderr
+    for extension in ("broker_lite.records._native._codec", "broker_lite.serde._native._serde"):
+        assert f"building '{extension}' extension" in built.stdout + built.stderr
     (wheel,) = (tmp_path / "dist").glob("kpy-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         assert not [name for name in names if name.endswith((".so", ".pyd"))]
         assert "broker_lite/records/_native/v2_decode.c" in names
+        assert "broker_lite/serde/_native/avro_decode.c" in names
         archive.extractall(tmp_path / "installed")
     installed = str(tmp_path / "installed")
     ran = _run_python(_NO_COMPILER_CHECK, installed, env=dict(env, PYTHONPATH=installed),
                       cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.strip() == "[b'a', None] [b'k', None] record codecs: pure Python (the " \
-        "compiled ones were not built at install)"
-    warnings = [line for line in ran.stderr.splitlines() if "compiled record codecs" in line]
-    assert warnings == ["WARNING broker_lite.records._native: kpy's compiled record codecs are "
+    assert ran.stdout.splitlines() == [
+        "[b'a', None] [b'k', None] record codecs: pure Python (the compiled ones were not built "
+        "at install)",
+        "[2] payload codecs: pure Python (the compiled ones were not built at install)"]
+    warnings = [line for line in ran.stderr.splitlines() if "compiled" in line]
+    assert warnings == [f"WARNING broker_lite.{what}._native: kpy's compiled {kind} codecs are "
                         "not built (no C compiler at install?): using the pure-Python codecs, "
                         "which are slower; reinstall kpy where a C compiler is present to build "
-                        "them"]
+                        "them" for what, kind in (("records", "record"), ("serde", "payload"))]
 
 
 def test_on_path_swaps_the_codecs_and_puts_them_back() -> None:

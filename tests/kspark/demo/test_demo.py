@@ -187,3 +187,25 @@ def test_help_lists_the_options():
     assert result.returncode == 0
     for option in ("--records", "--partitions", "--rate", "--seed", "--data-dir", "--quiet"):
         assert option in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+@pytest.mark.broker
+@pytest.mark.zookeeper
+def test_the_demo_in_avro_reads_and_writes_through_the_registry_and_verifies(tmp_path, run_id):
+    result = subprocess.run(
+        demo("--format", "avro", "--records", "20000", "--partitions", "3", "--seed", "7",
+             "--rate", "0", "--quiet"),
+        cwd=tmp_path, env=environment(run_id), capture_output=True, text=True,
+        timeout=RUN_TIMEOUT_S)
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    assert re.search(r"^  registry  http://127\.0\.0\.1:\d+: page views and counts in Avro",
+                     out, re.M)
+    assert "-> value.format=avro -> views per page" in out
+    assert "records in == records produced: OK (20,003 read, 20,000 page views + 3 " \
+           "heartbeats produced)" in out
+    assert "each window written once: OK" in out
+    assert f"aggregates match: OK ({expected_windows(20_000, 7):,} windows)" in out
+    assert_nothing_left(run_id)
