@@ -142,7 +142,8 @@ class Broker:
         self.purgatory = purgatory = Purgatory()
         self.cluster = cluster = MetadataCache(
             client, lambda watching: ClusterMetadata(watching, listeners[0].name),
-            on_change=purgatory.notify_metadata_changed)
+            on_change=purgatory.notify_metadata_changed,
+            read_timeout_s=config["zookeeper.session.timeout.ms"] / 1000)
         self.isr_writer = ZkIsrWriter(client).start()
         partitions.start_replication(
             isr_writer=self.isr_writer,
@@ -213,6 +214,10 @@ class Broker:
         self.config_changes.start()
         self.logs.start_background_tasks()
         self._wait_until_shown(cluster)
+        for listener in listeners:  # in memory before the first request, as Kafka's cache is
+            cluster.brokers(listener.name)
+        cluster.controller_id()
+        cluster.topic_names()
         self.server.enable_request_processing()
         self._serving = True
         logger.info("broker %d listening on %s (ZooKeeper %s)", services.broker_id,
