@@ -44,10 +44,12 @@ from pathlib import Path
 from typing import Self
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from broker_lite.zk.admin import get_partition_state
 from broker_lite.zk.client import connect
-from broker_lite.zk.layout import PartitionState
+from broker_lite.zk.layout import ControllerZNode, PartitionState
+from broker_lite.zk.registration import live_broker_ids
 from broker_lite.zk.server import EmbeddedZooKeeper, free_port, log_size, port_taken_since
 
 from .faults import ClusterFaults
@@ -408,6 +410,23 @@ class LocalCluster:
         """The partition's leader (-1 while it has none)."""
         state = self.partition_state(topic, partition)
         return state.leader if state is not None else -1
+
+    def registered(self) -> list[int]:
+        """The brokers registered in ZooKeeper (``/brokers/ids``): those the controller counts
+        alive."""
+        if self._client is None:
+            raise RuntimeError("this cluster is not started")
+        return live_broker_ids(self._client)
+
+    def controller(self) -> int:
+        """The controller's broker id, from ``/controller`` (-1 while there is none)."""
+        if self._client is None:
+            raise RuntimeError("this cluster is not started")
+        try:
+            data, _ = self._client.get(ControllerZNode.path())
+        except NoNodeError:
+            return -1
+        return ControllerZNode.decode(data).broker_id
 
     def wait_until(self, condition: Callable[[], object], timeout_s: float = 60.0,
                    what: str = "") -> object:
