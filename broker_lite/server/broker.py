@@ -24,10 +24,13 @@ described in :mod:`broker_lite.server.network`.
 """
 
 import logging
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException
 
 from broker_lite.config.broker import BrokerConfig
 from broker_lite.coordinator import GroupCoordinator
@@ -44,7 +47,7 @@ from broker_lite.zk.admin import get_broker_config, get_topic_config
 from broker_lite.zk.client import ZooKeeperConnection
 from broker_lite.zk.consumer_offsets import ZkConsumerOffsets
 from broker_lite.zk.endpoints import EndPoint
-from broker_lite.zk.layout import BrokerIdZNode
+from broker_lite.zk.layout import BrokerIdZNode, LogDirEventNotificationSequenceZNode
 from broker_lite.zk.producer_ids import ZkProducerIdManager
 
 from . import meta_properties
@@ -107,6 +110,11 @@ class Broker:
         self.listeners: list[ListenerConfig] = []
         self.channel_builders: list[ChannelBuilder] = []
         self.advertised: tuple[EndPoint, ...] = ()
+        # what ends the broker when it cannot go on (every log dir offline): by default a stop
+        # on a thread of its own; ``broker-lite start`` ends its process the same way as on
+        # SIGTERM
+        self.on_fatal: Callable[[], None] = lambda: threading.Thread(
+            target=self.stop, name="fatal-stop", daemon=True).start()
 
     def start(self) -> "Broker":
         try:
@@ -136,6 +144,7 @@ class Broker:
             broker_id=lambda: self.config["broker.id"])
         dynamic.reload()
         self.logs = logs = dynamic.logs = LogManager(config)
+        logs.on_offline = self._on_log_dir_offline
         self.partitions = partitions = PartitionManager(
             logs, lambda topic: get_topic_config(client, topic), config["broker.id"],
             lag_time_max_ms=config["replica.lag.time.max.ms"])
@@ -223,6 +232,25 @@ class Broker:
         logger.info("broker %d listening on %s (ZooKeeper %s)", services.broker_id,
                     ", ".join(e.connection_string for e in advertised),
                     self.zookeeper.connect_string)
+
+    def _on_log_dir_offline(self, log_dir: Path) -> None:
+        """A log dir failed (KIP-112): tell the controller through
+        ``/log_dir_event_notification``, as Kafka's ``LogDirFailureHandler`` does; with every
+        dir offline, shut down (cleanly, so leadership moves first: ``on_fatal``)."""
+        zookeeper, logs = self.zookeeper, self.logs
+        if zookeeper is not None and zookeeper.client is not None and self.zk_broker is not None:
+            try:
+                zookeeper.client.create(
+                    LogDirEventNotificationSequenceZNode.PATH_PREFIX,
+                    LogDirEventNotificationSequenceZNode.encode(self.broker_id),
+                    sequence=True, makepath=True)
+            except KazooException:
+                logger.warning("broker %d: could not announce that %s is offline", self.broker_id,
+                               log_dir, exc_info=True)
+        if logs is not None and set(logs.log_dirs) <= logs.offline_dirs:
+            logger.error("every log dir of broker %s is offline (%s): shutting down",
+                         self.config["broker.id"], ", ".join(map(str, logs.log_dirs)))
+            self.on_fatal()
 
     def _on_topic_config_change(self, topic: str) -> None:
         """A topic's overrides changed somewhere in the cluster: apply them to the partitions
