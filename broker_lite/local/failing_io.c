@@ -9,7 +9,8 @@
  * it while the process runs; the process reads it on every call below.
  *
  * Failed, for a file descriptor whose path (/proc/self/fd/N) is under one of the directories:
- * write, pwrite, pwrite64, writev, pwritev, pwritev64, pwritev2, fsync, fdatasync, ftruncate;
+ * write, pwrite, pwrite64, writev, pwritev, pwritev64, pwritev2, pwritev64v2 (what CPython's
+ * os.pwritev calls), fsync, fdatasync, ftruncate, ftruncate64;
  * and open/openat of a path under one of them for writing or creating. Everything else (reads,
  * sendfile, mmap) goes through: a disk that fails writes may still be read.
  */
@@ -90,6 +91,9 @@ ssize_t pwritev64(int fd, const struct iovec *iov, int count, off64_t offset) {
 ssize_t pwritev2(int fd, const struct iovec *iov, int count, off_t offset, int flags) {
     REAL(pwritev2); FAIL_FD(fd); return real(fd, iov, count, offset, flags);
 }
+ssize_t pwritev64v2(int fd, const struct iovec *iov, int count, off64_t offset, int flags) {
+    REAL(pwritev64v2); FAIL_FD(fd); return real(fd, iov, count, offset, flags);
+}
 int fsync(int fd) {
     REAL(fsync); FAIL_FD(fd); return real(fd);
 }
@@ -98,6 +102,10 @@ int fdatasync(int fd) {
 }
 int ftruncate(int fd, off_t length) {
     REAL(ftruncate); FAIL_FD(fd); return real(fd, length);
+}
+
+int ftruncate64(int fd, off64_t length) {
+    REAL(ftruncate64); FAIL_FD(fd); return real(fd, length);
 }
 
 static int writes(int flags) {

@@ -8,7 +8,7 @@ import time
 import uuid
 
 import pytest
-from cluster_support import SequenceProducer, create_topic, read_all
+from cluster_support import SequenceProducer, check_acknowledged, create_topic, read_all
 from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -77,27 +77,6 @@ def isolated_leader_rounds(cluster, topic: str, rounds: int) -> SequenceProducer
             cluster.wait_for_isr(topic, 0, {1, 2, 3}, timeout_s=120)
         writer.finish()
     return writer
-
-
-def check_acknowledged(cluster, topic: str, writer: SequenceProducer) -> list[int]:
-    """Every acknowledged record is read back once, and no offset was acknowledged for two
-    records; the records read."""
-    read = [int(v) for v in read_all(cluster, topic)]
-    at_offset: dict[int, set[int]] = {}
-    for offset, number in writer.offsets:
-        at_offset.setdefault(offset, set()).add(number)
-    twice = {o: n for o, n in at_offset.items() if len(n) > 1}
-    lost = sorted(set(writer.acknowledged) - set(read))
-    duplicates = len(read) - len(set(read))
-    print(f"\nacknowledged: {len(writer.acknowledged)}, read: {len(read)}, lost: {len(lost)}, "
-          f"duplicates: {duplicates}, offsets acknowledged twice: {len(twice)}, "
-          f"failed deliveries: {len(writer.failed)}")
-    assert twice == {}
-    assert lost == []
-    assert duplicates == 0
-    for offset, number in writer.offsets:
-        assert read[offset] == number, f"offset {offset} holds {read[offset]}, not {number}"
-    return read
 
 
 @pytest.mark.slow
