@@ -15,7 +15,7 @@ connection to it crosses the proxy of the link it belongs to.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,7 +53,8 @@ class ClusterFaults:
         Broker id -> its process id, now (for the inter-broker proxies' lookup).
     """
 
-    def __init__(self, directory: Path, broker_ids: Iterable[int], pids, *,
+    def __init__(self, directory: Path, broker_ids: Iterable[int],
+                 pids: Callable[[], dict[int, int]], *,
                  disk_bytes: int | None = None):
         self.network = Network()
         self.broker_ids = sorted(broker_ids)

@@ -325,16 +325,19 @@ class Log:
         size_before = segment.size
         # The epochs are recorded before the data, as Kafka does, so a crash in between
         # cannot leave data of an epoch the cache does not know.
-        for epoch, start_offset in epochs:
-            self.leader_epochs.assign(epoch, start_offset)
+        try:
+            for epoch, start_offset in epochs:
+                self.leader_epochs.assign(epoch, start_offset)
+        except OSError as exc:  # the leader epoch checkpoint
+            raise self._storage_error("recording a leader epoch", exc) from exc
         try:
             segment.append(validated.chunks, validated.batches)
         except OSError as exc:
             try:  # nothing half-written stays (a full disk's partial write), where it can
                 segment.truncate_to_size(size_before)
+                self.leader_epochs.truncate_from_end(self.log_end_offset)
             except OSError:
                 pass  # a failing disk: recovery drops the torn tail at the next start
-            self.leader_epochs.truncate_from_end(self.log_end_offset)
             raise self._storage_error("append", exc) from exc
         if producer_update is not None:
             self.producer_state.apply(producer_update)
