@@ -50,7 +50,7 @@ from broker_lite.zk.endpoints import EndPoint
 from broker_lite.zk.layout import BrokerIdZNode, LogDirEventNotificationSequenceZNode
 from broker_lite.zk.producer_ids import ZkProducerIdManager
 
-from . import meta_properties
+from . import meta_properties, offline_replicas
 from .admin import ZkTopicAdmin
 from .apis import handlers
 from .authorizer import AclAuthorizer, create_authorizer
@@ -204,7 +204,11 @@ class Broker:
             config, {listener.name: self.server.bound_port(listener.name)
                      for listener in listeners})
         self._wait_for_previous_session(client, config["broker.id"])
-        self.zk_broker = ZkBroker(client, config, partitions, endpoints=advertised)
+        self.zk_broker = ZkBroker(
+            client, config, partitions, endpoints=advertised,
+            offline_replicas_of=offline_replicas.asker(
+                lambda broker: _address(cluster, broker, inter_broker),
+                security=inter_broker_security, controller_id=lambda: partitions.broker_id))
         self.zk_broker.start()
         partitions.broker_id = self.zk_broker.broker_id
         dynamic.broker_id = lambda: partitions.broker_id  # a generated id is known now
@@ -235,9 +239,12 @@ class Broker:
 
     def _on_log_dir_offline(self, log_dir: Path) -> None:
         """A log dir failed (KIP-112): tell the controller through
-        ``/log_dir_event_notification``, as Kafka's ``LogDirFailureHandler`` does; with every
-        dir offline, shut down (cleanly, so leadership moves first: ``on_fatal``)."""
+        ``/log_dir_event_notification``, as Kafka's ``LogDirFailureHandler`` does, once its
+        partitions are no longer fetched; with every dir offline, shut down (cleanly, so
+        leadership moves first: ``on_fatal``)."""
         zookeeper, logs = self.zookeeper, self.logs
+        if self.partitions is not None:
+            self.partitions.stop_fetching_offline()
         if zookeeper is not None and zookeeper.client is not None and self.zk_broker is not None:
             try:
                 zookeeper.client.create(

@@ -589,6 +589,12 @@ class LogDirEventNotificationSequenceZNode:
     def encode(broker_id: int, event: int = LOG_DIR_FAILURE) -> bytes:
         return _dump({"version": 1, "broker": broker_id, "event": event})
 
+    @staticmethod
+    def decode(data: bytes | None, path: str) -> tuple[int, int]:
+        """The broker and the event (:data:`LOG_DIR_FAILURE`, the only one Kafka defines)."""
+        obj = _load(data, path)
+        return _int(obj, "broker", path), _int(obj, "event", path)
+
 
 # -- /latest_producer_id_block --------------------------------------------------------------------
 

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 from cluster_support import SequenceProducer, check_acknowledged, create_topic
+from kazoo.exceptions import NoNodeError
 
-from broker_lite.records import iter_batches
+from broker_lite.protocol import ApiKey, ErrorCode
+from broker_lite.records import build_batch, iter_batches
+from broker_lite.server.testing import call
 
 DISK_BYTES = 64 << 20
 
@@ -62,30 +65,69 @@ def test_a_leader_whose_disk_fills_or_fails_moves_leadership_and_loses_nothing(
     # deleted by a controller that handles them; else left as Kafka writes them
 
 
+def produce_raw(address: str, topic: str) -> int:
+    """One acks=1 Produce to partition 0 on this broker, without a client's retries: its
+    error code."""
+    host, port = address.split(":")
+    answer = call(int(port), ApiKey.PRODUCE, 9, {
+        "transactional_id": None, "acks": 1, "timeout_ms": 10_000,
+        "topic_data": [{"name": topic, "partition_data": [
+            {"index": 0, "records": build_batch([(b"k", b"v")], timestamp=1)}]}]}, host=host)
+    return answer["responses"][0]["partition_responses"][0]["error_code"]
+
+
 @pytest.mark.parametrize("kpy_faulty_cluster", [{"log_dirs": 2}], indirect=True)
-def test_a_failing_log_dir_goes_offline_and_the_other_keeps_serving(kpy_faulty_cluster):
+def test_a_failing_log_dir_goes_offline_the_other_keeps_serving_and_leadership_moves(
+        kpy_faulty_cluster):
+    """Broker 1 leads a partition in each of its two log dirs, broker 2 follows both. Writes
+    to the first dir fail: the Produce that meets the error answers KAFKA_STORAGE_ERROR, and
+    so does every later one (the dir is offline); the other dir keeps serving; the broker
+    announces the failure in /log_dir_event_notification, as Kafka writes it, and the
+    controller, once it read and deleted the notice, elects broker 2 for the offline replica's
+    partition and takes broker 1 out of its ISR, where a client's writes then succeed."""
     cluster = kpy_faulty_cluster
-    topics = [create_topic(cluster, f"dirs-{uuid.uuid4().hex[:6]}", replication_factor=1,
-                           assignment=[[1]]) for _ in range(2)]
+    topics = [create_topic(cluster, f"dirs-{uuid.uuid4().hex[:6]}", assignment=[[1, 2]],
+                           config={"min.insync.replicas": "1"}) for _ in range(2)]
     broker = cluster.broker(1)
     where = {t: next(i for i, d in enumerate(broker.log_dirs) if (d / f"{t}-0").exists())
              for t in topics}
     assert sorted(where.values()) == [0, 1]  # one partition in each dir
     failing = next(t for t in topics if where[t] == 0)
     serving = next(t for t in topics if where[t] == 1)
+    client = cluster._client
+    client.ensure_path("/log_dir_event_notification")
+    announced: list[dict] = []
+
+    @client.ChildrenWatch("/log_dir_event_notification")
+    def _seen(children):  # the notice, before the controller deletes it
+        for child in children:
+            try:
+                data = client.get(f"/log_dir_event_notification/{child}")[0]
+            except NoNodeError:
+                continue
+            announced.append(json.loads(data))
+
     cluster.fail_disk(1, log_dir=0)
+    assert produce_raw(broker.address, failing) == ErrorCode.KAFKA_STORAGE_ERROR
+    assert produce_raw(broker.address, failing) == ErrorCode.KAFKA_STORAGE_ERROR  # offline
+    assert produce_raw(broker.address, serving) == ErrorCode.NONE
+    cluster.wait_until(lambda: {"version": 1, "broker": 1, "event": 1} in announced,
+                       what="the log dir event, as Kafka writes it")
+    state = cluster.wait_until(
+        lambda: (lambda s: s if s.leader == 2 else None)(cluster.partition_state(failing, 0)),
+        what="the controller elects the other replica")
+    assert state.isr == (2,)
+    cluster.wait_until(lambda: client.get_children("/log_dir_event_notification") == [],
+                       what="the controller deletes the notice")
+    assert cluster.partition_state(serving, 0).leader == 1
+    assert broker.running
     from confluent_kafka import Producer
 
     errors = {}
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all",
-                         "message.timeout.ms": 10000, "log_level": 0})
+                         "message.timeout.ms": 30000, "log_level": 0})
     for topic in topics:
         producer.produce(topic, b"x", on_delivery=lambda e, m: errors.setdefault(m.topic(), e))
-    producer.flush(30)
-    assert errors[serving] is None
-    assert errors[failing] is not None and "KAFKA_STORAGE_ERROR" in errors[failing].name()
-    assert broker.running
-    event = cluster._client.get_children("/log_dir_event_notification")
-    assert event, "the failure is announced to the controller"
-    data = json.loads(cluster._client.get(f"/log_dir_event_notification/{event[0]}")[0])
-    assert data == {"version": 1, "broker": 1, "event": 1}
+    assert producer.flush(60) == 0
+    assert errors == {failing: None, serving: None}
+    assert cluster.partition_state(failing, 0).isr == (2,)  # broker 1 fetches nothing there
