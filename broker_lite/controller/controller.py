@@ -548,7 +548,7 @@ class Controller:
 
     def _replicas_on(self, broker: int, topics: set[str]) -> set[TopicPartition]:
         """The partitions of ``topics`` assigned to ``broker``."""
-        held = set()
+        held: set[TopicPartition] = set()
         for topic in topics:
             found = self._topic(topic)
             if found is not None:

@@ -257,7 +257,8 @@ class LocalCluster:
         self.zookeeper: EmbeddedZooKeeper | None = None
         self.faults = ClusterFaults(
             self.directory, range(1, brokers + 1),
-            lambda: {b: p.process.pid for b, p in self.brokers.items() if p.running},
+            lambda: {b: p.process.pid for b, p in self.brokers.items()
+                     if p.running and p.process is not None},
             disk_bytes=disk_bytes) if faults else None
         self.brokers = {broker_id: BrokerProcess(broker_id, self.directory / f"broker-{broker_id}",
                                                  self.properties, log_dirs=log_dirs,

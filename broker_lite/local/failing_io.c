@@ -112,35 +112,25 @@ static int writes(int flags) {
     return (flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC)) != 0;
 }
 
-int open(const char *path, int flags, ...) {
-    REAL(open);
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) { va_list args; va_start(args, flags);
+/* An open's mode argument, there only when it creates (O_CREAT, O_TMPFILE). */
+#define OPEN_MODE(mode, flags) mode_t mode = 0; \
+    if ((flags) & (O_CREAT | O_TMPFILE)) { va_list args; va_start(args, flags); \
         mode = va_arg(args, mode_t); va_end(args); }
-    if (writes(flags) && path[0] == '/' && failing_path(path)) { errno = EIO; return -1; }
-    return real(path, flags, mode);
+/* An open for writing of a file in a failing directory fails with EIO. */
+#define FAIL_OPEN(path, flags) \
+    if (writes(flags) && (path)[0] == '/' && failing_path(path)) { errno = EIO; return -1; }
+
+int open(const char *path, int flags, ...) {
+    REAL(open); OPEN_MODE(mode, flags); FAIL_OPEN(path, flags); return real(path, flags, mode);
 }
 int open64(const char *path, int flags, ...) {
-    REAL(open64);
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) { va_list args; va_start(args, flags);
-        mode = va_arg(args, mode_t); va_end(args); }
-    if (writes(flags) && path[0] == '/' && failing_path(path)) { errno = EIO; return -1; }
-    return real(path, flags, mode);
+    REAL(open64); OPEN_MODE(mode, flags); FAIL_OPEN(path, flags); return real(path, flags, mode);
 }
 int openat(int dirfd, const char *path, int flags, ...) {
-    REAL(openat);
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) { va_list args; va_start(args, flags);
-        mode = va_arg(args, mode_t); va_end(args); }
-    if (writes(flags) && path[0] == '/' && failing_path(path)) { errno = EIO; return -1; }
+    REAL(openat); OPEN_MODE(mode, flags); FAIL_OPEN(path, flags);
     return real(dirfd, path, flags, mode);
 }
 int openat64(int dirfd, const char *path, int flags, ...) {
-    REAL(openat64);
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) { va_list args; va_start(args, flags);
-        mode = va_arg(args, mode_t); va_end(args); }
-    if (writes(flags) && path[0] == '/' && failing_path(path)) { errno = EIO; return -1; }
+    REAL(openat64); OPEN_MODE(mode, flags); FAIL_OPEN(path, flags);
     return real(dirfd, path, flags, mode);
 }
