@@ -66,7 +66,7 @@ from .listeners import (
     listener_configs,
 )
 from .metadata import BrokerInfo, ClusterMetadata
-from .metadata_cache import MetadataCache
+from .metadata_cache import MetadataCache, RememberingListener
 from .metrics import BrokerMetrics, MetricsListener
 from .network import Listener, NetworkConfig, RequestHandlerPool, SocketServer
 from .network.channel_builders import ChannelBuilder
@@ -205,7 +205,7 @@ class Broker:
                      for listener in listeners})
         self._wait_for_previous_session(client, config["broker.id"])
         self.zk_broker = ZkBroker(
-            client, config, partitions, endpoints=advertised,
+            client, config, RememberingListener(partitions, cluster), endpoints=advertised,
             offline_replicas_of=offline_replicas.asker(
                 lambda broker: _address(cluster, broker, inter_broker),
                 security=inter_broker_security, controller_id=lambda: partitions.broker_id))
@@ -227,8 +227,8 @@ class Broker:
         self.config_changes.start()
         self.logs.start_background_tasks()
         self._wait_until_shown(cluster)
-        for listener in listeners:  # in memory before the first request, as Kafka's cache is
-            cluster.brokers(listener.name)
+        for name in (None, *(listener.name for listener in listeners)):  # in memory before
+            cluster.brokers(name)  # the first request, as Kafka's cache is
         cluster.controller_id()
         cluster.topic_names()
         self.server.enable_request_processing()

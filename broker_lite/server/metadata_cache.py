@@ -18,7 +18,10 @@ ZooKeeper, and a read that fails because the connection went down, or that takes
 ``read_timeout_s``, falls back to it too. Only a question never answered before fails then,
 with :class:`~broker_lite.zk.errors.ZooKeeperUnreachableError`. No request handler thread
 waits on a ZooKeeper that does not answer (with every handler waiting, even ApiVersions would go
-unanswered).
+unanswered). Kafka's cache holds every topic (the controller sends it all); this one holds at
+least every topic the broker hosts (:class:`RememberingListener` reads each once, when its
+partitions are assigned here), so a leader cut off from ZooKeeper still answers for what it
+leads, whoever asked before.
 """
 
 import threading
@@ -29,8 +32,9 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, NoNodeError, SessionExpiredError
 from kazoo.handlers.threading import KazooTimeoutError
 
-from broker_lite.zk.errors import ZooKeeperUnreachableError
+from broker_lite.zk.errors import ZooKeeperError, ZooKeeperUnreachableError
 from broker_lite.zk.layout import PartitionState
+from broker_lite.zk.replicas import PartitionListener
 
 from .metadata import BrokerInfo, PartitionInfo, TopicInfo
 
@@ -165,6 +169,16 @@ class MetadataCache:
     def topic(self, name: str) -> TopicInfo | None:
         return self._answer(("topic", name), lambda: self._view.topic(name))
 
+    def remember_topic(self, name: str) -> None:
+        """Read the topic's answer unless one is held (stale or not)."""
+        with self._lock:
+            if ("topic", name) in self._answers:
+                return
+        try:
+            self.topic(name)
+        except (ZooKeeperError, *UNREACHABLE):
+            pass  # asked again at the next assignment, or by a client
+
     def partitions(self, name: str) -> list[PartitionInfo] | None:
         found = self._answer(("partitions", name), lambda: self._view.partitions(name))
         return None if found is None else list(found)
@@ -178,3 +192,27 @@ class MetadataCache:
 
     def topic_name(self, topic_id: uuid.UUID) -> str | None:
         return self._answer(("topic_name", topic_id), lambda: self._view.topic_name(topic_id))
+
+
+class RememberingListener:
+    """A :class:`~broker_lite.zk.replicas.PartitionListener` passing everything on to
+    ``listener``, and once a run of a topic's assignments is over, making sure ``cache`` holds
+    that topic (see the module docstring)."""
+
+    def __init__(self, listener: PartitionListener, cache: MetadataCache):
+        self.listener = listener
+        self.cache = cache
+
+    def on_partition_assigned(self, topic: str, partition: int, state: PartitionState,
+                              replicas: list[int], version: int = -1) -> None:
+        self.listener.on_partition_assigned(topic, partition, state, replicas, version)
+
+    def on_partition_removed(self, topic: str, partition: int, *, delete: bool) -> None:
+        self.listener.on_partition_removed(topic, partition, delete=delete)
+
+    def on_assignments_begin(self, topic: str, partitions: list[int]) -> None:
+        self.listener.on_assignments_begin(topic, partitions)
+
+    def on_assignments_end(self, topic: str, partitions: list[int]) -> None:
+        self.listener.on_assignments_end(topic, partitions)
+        self.cache.remember_topic(topic)
