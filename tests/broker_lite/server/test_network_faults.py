@@ -8,15 +8,23 @@ import time
 import uuid
 
 import pytest
-from cluster_support import SequenceProducer, check_acknowledged, create_topic, read_all
+from cluster_support import (
+    SequenceProducer,
+    acknowledged_twice,
+    check_acknowledged,
+    create_topic,
+    read_all,
+)
 from confluent_kafka import ElectionType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.server.testing import call
+from broker_lite.zk.layout import TopicPartitionStateZNode
 
 ISOLATIONS, ISOLATIONS_IN_CI = 20, 3  # with --soak, and without
 SESSION_S = 6.0  # zookeeper.session.timeout.ms of a local cluster
+SIDE_NUMBERS = 1_000_000  # the numbers of each round's producer: (round + 1) * this on
 
 
 def timed_call(address: str, api_key: ApiKey, version: int, body: dict) -> tuple[dict, float]:
@@ -30,14 +38,22 @@ def timed_call(address: str, api_key: ApiKey, version: int, body: dict) -> tuple
 def test_a_broker_cut_off_from_zookeeper_answers_clients_from_memory(kpy_faulty_cluster):
     """Cut off from ZooKeeper (its session suspended, then expired), a broker still answers
     ApiVersions and Metadata on fresh connections, from memory, within 100 ms each, naming the
-    partition's leader as it knew it."""
+    partition's leader as it knew it; also for a topic it leads that no client asked it about
+    before."""
     cluster = kpy_faulty_cluster
     topic = create_topic(cluster, f"cut-{uuid.uuid4().hex[:6]}")
     broker = cluster.leader(topic, 0)
+    others = [b for b in cluster.brokers if b != broker]
+    unasked = create_topic(cluster, f"unasked-{uuid.uuid4().hex[:6]}",
+                           assignment=[[broker, *others]])
     address = cluster.broker(broker).address
     metadata = {"topics": [{"name": topic}], "allow_auto_topic_creation": False}
     before, _ = timed_call(address, ApiKey.METADATA, 9, metadata)
     cluster.isolate(broker, from_="zookeeper")
+    led, _ = timed_call(address, ApiKey.METADATA, 9, {"topics": [{"name": unasked}],
+                                                      "allow_auto_topic_creation": False})
+    assert led["topics"][0]["error_code"] == ErrorCode.NONE
+    assert led["topics"][0]["partitions"][0]["leader_id"] == broker
     times = []
     deadline = time.monotonic() + 2 * SESSION_S  # through the suspension and the expiry
     while time.monotonic() < deadline:
@@ -60,23 +76,38 @@ def test_a_broker_cut_off_from_zookeeper_answers_clients_from_memory(kpy_faulty_
     assert ordered[-1] < 1.0
 
 
-def isolated_leader_rounds(cluster, topic: str, rounds: int) -> SequenceProducer:
-    """Jepsen's isolated leader, ``rounds`` times: while an idempotent acks=all producer writes,
-    cut the partition's leader off from ZooKeeper and the other brokers (its clients still
-    reach it), wait until another leader is elected (past the session timeout) and takes
-    writes, heal, and wait until the old leader is back in the ISR."""
-    writer = SequenceProducer(cluster.bootstrap_servers, topic, **{"request.timeout.ms": 5000})
-    with writer:
-        for _ in range(rounds):
-            writer.wait_for_acks(len(writer.acknowledged) + 20)
+def isolated_leader_rounds(cluster, topic: str, rounds: int) -> list[SequenceProducer]:
+    """Jepsen's isolated leader, ``rounds`` times: while an idempotent acks=all producer
+    writes, cut the partition's leader off from ZooKeeper and the other brokers (its clients
+    still reach it), wait until another leader is elected (past the session timeout) and a
+    producer that knows only the other brokers has writes acknowledged by it, heal, and wait
+    until the old leader is back in the ISR. The producers, the long-running one first.
+
+    The long-running producer knows every broker, but asks the isolated leader, which it is
+    connected to, for metadata: as Kafka's would, the isolated leader answers from memory that
+    it leads, so that producer's writes wait (unacknowledged, then retried) until the heal,
+    when the old leader learns it follows and says so."""
+    writers = [SequenceProducer(cluster.bootstrap_servers, topic,
+                                **{"request.timeout.ms": 5000}).__enter__()]
+    try:
+        for round_ in range(rounds):
+            writers[0].wait_for_acks(len(writers[0].acknowledged) + 20)
             leader = cluster.leader(topic, 0)
             cluster.isolate(leader, from_=("zookeeper", "brokers"))
             cluster.wait_for_leader(topic, 0, other_than=leader)
-            writer.wait_for_acks(len(writer.acknowledged) + 20)  # the new leader takes writes
+            others = ",".join(cluster.broker(b).address for b in cluster.brokers if b != leader)
+            with SequenceProducer(others, topic, start=(round_ + 1) * SIDE_NUMBERS) as side:
+                side.wait_for_acks(20)  # the new leader takes writes
+                side.finish()
+            writers.append(side)
             cluster.heal()
             cluster.wait_for_isr(topic, 0, {1, 2, 3}, timeout_s=120)
-        writer.finish()
-    return writer
+        writers[0].finish()
+    finally:
+        for writer in writers:
+            if not writer._stop.is_set():
+                writer.finish(fatal_ok=True)
+    return writers
 
 
 @pytest.mark.slow
@@ -85,16 +116,20 @@ def test_an_isolated_leader_acknowledges_nothing_the_new_leader_lacks(kpy_faulty
                                                                        min_isr, soak):
     """3 brokers, RF=3, unclean election off; 20 rounds (3 without ``--soak``) of the isolated
     leader: every acknowledged record is read back exactly once, at the offset it was
-    acknowledged at. Its ISR change fails on the znode version (its session expired), so the
-    acks=all requests it holds time out unacknowledged, and back, it truncates what only it
-    had (KIP-101/279)."""
+    acknowledged at, and each producer's records in the order it sent them. Its ISR change
+    fails on the znode version (its session expired), so the acks=all requests it holds time
+    out unacknowledged, and back, it truncates what only it had (KIP-101/279)."""
     topic = create_topic(kpy_faulty_cluster, f"isolated-{uuid.uuid4().hex[:6]}",
                          config={"min.insync.replicas": str(min_isr),
                                  "unclean.leader.election.enable": "false"})
-    writer = isolated_leader_rounds(kpy_faulty_cluster, topic,
-                                    ISOLATIONS if soak else ISOLATIONS_IN_CI)
-    read = check_acknowledged(kpy_faulty_cluster, topic, writer)
-    assert read == list(range(len(read)))  # in order, no gap
+    writers = isolated_leader_rounds(kpy_faulty_cluster, topic,
+                                     ISOLATIONS if soak else ISOLATIONS_IN_CI)
+    read = check_acknowledged(kpy_faulty_cluster, topic, writers)
+    for number, writer in enumerate(writers):  # idempotence keeps each producer's order
+        start = number * SIDE_NUMBERS
+        own = [n for n in read if start <= n < start + SIDE_NUMBERS]
+        assert own == sorted(own), f"producer {number}'s records out of order"
+        assert set(writer.acknowledged) <= set(own)
 
 
 @pytest.mark.slow
@@ -103,36 +138,60 @@ def test_an_unclean_election_after_the_whole_isr_is_lost_loses_what_only_it_had(
     """The loss Kafka accepts: with unclean.leader.election.enable and min.insync.replicas=1,
     a leader cut off from its followers (not from ZooKeeper) shrinks the ISR to itself and
     acknowledges acks=all writes alone; it dies, an out-of-sync follower leads, and what only
-    the dead leader had is gone. Nothing acknowledged before the shrink is lost, nothing is
-    duplicated, and the old leader, back, truncates to the new leader's log."""
+    the dead leader had is gone: those records are lost, and their offsets are acknowledged
+    again for the new leader's records. Nothing acknowledged before the shrink is lost, nothing
+    is duplicated, everything the new leader acknowledged is there, and the old leader, back,
+    truncates to the new leader's log.
+
+    The idempotent producer may not survive the loss: the new leader lacks the sequence
+    numbers it had reached, and librdkafka fails fatally (OUT_OF_ORDER_SEQUENCE_NUMBER, as with
+    Kafka). What it acknowledged before the election stays counted, and a new producer writes
+    on."""
     cluster = kpy_faulty_cluster
     topic = create_topic(cluster, f"unclean-{uuid.uuid4().hex[:6]}",
                          config={"min.insync.replicas": "1",
                                  "unclean.leader.election.enable": "true"})
-    with SequenceProducer(cluster.bootstrap_servers, topic) as writer:
-        writer.wait_for_acks(100)
+    first = SequenceProducer(cluster.bootstrap_servers, topic).__enter__()
+    writer = None
+    try:
+        first.wait_for_acks(100)
         leader = cluster.leader(topic, 0)
         cluster.isolate(leader, from_="brokers")
         cluster.wait_until(lambda: cluster.partition_state(topic, 0).isr == (leader,),
                            what="the isolated leader shrinks the ISR to itself")
-        alone_from = len(writer.acknowledged)
-        writer.wait_for_acks(alone_from + 100)  # acknowledged by the leader alone
+        shrunk_at = cluster._client.exists(TopicPartitionStateZNode.path(topic, 0)).mtime / 1000
+        alone_from = len(first.acknowledged)
+        first.wait_for_acks(alone_from + 100)  # acknowledged by the leader alone
         cluster.kill(leader)
+        alone_to = len(first.acknowledged)
         cluster.heal()
         cluster.wait_for_leader(topic, 0, other_than=leader)  # unclean: not in the ISR
-        writer.wait_for_acks(len(writer.acknowledged) + 100)
+        first.abandon()
+        writer = SequenceProducer(cluster.bootstrap_servers, topic, start=first.sent).__enter__()
+        writer.wait_for_acks(100)
         cluster.start_broker(leader)
         cluster.wait_for_isr(topic, 0, {1, 2, 3}, timeout_s=120)
         writer.finish()
+    finally:
+        first.abandon()
+        if writer is not None:
+            writer.abandon()
+    writers = [first, writer]
     read = [int(v) for v in read_all(cluster, topic)]
-    acknowledged = writer.acknowledged
+    acknowledged = [n for each in writers for n in each.acknowledged]
     lost = sorted(set(acknowledged) - set(read))
+    # acknowledged by the first producer once the ISR shrank (or told of it since)
+    lone = {n for n, at in zip(first.acknowledged, first.times, strict=True) if at >= shrunk_at}
+    twice = acknowledged_twice([pair for each in writers for pair in each.offsets])
     print(f"\nacknowledged: {len(acknowledged)}, of which by the lone leader: "
-          f"{len(acknowledged) - alone_from}+, lost in the unclean election: {len(lost)}")
+          f"{alone_to - alone_from}+, lost in the unclean election: {len(lost)}, offsets "
+          f"acknowledged for two records: {len(twice)}")
     assert lost, "an unclean election after the whole ISR was lost should lose records"
-    assert set(lost) <= set(acknowledged[alone_from - 50:]), \
-        "only records acknowledged by the lone leader are lost"
-    assert len(read) == len(set(read))
+    assert set(lost) <= lone, "only records acknowledged by the lone leader are lost"
+    assert all(numbers & set(lost) for numbers in twice.values()), \
+        "an offset acknowledged twice held a lost record the first time"
+    assert len(read) == len(set(read)), "nothing is duplicated"
+    assert set(acknowledged) - lone <= set(read)
 
 
 def test_an_isolated_controller_is_replaced_and_its_late_writes_are_refused(
