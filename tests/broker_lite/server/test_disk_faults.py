@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from cluster_support import SequenceProducer, check_acknowledged, create_topic
+from cluster_support import SequenceProducer, check_acknowledged, create_topic, read_all
 from kazoo.exceptions import NoNodeError
 
 from broker_lite.protocol import ApiKey, ErrorCode
@@ -65,26 +65,30 @@ def test_a_leader_whose_disk_fills_or_fails_moves_leadership_and_loses_nothing(
     # deleted by a controller that handles them; else left as Kafka writes them
 
 
-def produce_raw(address: str, topic: str) -> int:
-    """One acks=1 Produce to partition 0 on this broker, without a client's retries: its
-    error code."""
+def produce_raw(address: str, topic: str, value: bytes = b"v") -> int:
+    """One acks=1 Produce of one record to partition 0 on this broker, without a client's
+    retries: its error code."""
     host, port = address.split(":")
     answer = call(int(port), ApiKey.PRODUCE, 9, {
         "transactional_id": None, "acks": 1, "timeout_ms": 10_000,
         "topic_data": [{"name": topic, "partition_data": [
-            {"index": 0, "records": build_batch([(b"k", b"v")], timestamp=1)}]}]}, host=host)
+            {"index": 0, "records": build_batch([(b"k", value)], timestamp=1)}]}]}, host=host)
     return answer["responses"][0]["partition_responses"][0]["error_code"]
 
 
-@pytest.mark.parametrize("kpy_faulty_cluster", [{"log_dirs": 2}], indirect=True)
-def test_a_failing_log_dir_goes_offline_the_other_keeps_serving_and_leadership_moves(
-        kpy_faulty_cluster):
-    """Broker 1 leads a partition in each of its two log dirs, broker 2 follows both. Writes
-    to the first dir fail: the Produce that meets the error answers KAFKA_STORAGE_ERROR, and
-    so does every later one (the dir is offline); the other dir keeps serving; the broker
-    announces the failure in /log_dir_event_notification, as Kafka writes it, and the
-    controller, once it read and deleted the notice, elects broker 2 for the offline replica's
-    partition and takes broker 1 out of its ISR, where a client's writes then succeed."""
+@pytest.mark.parametrize("kpy_faulty_cluster", [{"log_dirs": 2, "disk_bytes": DISK_BYTES}],
+                         indirect=True)
+@pytest.mark.parametrize("fault", ["full", "failing"])
+def test_a_full_or_failing_log_dir_goes_offline_the_other_keeps_serving_and_leadership_moves(
+        kpy_faulty_cluster, fault):
+    """Broker 1 leads a partition in each of its two log dirs, broker 2 follows both. The
+    first dir fills up, or its writes fail: the Produce that meets the error answers
+    KAFKA_STORAGE_ERROR, and so does every later one (the dir is offline); the other dir keeps
+    serving; the broker announces the failure in /log_dir_event_notification, as Kafka writes
+    it, and the controller, once it read and deleted the notice, elects broker 2 for the
+    offline replica's partition and takes broker 1 out of its ISR, where a client's writes then
+    succeed. Freed or repaired and started again, broker 1 serves that dir again: it rejoins
+    the ISR, its log there whole batches, nothing acknowledged lost."""
     cluster = kpy_faulty_cluster
     topics = [create_topic(cluster, f"dirs-{uuid.uuid4().hex[:6]}", assignment=[[1, 2]],
                            config={"min.insync.replicas": "1"}) for _ in range(2)]
@@ -107,8 +111,14 @@ def test_a_failing_log_dir_goes_offline_the_other_keeps_serving_and_leadership_m
                 continue
             announced.append(json.loads(data))
 
-    cluster.fail_disk(1, log_dir=0)
-    assert produce_raw(broker.address, failing) == ErrorCode.KAFKA_STORAGE_ERROR
+    for topic in topics:
+        assert produce_raw(broker.address, topic) == ErrorCode.NONE
+    if fault == "full":
+        cluster.fill_disk(1, log_dir=0)
+    else:
+        cluster.fail_disk(1, log_dir=0)
+    # 64 KiB: more than the page a full tmpfs may still have room in
+    assert produce_raw(broker.address, failing, b"w" * 65536) == ErrorCode.KAFKA_STORAGE_ERROR
     assert produce_raw(broker.address, failing) == ErrorCode.KAFKA_STORAGE_ERROR  # offline
     assert produce_raw(broker.address, serving) == ErrorCode.NONE
     cluster.wait_until(lambda: {"version": 1, "broker": 1, "event": 1} in announced,
@@ -131,3 +141,13 @@ def test_a_failing_log_dir_goes_offline_the_other_keeps_serving_and_leadership_m
     assert producer.flush(60) == 0
     assert errors == {failing: None, serving: None}
     assert cluster.partition_state(failing, 0).isr == (2,)  # broker 1 fetches nothing there
+    assert cluster.stop_broker(1) == 0
+    if fault == "full":
+        cluster.free_disk(1, log_dir=0)
+    else:
+        cluster.repair_disk(1)
+    cluster.start_broker(1)
+    cluster.wait_for_isr(failing, 0, {1, 2}, timeout_s=120)
+    whole_batches(broker.log_dirs[0], failing)
+    assert read_all(cluster, failing) == [b"v", b"x"]  # the refused writes left nothing
+    assert read_all(cluster, serving) == [b"v", b"v", b"x"]
