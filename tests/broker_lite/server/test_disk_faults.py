@@ -17,6 +17,7 @@ from broker_lite.records import build_batch, iter_batches
 from broker_lite.server.testing import call
 
 DISK_BYTES = 64 << 20
+SMALL_DISK_BYTES = 16 << 20  # quicker to fill, room enough for a few records
 
 
 def whole_batches(log_dir: Path, topic: str) -> None:
@@ -76,9 +77,9 @@ def produce_raw(address: str, topic: str, value: bytes = b"v") -> int:
     return answer["responses"][0]["partition_responses"][0]["error_code"]
 
 
-@pytest.mark.parametrize("kpy_faulty_cluster", [{"log_dirs": 2, "disk_bytes": DISK_BYTES}],
-                         indirect=True)
-@pytest.mark.parametrize("fault", ["full", "failing"])
+@pytest.mark.parametrize("kpy_faulty_cluster",
+                         [{"log_dirs": 2, "disk_bytes": SMALL_DISK_BYTES}], indirect=True)
+@pytest.mark.parametrize("fault", [pytest.param("full", marks=pytest.mark.slow), "failing"])
 def test_a_full_or_failing_log_dir_goes_offline_the_other_keeps_serving_and_leadership_moves(
         kpy_faulty_cluster, fault):
     """Broker 1 leads a partition in each of its two log dirs, broker 2 follows both. The
