@@ -9,7 +9,8 @@ znode that exists, an existence watch on one that does not), and when any of the
 ZooKeeper session changes state, every answer is marked stale and the next call reads again.
 Changes are rare (topics created or deleted, leaders elected, brokers joining or leaving), so
 Metadata, FindCoordinator and Fetch by topic id cost no ZooKeeper round trip between them. An
-answer being computed while a change arrives is returned but not kept, and at most
+answer being computed while a change arrives is returned and kept as stale (read again next
+time, but there to answer from while ZooKeeper is out of reach), and at most
 :data:`MAX_ANSWERS` are kept (clients asking for ever new topic names do not grow it further).
 
 A broker cut off from ZooKeeper still answers, from memory, as Kafka's does: while the session
@@ -19,9 +20,9 @@ ZooKeeper, and a read that fails because the connection went down, or that takes
 with :class:`~broker_lite.zk.errors.ZooKeeperUnreachableError`. No request handler thread
 waits on a ZooKeeper that does not answer (with every handler waiting, even ApiVersions would go
 unanswered). Kafka's cache holds every topic (the controller sends it all); this one holds at
-least every topic the broker hosts (:class:`RememberingListener` reads each once, when its
-partitions are assigned here), so a leader cut off from ZooKeeper still answers for what it
-leads, whoever asked before.
+least every topic the broker hosts (:class:`RememberingListener` reads each again whenever its
+partitions here change: a new leader, a new ISR), so a leader cut off from ZooKeeper still
+answers for what it leads as it last knew it, whoever asked before.
 """
 
 import threading
@@ -75,7 +76,7 @@ class _WatchingClient:
             return read(path, watch=self._on_change, **options).get(timeout=self._timeout_s)
         except NoNodeError:
             # Told when it is created; created between the two reads, the watch will not fire,
-            # so the answer being computed is not kept.
+            # so the answer being computed is kept as stale.
             if self._exists(path) is not None:
                 self._on_change()
             raise
@@ -130,8 +131,10 @@ class MetadataCache:
             raise ZooKeeperUnreachableError(
                 f"ZooKeeper cannot be reached to read {key}: {type(exc).__name__}") from exc
         with self._lock:
-            if self._generation == generation and (
-                    key in self._answers or len(self._answers) < MAX_ANSWERS):
+            current = self._answers.get(key)
+            if (current is None and len(self._answers) < MAX_ANSWERS) or \
+                    (current is not None and current[0] <= generation):
+                # read in ``generation``: stale at once if a change arrived meanwhile
                 self._answers[key] = (generation, value)
         return value
 
@@ -170,9 +173,10 @@ class MetadataCache:
         return self._answer(("topic", name), lambda: self._view.topic(name))
 
     def remember_topic(self, name: str) -> None:
-        """Read the topic's answer unless one is held (stale or not)."""
+        """Read the topic's answer unless a current one is held."""
         with self._lock:
-            if ("topic", name) in self._answers:
+            kept = self._answers.get(("topic", name))
+            if kept is not None and kept[0] == self._generation:
                 return
         try:
             self.topic(name)
@@ -197,7 +201,7 @@ class MetadataCache:
 class RememberingListener:
     """A :class:`~broker_lite.zk.replicas.PartitionListener` passing everything on to
     ``listener``, and once a run of a topic's assignments is over, making sure ``cache`` holds
-    that topic (see the module docstring)."""
+    that topic as it is now (see the module docstring)."""
 
     def __init__(self, listener: PartitionListener, cache: MetadataCache):
         self.listener = listener
