@@ -17,7 +17,6 @@ from broker_lite.records import build_batch, iter_batches
 from broker_lite.server.testing import call
 
 DISK_BYTES = 64 << 20
-SMALL_DISK_BYTES = 16 << 20  # quicker to fill, room enough for a few records
 
 
 def whole_batches(log_dir: Path, topic: str) -> None:
@@ -67,18 +66,18 @@ def test_a_leader_whose_disk_fills_or_fails_moves_leadership_and_loses_nothing(
 
 
 def produce_raw(address: str, topic: str, value: bytes = b"v") -> int:
-    """One acks=1 Produce of one record to partition 0 on this broker, without a client's
+    """One acks=all Produce of one record to partition 0 on this broker, without a client's
     retries: its error code."""
     host, port = address.split(":")
     answer = call(int(port), ApiKey.PRODUCE, 9, {
-        "transactional_id": None, "acks": 1, "timeout_ms": 10_000,
+        "transactional_id": None, "acks": -1, "timeout_ms": 10_000,
         "topic_data": [{"name": topic, "partition_data": [
             {"index": 0, "records": build_batch([(b"k", value)], timestamp=1)}]}]}, host=host)
     return answer["responses"][0]["partition_responses"][0]["error_code"]
 
 
-@pytest.mark.parametrize("kpy_faulty_cluster",
-                         [{"log_dirs": 2, "disk_bytes": SMALL_DISK_BYTES}], indirect=True)
+@pytest.mark.parametrize("kpy_faulty_cluster", [{"log_dirs": 2, "disk_bytes": DISK_BYTES}],
+                         indirect=True)
 @pytest.mark.parametrize("fault", [pytest.param("full", marks=pytest.mark.slow), "failing"])
 def test_a_full_or_failing_log_dir_goes_offline_the_other_keeps_serving_and_leadership_moves(
         kpy_faulty_cluster, fault):
