@@ -20,9 +20,10 @@ ZooKeeper, and a read that fails because the connection went down, or that takes
 with :class:`~broker_lite.zk.errors.ZooKeeperUnreachableError`. No request handler thread
 waits on a ZooKeeper that does not answer (with every handler waiting, even ApiVersions would go
 unanswered). Kafka's cache holds every topic (the controller sends it all); this one holds at
-least every topic the broker hosts (:class:`RememberingListener` reads each again whenever its
-partitions here change: a new leader, a new ISR), so a leader cut off from ZooKeeper still
-answers for what it leads as it last knew it, whoever asked before.
+least every topic the broker hosts, and the list of topics (:class:`RememberingListener` reads
+them again whenever the broker's partitions change: a new leader, a new ISR), so a leader cut
+off from ZooKeeper still answers for what it leads, and lists the topics, as it last knew them,
+whoever asked before.
 """
 
 import threading
@@ -173,15 +174,17 @@ class MetadataCache:
         return self._answer(("topic", name), lambda: self._view.topic(name))
 
     def remember_topic(self, name: str) -> None:
-        """Read the topic's answer unless a current one is held."""
-        with self._lock:
-            kept = self._answers.get(("topic", name))
-            if kept is not None and kept[0] == self._generation:
-                return
-        try:
-            self.topic(name)
-        except (ZooKeeperError, *UNREACHABLE):
-            pass  # asked again at the next assignment, or by a client
+        """Read the topic's answer, and the list of topics, unless current ones are held."""
+        for key, read in ((("topics",), self.topic_names), (("topic", name),
+                                                            lambda: self.topic(name))):
+            with self._lock:
+                kept = self._answers.get(key)
+                if kept is not None and kept[0] == self._generation:
+                    continue
+            try:
+                read()
+            except (ZooKeeperError, *UNREACHABLE):
+                pass  # asked again at the next assignment, or by a client
 
     def partitions(self, name: str) -> list[PartitionInfo] | None:
         found = self._answer(("partitions", name), lambda: self._view.partitions(name))

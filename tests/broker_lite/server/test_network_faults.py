@@ -39,7 +39,7 @@ def test_a_broker_cut_off_from_zookeeper_answers_clients_from_memory(kpy_faulty_
     """Cut off from ZooKeeper (its session suspended, then expired), a broker still answers
     ApiVersions and Metadata on fresh connections, from memory, within 100 ms each, naming the
     partition's leader as it knew it; also for a topic it leads that no client asked it about
-    before."""
+    before, and in the list of every topic."""
     cluster = kpy_faulty_cluster
     topic = create_topic(cluster, f"cut-{uuid.uuid4().hex[:6]}")
     broker = cluster.leader(topic, 0)
@@ -54,6 +54,9 @@ def test_a_broker_cut_off_from_zookeeper_answers_clients_from_memory(kpy_faulty_
                                                       "allow_auto_topic_creation": False})
     assert led["topics"][0]["error_code"] == ErrorCode.NONE
     assert led["topics"][0]["partitions"][0]["leader_id"] == broker
+    listed, _ = timed_call(address, ApiKey.METADATA, 9, {"topics": None,
+                                                         "allow_auto_topic_creation": False})
+    assert {topic, unasked} <= {t["name"] for t in listed["topics"] if t["partitions"]}
     times = []
     deadline = time.monotonic() + 2 * SESSION_S  # through the suspension and the expiry
     while time.monotonic() < deadline:
@@ -103,10 +106,9 @@ def isolated_leader_rounds(cluster, topic: str, rounds: int) -> list[SequencePro
             cluster.heal()
             cluster.wait_for_isr(topic, 0, {1, 2, 3}, timeout_s=120)
         writers[0].finish()
-    finally:
+    finally:  # after a failure, what is still due is not waited for
         for writer in writers:
-            if not writer._stop.is_set():
-                writer.finish(fatal_ok=True)
+            writer.abandon()
     return writers
 
 
