@@ -1,11 +1,14 @@
-"""README.md shows the pytest plugin's example test: the block after ``<!-- plugin-example -->``
-is tests/kspark/testing/test_plugin_example.py, which the suite runs, word for word."""
+"""README.md shows the pytest plugin's example tests: the block after ``<!-- plugin-example -->``
+is tests/kspark/testing/test_plugin_example.py, and the one after ``<!-- fault-example -->``
+tests/kspark/testing/test_fault_example.py, which the suite runs, word for word."""
 
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
-EXAMPLE = Path(__file__).with_name("test_plugin_example.py")
-MARKER = "<!-- plugin-example -->"
+EXAMPLES = {"<!-- plugin-example -->": "test_plugin_example.py",
+            "<!-- fault-example -->": "test_fault_example.py"}
 
 
 def readme_block(marker: str) -> str | None:
@@ -20,7 +23,8 @@ def readme_block(marker: str) -> str | None:
     return "\n".join(after[fences[0] + 1:fences[1]]) + "\n"
 
 
-def test_the_readme_shows_the_example_test_that_runs():
-    block = readme_block(MARKER)
-    assert block is not None, f"README.md has no fenced block after a line {MARKER}"
-    assert block == EXAMPLE.read_text(encoding="utf-8")
+@pytest.mark.parametrize("marker", sorted(EXAMPLES))
+def test_the_readme_shows_the_example_test_that_runs(marker):
+    block = readme_block(marker)
+    assert block is not None, f"README.md has no fenced block after a line {marker}"
+    assert block == Path(__file__).with_name(EXAMPLES[marker]).read_text(encoding="utf-8")
