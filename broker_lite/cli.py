@@ -37,6 +37,7 @@ with the same exit statuses as ``start``.
 import argparse
 import logging
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -82,10 +83,10 @@ def start_properties(path: str | None, overrides: dict[str, str]) -> dict[str, s
 
 
 def run_in_foreground(what: str, configure: Callable[[], Any], launch: Callable[[Any], Any],
-                      announce: Callable[[Any, Any], None]) -> int:
+                      announce: Callable[[Any, Any, threading.Event], None]) -> int:
     """Run a server until SIGINT or SIGTERM: ``configure()`` its config (a usage error: 2),
-    ``launch(config)`` it (a failure: 1), ``announce(config, server)`` it on stdout, stop it
-    cleanly (0)."""
+    ``launch(config)`` it (a failure: 1), ``announce(config, server, stop)`` it on stdout (and
+    wire what stops it on its own to ``stop``), stop it cleanly (0)."""
     try:
         config = configure()
     except (ConfigError, UsageError) as exc:
@@ -97,7 +98,7 @@ def run_in_foreground(what: str, configure: Callable[[], Any], launch: Callable[
     except Exception as exc:
         logging.getLogger("broker_lite").error("the %s could not start: %s", what, exc)
         return 1
-    announce(config, server)
+    announce(config, server, stop)
     stop.wait()
     logging.getLogger("broker_lite").info("shutting down")
     server.stop()
@@ -107,7 +108,8 @@ def run_in_foreground(what: str, configure: Callable[[], Any], launch: Callable[
 def start(args: argparse.Namespace) -> int:
     from broker_lite.server.broker import Broker
 
-    def announce(config: BrokerConfig, broker: Broker) -> None:
+    def announce(config: BrokerConfig, broker: Broker, stop: threading.Event) -> None:
+        broker.on_fatal = stop.set  # every log dir offline: the same clean stop as on SIGTERM
         for listener in broker.listeners:  # the first line is the first listener's
             name = "" if listener.name == "PLAINTEXT" else f" ({listener.name})"
             print(f"broker-lite: broker {broker.broker_id} listening on "
@@ -138,7 +140,7 @@ def schema_registry(args: argparse.Namespace) -> int:
 
     return run_in_foreground("schema registry", configure,
                              lambda config: SchemaRegistry(config).start(),
-                             lambda config, registry: _print_registry_urls(registry.urls))
+                             lambda config, registry, _stop: _print_registry_urls(registry.urls))
 
 
 def _add_server_command(commands: Any, name: str, run: Callable[[argparse.Namespace], int],

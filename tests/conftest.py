@@ -24,7 +24,8 @@ pytest_plugins = ["broker_lite.zk.testing", "zookeeper_support", "hang_report"]
 def pytest_addoption(parser):
     parser.addoption("--soak", action="store_true",
                      help="run the soak loops (leader kills, busy-machine starts, long streaming "
-                          "queries) at their full counts instead of CI's shorter ones")
+                          "queries, isolated leaders) at their full counts instead of CI's "
+                          "shorter ones")
 
 
 @pytest.fixture

@@ -22,6 +22,17 @@ writes need. The controller in turn learns of the leaders' ISR changes from the 
 ``/isr_change_notification`` znodes they leave (it deletes them), and watches the state znodes of
 partitions being reassigned directly, as Kafka's ZooKeeper-mode controller does.
 
+A log dir that fails on a broker (KIP-112) is announced by a sequential
+``/log_dir_event_notification/log_dir_event_<seq>`` znode naming the broker. The controller reads
+and deletes each, asks that broker which of its replicas are offline, and from then on counts
+those replicas as dead: they leave the ISR, and the partitions they led get a new leader among
+the other replicas in the ISR (Kafka's ``onBrokerLogDirFailure``). Kafka's controller learns them
+from the KAFKA_STORAGE_ERROR of the broker's answers to LeaderAndIsr; broker_lite's brokers take
+no LeaderAndIsr, so the broker is asked with OffsetForLeaderEpoch as the debugging replica, which
+every replica answers, an offline one with the same error (``offline_replicas_of``, given by the
+broker). A broker's offline replicas are forgotten when it registers again: a restarted broker
+serves every log dir again.
+
 Beyond keeping partitions led, the controller answers (on its event thread):
 
 * **controlled shutdown** (ControlledShutdown, :meth:`Controller.controlled_shutdown`): the
@@ -55,6 +66,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NoNodeError
 from kazoo.protocol.states import EventType, WatchedEvent
 
+from broker_lite.client.errors import KafkaClientError
 from broker_lite.common.vocabulary import TopicPartition, now_ms
 from broker_lite.config.parsers import InvalidValue, boolean
 from broker_lite.protocol import ErrorCode
@@ -65,6 +77,7 @@ from broker_lite.zk.layout import (
     DEFAULT_ENTITY,
     DELETE_TOPICS_PATH,
     ISR_CHANGE_NOTIFICATION_PATH,
+    LOG_DIR_EVENT_NOTIFICATION_PATH,
     TOPICS_PATH,
     BrokerIdZNode,
     ConfigEntityZNode,
@@ -72,6 +85,7 @@ from broker_lite.zk.layout import (
     ControllerInfo,
     ControllerZNode,
     DeleteTopicsTopicZNode,
+    LogDirEventNotificationSequenceZNode,
     PartitionState,
     PreferredReplicaElectionZNode,
     ReassignPartitionsZNode,
@@ -88,6 +102,8 @@ from .reassignment import Assignment, check_target, complete, is_complete, with_
 __all__ = ["Controller", "ElectionType", "desired_state"]
 
 RETRY_DELAY_S = 0.2
+# asks a broker which of these partitions it holds in an offline log dir
+OfflineReplicasOf = Callable[[int, list[TopicPartition]], set[TopicPartition]]
 UNCLEAN = "unclean.leader.election.enable"
 ELECTION_ATTEMPTS = 3
 
@@ -138,18 +154,25 @@ class Controller:
 
     ``unclean_default()`` is the broker's ``unclean.leader.election.enable`` (topics without
     an override follow it; a dynamic cluster-wide value in ``/config/brokers/<default>`` comes
-    first).
+    first). ``offline_replicas_of(broker, partitions)`` asks a broker which of ``partitions``
+    it holds in an offline log dir (raising :class:`OSError` or
+    :class:`~broker_lite.client.errors.KafkaClientError` when it cannot be asked); without it,
+    log dir events are deleted unheeded.
     """
 
     def __init__(self, client: KazooClient, broker_id: int, *, delete_topic_enable: bool = True,
                  settings: ControllerSettings | None = None,
                  unclean_default: Callable[[], bool] = lambda: False,
+                 offline_replicas_of: OfflineReplicasOf | None = None,
                  logger: logging.Logger | None = None):
         self.client = client
         self.broker_id = broker_id
         self.settings = settings or ControllerSettings(delete_topic_enable=delete_topic_enable)
         self.delete_topic_enable = self.settings.delete_topic_enable
         self.unclean_default = unclean_default
+        self.offline_replicas_of = offline_replicas_of
+        # broker id -> its replicas in offline log dirs, until it registers again
+        self.offline_replicas: dict[int, set[TopicPartition]] = {}
         self._log = logger or logging.getLogger(__name__)
         self._loop = EventLoop(f"zk-controller-{broker_id}", self._log)
         self.active = False
@@ -265,6 +288,7 @@ class Controller:
         self.epoch, self._epoch_version, self.active = epoch, epoch_version, True
         self.shutting_down.clear()
         self._broker_epochs.clear()
+        self.offline_replicas.clear()  # asked again: the notices are read from the start
         self._log.info("broker %d is the controller, epoch %d", self.broker_id, epoch)
         self._schedule_rebalance()
 
@@ -328,8 +352,12 @@ class Controller:
                 del self.shutting_down[broker]
         self._broker_epochs = brokers
         live = set(brokers)
+        for broker in list(self.offline_replicas):
+            if broker not in live or broker in bounced:  # started again: every dir serves
+                del self.offline_replicas[broker]
         self._delete_isr_change_notifications()
         topics = set(self.client.get_children(TOPICS_PATH, watch=self._watch_cluster))
+        self._handle_log_dir_events(topics, live)
         marked = set(self.client.get_children(DELETE_TOPICS_PATH, watch=self._watch_cluster))
         deleted = {topic for topic in sorted(marked) if self._delete_topic(topic, topics, live)}
         if bounced:
@@ -362,6 +390,8 @@ class Controller:
         except NoNodeError:
             existing = None
         shutting_down = set(self.shutting_down)
+        offline = {b: {tp.partition for tp in tps if tp.topic == topic}
+                   for b, tps in self.offline_replicas.items()}
         unclean: list[bool] = []  # read once, when a partition needs it
 
         def unclean_enabled() -> bool:
@@ -371,8 +401,10 @@ class Controller:
 
         transaction = self.client.transaction()
         transaction.check(ControllerEpochZNode.PATH, epoch_version)
-        changes, completed, offline = [], {}, False
+        changes, completed, leaderless = [], {}, False
         for partition, replicas in assignment.partitions.items():
+            # a replica in an offline log dir counts as dead for its partition
+            serving = {b for b in live if partition not in offline.get(b, ())}
             current = Assignment.of(assignment, partition)
             reassigning = current.being_reassigned and not marked
             state_path = TopicPartitionStateZNode.path(topic, partition)
@@ -388,15 +420,15 @@ class Controller:
                     pass
                 except MalformedZnodeError as exc:
                     self._log.error("controller %d: rewriting %s", self.broker_id, exc)
-            needs_unclean = state is not None and state.leader not in live
-            new = desired_state(state, replicas, live, epoch, shutting_down=shutting_down,
+            needs_unclean = state is not None and state.leader not in serving
+            new = desired_state(state, replicas, serving, epoch, shutting_down=shutting_down,
                                 unclean=needs_unclean and unclean_enabled())
             if reassigning and is_complete(new or state, current):
-                done = complete(new or state, current, live - shutting_down, epoch)
+                done = complete(new or state, current, serving - shutting_down, epoch)
                 if done is not None:
                     new = done
                     completed[partition] = Assignment(current.target_replicas)
-            offline |= (new or state) is not None and (new or state).leader < 0
+            leaderless |= (new or state) is not None and (new or state).leader < 0
             if new is None or new == state:
                 continue
             encoded = TopicPartitionStateZNode.encode(new)
@@ -411,7 +443,7 @@ class Controller:
                     existing.add(str(partition))
                 transaction.create(state_path, encoded)
             changes.append((partition, state, new))
-        if offline:
+        if leaderless:
             self._watch_unclean_setting(topic)
         if completed:
             transaction.set_data(path, TopicZNode.encode(with_assignments(assignment, completed)),
@@ -478,6 +510,52 @@ class Controller:
                 self.client.delete(f"{ISR_CHANGE_NOTIFICATION_PATH}/{child}")
             except NoNodeError:
                 pass
+
+    def _handle_log_dir_events(self, topics: set[str], live: set[int]) -> None:
+        """Read each log dir event, ask its broker which of its replicas are offline (see the
+        module docstring), and delete it; a broker that cannot be asked now is asked again
+        shortly (its notice stays), one no longer registered needs no answer."""
+        notices: dict[int, list[str]] = {}
+        for child in self.client.get_children(LOG_DIR_EVENT_NOTIFICATION_PATH,
+                                              watch=self._watch_cluster):
+            path = f"{LOG_DIR_EVENT_NOTIFICATION_PATH}/{child}"
+            try:
+                broker, _event = LogDirEventNotificationSequenceZNode.decode(
+                    self.client.get(path)[0], path)
+            except NoNodeError:
+                continue
+            except MalformedZnodeError as exc:
+                self._log.error("controller %d: deleting %s", self.broker_id, exc)
+                self._delete_if_present(path)
+                continue
+            notices.setdefault(broker, []).append(path)
+        for broker, paths in sorted(notices.items()):
+            if broker in live and self.offline_replicas_of is not None:
+                held = self._replicas_on(broker, topics)
+                try:
+                    offline = self.offline_replicas_of(broker, sorted(held))
+                except (OSError, KafkaClientError) as exc:
+                    self._log.warning("controller %d: could not ask broker %d for its offline "
+                                      "replicas (%s); asking again", self.broker_id, broker, exc)
+                    self._retry_later()
+                    continue
+                self.offline_replicas.setdefault(broker, set()).update(offline)
+                self._log.info("controller %d: a log dir of broker %d failed; its replicas of "
+                               "%s are offline", self.broker_id, broker,
+                               ", ".join(f"{tp.topic}-{tp.partition}" for tp in sorted(offline))
+                               or "no partition")
+            for path in paths:
+                self._delete_if_present(path)
+
+    def _replicas_on(self, broker: int, topics: set[str]) -> set[TopicPartition]:
+        """The partitions of ``topics`` assigned to ``broker``."""
+        held: set[TopicPartition] = set()
+        for topic in topics:
+            found = self._topic(topic)
+            if found is not None:
+                held.update(TopicPartition(topic, p)
+                            for p, replicas in found[0].partitions.items() if broker in replicas)
+        return held
 
     def _delete_topic(self, topic: str, topics: set[str], live: set[int]) -> bool:
         """Handle one deletion marker; True when the topic is gone."""

@@ -32,6 +32,7 @@ a 6 s ZooKeeper session (a killed broker is noticed within it), followers out of
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import signal
 import subprocess
@@ -39,16 +40,21 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Self
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
 
 from broker_lite.zk.admin import get_partition_state
 from broker_lite.zk.client import connect
-from broker_lite.zk.layout import PartitionState
+from broker_lite.zk.layout import ControllerZNode, PartitionState
+from broker_lite.zk.registration import live_broker_ids
 from broker_lite.zk.server import EmbeddedZooKeeper, free_port, log_size, port_taken_since
+
+from .faults import ClusterFaults
+from .network import CLIENTS, ZOOKEEPER, Node
 
 logger = logging.getLogger(__name__)
 
@@ -93,13 +99,19 @@ class BrokerStartError(RuntimeError):
 
 
 class BrokerProcess:
-    """One broker, ``python -m broker_lite start`` in ``directory``, on a fixed port."""
+    """One broker, ``python -m broker_lite start`` in ``directory``, on a fixed port (and,
+    behind ``faults``' proxies, a second one for the other brokers)."""
 
-    def __init__(self, broker_id: int, directory: Path, properties: Mapping[str, str]):
+    def __init__(self, broker_id: int, directory: Path, properties: Mapping[str, str], *,
+                 log_dirs: int = 1, faults: ClusterFaults | None = None):
         self.broker_id = broker_id
         self.directory = Path(directory)
+        self.log_dirs = [self.directory / "logs"] if log_dirs == 1 else \
+            [self.directory / f"logs-{i}" for i in range(log_dirs)]
         self.properties = {**properties, "broker.id": str(broker_id),
-                           "log.dirs": str(self.directory / "logs")}
+                           "log.dirs": ",".join(map(str, self.log_dirs))}
+        self.faults = faults
+        self._zookeeper_connect: str | None = None  # the cluster's, once wired
         self._use_port(free_port())
         self._served = False  # once it served, clients know its port: it keeps it
         self.process: subprocess.Popen | None = None
@@ -107,10 +119,25 @@ class BrokerProcess:
 
     def _use_port(self, port: int) -> None:
         self.port = port
-        self.properties["listeners"] = f"PLAINTEXT://127.0.0.1:{port}"
+        if self.faults is None:
+            self.properties["listeners"] = f"PLAINTEXT://127.0.0.1:{port}"
+        elif self._zookeeper_connect is not None:  # a new port: wired anew
+            self.wire(self._zookeeper_connect)
+
+    def wire(self, zookeeper_connect: str) -> None:
+        """Set ``zookeeper.connect`` (through this broker's proxy when behind one)."""
+        self._zookeeper_connect = zookeeper_connect
+        if self.faults is None:
+            self.properties["zookeeper.connect"] = zookeeper_connect
+            return
+        self.properties.update(self.faults.broker_properties(
+            self.broker_id, self.port, free_port(), zookeeper_connect))
 
     @property
     def address(self) -> str:
+        """Where clients reach it (its client proxy, behind one)."""
+        if self.faults is not None and self.broker_id in self.faults.proxies:
+            return self.faults.client_address(self.broker_id)
         return f"127.0.0.1:{self.port}"
 
     @property
@@ -144,10 +171,14 @@ class BrokerProcess:
     def _start_once(self, timeout_s: float) -> None:
         path = self.directory / "server.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in self.properties.items()))
+        environment = None
+        if self.faults is not None:
+            self.faults.mount_disks(self.log_dirs)
+            environment = {**os.environ, **self.faults.environment(self.broker_id)}
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "broker_lite", "start", str(path)],
-                stdout=subprocess.PIPE, stderr=log, text=True,
+                stdout=subprocess.PIPE, stderr=log, text=True, env=environment,
                 cwd=self.directory,  # not the caller's directory, which -m would put on the path
                 start_new_session=True)  # Ctrl-C in a notebook or test run is not for it
         ready = threading.Event()
@@ -204,21 +235,37 @@ class BrokerProcess:
 
 
 class LocalCluster:
-    """Brokers 1..``brokers`` as processes, sharing a ZooKeeper (see the module docstring)."""
+    """Brokers 1..``brokers`` as processes, sharing a ZooKeeper (see the module docstring).
+
+    ``faults=True`` puts every broker behind proxies and loads the failing-I/O library into
+    its process, so the network and disk faults below can be injected
+    (:mod:`broker_lite.local.faults`); ``disk_bytes`` gives each log directory a filesystem of
+    that size of its own (root only), so it can fill up; ``log_dirs`` is how many log
+    directories each broker has (``log.dirs``)."""
 
     def __init__(self, brokers: int = 3, directory: str | Path | None = None,
                  properties: Mapping[str, str] | None = None,
-                 zookeeper_connect: str | None = None):
+                 zookeeper_connect: str | None = None, *, faults: bool = False,
+                 log_dirs: int = 1, disk_bytes: int | None = None):
         if brokers < 1:
             raise ValueError(f"a cluster needs at least one broker, not {brokers}")
+        if disk_bytes is not None and not faults:
+            raise ValueError("disk_bytes gives log directories filesystems to fill: it needs "
+                             "faults=True")
         self._owns_directory = directory is None
         self.directory = Path(directory) if directory is not None else Path(
             tempfile.mkdtemp(prefix="kpy-cluster-"))
         self.properties = {**cluster_properties(brokers), **(properties or {})}
         self._zookeeper_connect = zookeeper_connect or self.properties.get("zookeeper.connect")
         self.zookeeper: EmbeddedZooKeeper | None = None
+        self.faults = ClusterFaults(
+            self.directory, range(1, brokers + 1),
+            lambda: {b: p.process.pid for b, p in self.brokers.items()
+                     if p.running and p.process is not None},
+            disk_bytes=disk_bytes) if faults else None
         self.brokers = {broker_id: BrokerProcess(broker_id, self.directory / f"broker-{broker_id}",
-                                                 self.properties)
+                                                 self.properties, log_dirs=log_dirs,
+                                                 faults=self.faults)
                         for broker_id in range(1, brokers + 1)}
         self._client: KazooClient | None = None
 
@@ -230,8 +277,10 @@ class LocalCluster:
             if self._zookeeper_connect is None:
                 self.zookeeper = EmbeddedZooKeeper(self.directory / "zookeeper").start()
                 self._zookeeper_connect = self.zookeeper.connect_string
+            if self.faults is not None:
+                self.faults.start(self._zookeeper_connect)
             for broker in self.brokers.values():
-                broker.properties["zookeeper.connect"] = self._zookeeper_connect
+                broker.wire(self._zookeeper_connect)
                 broker.start()
             self._client = connect(self._zookeeper_connect)
         except BaseException:
@@ -243,7 +292,12 @@ class LocalCluster:
         return self
 
     def stop(self) -> None:
-        """Stop every broker cleanly, then ZooKeeper; the directory goes unless it was given."""
+        """Stop every broker cleanly, then ZooKeeper; the directory goes unless it was given.
+        Faults are healed first, so each broker can hand its leadership over."""
+        if self.faults is not None:
+            self.heal()
+            for broker_id in self.brokers:
+                self.faults.repair(broker_id)
         for broker in self.brokers.values():
             broker.stop()
         if self._client is not None:
@@ -253,6 +307,8 @@ class LocalCluster:
         if self.zookeeper is not None:
             self.zookeeper.stop()
             self.zookeeper = None
+        if self.faults is not None:
+            self.faults.stop()
         if self._owns_directory:
             shutil.rmtree(self.directory, ignore_errors=True)
 
@@ -297,6 +353,54 @@ class LocalCluster:
     def running(self) -> list[int]:
         return [b for b, process in self.brokers.items() if process.running]
 
+    # -- faults (faults=True: broker_lite.local.faults) ---------------------------------------
+
+    def _faults(self) -> ClusterFaults:
+        if self.faults is None:
+            raise RuntimeError("this cluster injects no faults: start it with faults=True")
+        return self.faults
+
+    def isolate(self, broker_id: int,
+                from_: str | Iterable[str] = (ZOOKEEPER, "brokers", CLIENTS)) -> None:
+        """Cut broker ``broker_id`` off from ``"zookeeper"``, the other ``"brokers"`` and/or
+        ``"clients"`` (all three by default): its links go silent until :meth:`heal`."""
+        self.broker(broker_id)
+        self._faults().isolate(broker_id, from_)
+
+    def partition(self, side_a: Node | Iterable[Node], side_b: Node | Iterable[Node]) -> None:
+        """Cut every link between a node of ``side_a`` and one of ``side_b`` (nodes: broker
+        ids, ``"zookeeper"``, ``"clients"``)."""
+        self._faults().partition(side_a, side_b)
+
+    def heal(self) -> None:
+        """Every link whole again, without delay; what was held goes through."""
+        self._faults().network.heal()
+
+    def delay(self, broker_id: int, ms: float) -> None:
+        """Hold everything broker ``broker_id`` sends or receives ``ms`` milliseconds more
+        (0: no longer)."""
+        self.broker(broker_id)
+        self._faults().network.delay(broker_id, ms)
+
+    def fill_disk(self, broker_id: int, log_dir: int = 0) -> int:
+        """Fill the filesystem of the broker's log directory ``log_dir`` (an index into its
+        ``log.dirs``; needs ``disk_bytes``); the bytes written."""
+        return self._faults().disk(self.broker(broker_id).log_dirs[log_dir]).fill()
+
+    def free_disk(self, broker_id: int, log_dir: int = 0) -> None:
+        """Give back what :meth:`fill_disk` took."""
+        self._faults().disk(self.broker(broker_id).log_dirs[log_dir]).free()
+
+    def fail_disk(self, broker_id: int, log_dir: int = 0) -> None:
+        """From now on, writes and syncs in the broker's log directory ``log_dir`` fail with
+        EIO, as a failing disk's do."""
+        self._faults().fail(broker_id, self.broker(broker_id).log_dirs[log_dir])
+
+    def repair_disk(self, broker_id: int) -> None:
+        """Every log directory of the broker writes again (it serves a directory it took
+        offline only once started again, as Kafka's brokers)."""
+        self._faults().repair(broker_id)
+
     # -- what ZooKeeper says ------------------------------------------------------------------
 
     def partition_state(self, topic: str, partition: int) -> PartitionState | None:
@@ -310,6 +414,23 @@ class LocalCluster:
         """The partition's leader (-1 while it has none)."""
         state = self.partition_state(topic, partition)
         return state.leader if state is not None else -1
+
+    def registered(self) -> list[int]:
+        """The brokers registered in ZooKeeper (``/brokers/ids``): those the controller counts
+        alive."""
+        if self._client is None:
+            raise RuntimeError("this cluster is not started")
+        return live_broker_ids(self._client)
+
+    def controller(self) -> int:
+        """The controller's broker id, from ``/controller`` (-1 while there is none)."""
+        if self._client is None:
+            raise RuntimeError("this cluster is not started")
+        try:
+            data, _ = self._client.get(ControllerZNode.path())
+        except NoNodeError:
+            return -1
+        return ControllerZNode.decode(data).broker_id
 
     def wait_until(self, condition: Callable[[], object], timeout_s: float = 60.0,
                    what: str = "") -> object:

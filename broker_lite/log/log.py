@@ -106,6 +106,11 @@ class Log:
         self._last_rules_config: LogConfig | None = None
         self.clock = clock
         self._lock = threading.RLock()
+        # Its log directory failed (an I/O error, a full disk): it takes no write and serves
+        # no read until the broker starts again (Kafka's offline log dir, KIP-112).
+        self.offline = False
+        # told the log directory when a write or sync fails there (the log manager's)
+        self.on_storage_error: Callable[[Path], None] | None = None
         self.directory.mkdir(parents=True, exist_ok=True)
         self.leader_epochs = LeaderEpochCache(self.directory)
         segments = load_segments(
@@ -312,18 +317,28 @@ class Log:
                producer_update, txn_events: list, now: int) -> None:
         """Write checked batches to the active segment (rolled first when due), then record
         what they change: leader epochs, producer state, transactions, flushing."""
-        segment = self._maybe_roll(validated, now)
+        self._check_online()
+        try:
+            segment = self._maybe_roll(validated, now)
+        except OSError as exc:
+            raise self._storage_error("rolling a segment", exc) from exc
         size_before = segment.size
         # The epochs are recorded before the data, as Kafka does, so a crash in between
         # cannot leave data of an epoch the cache does not know.
-        for epoch, start_offset in epochs:
-            self.leader_epochs.assign(epoch, start_offset)
+        try:
+            for epoch, start_offset in epochs:
+                self.leader_epochs.assign(epoch, start_offset)
+        except OSError as exc:  # the leader epoch checkpoint
+            raise self._storage_error("recording a leader epoch", exc) from exc
         try:
             segment.append(validated.chunks, validated.batches)
         except OSError as exc:
-            segment.truncate_to_size(size_before)
-            self.leader_epochs.truncate_from_end(self.log_end_offset)
-            raise KafkaStorageError(f"{self.directory}: append failed: {exc}") from exc
+            try:  # nothing half-written stays (a full disk's partial write), where it can
+                segment.truncate_to_size(size_before)
+                self.leader_epochs.truncate_from_end(self.log_end_offset)
+            except OSError:
+                pass  # a failing disk: recovery drops the torn tail at the next start
+            raise self._storage_error("append", exc) from exc
         if producer_update is not None:
             self.producer_state.apply(producer_update)
         self.producer_state.update_map_end_offset(self.log_end_offset)
@@ -335,10 +350,23 @@ class Log:
                 raise KafkaStorageError(
                     f"{self.directory}: transaction index update failed: {exc}") from exc
         self._unflushed_records += validated.record_count
-        if self._unflushed_records >= self.config.flush_messages:
-            self.flush()
-        else:
-            self.maybe_flush_by_time(now)
+        try:
+            if self._unflushed_records >= self.config.flush_messages:
+                self.flush()
+            else:
+                self.maybe_flush_by_time(now)
+        except OSError as exc:
+            raise self._storage_error("flush", exc) from exc
+
+    def _check_online(self) -> None:
+        if self.offline:
+            raise KafkaStorageError(f"{self.directory}: its log directory is offline")
+
+    def _storage_error(self, what: str, exc: OSError) -> KafkaStorageError:
+        """The error to raise for a failed write or sync, once the log directory is told."""
+        if self.on_storage_error is not None:
+            self.on_storage_error(self.directory.parent)
+        return KafkaStorageError(f"{self.directory}: {what} failed: {exc}")
 
     # -- the high watermark ---------------------------------------------------------------------
     def maybe_increment_high_watermark(self, offset: int) -> bool:
@@ -427,6 +455,7 @@ class Log:
         """Whole batches from the one holding ``offset``, within ``max_bytes`` (but the first
         batch whole), not past ``max_offset`` (e.g. the high watermark). None at the log end."""
         with self._lock:
+            self._check_online()
             return self._read(offset, max_bytes, max_offset, min_one_batch)[1]
 
     def read_committed(self, offset: int, max_bytes: int, *,

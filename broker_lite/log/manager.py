@@ -4,8 +4,15 @@ Per log dir it keeps Kafka's checkpoint files (the recovery point, log start off
 watermark and clean point of every partition in that dir) and the clean-shutdown marker:
 present on start, the logs load without recovery; absent, every log recovers from its recovery
 point. The marker is removed once the logs are loaded, so a crash afterwards is seen as one. New
-partitions go to the dir holding the fewest, as Kafka places them. Background tasks flush by
-time, enforce retention, compact and write the checkpoints, each on its own interval.
+partitions go to the online dir holding the fewest, as Kafka places them.
+
+A write or sync that fails in a log dir (an I/O error, a full disk) takes that dir offline, as
+Kafka's ``LogDirFailureChannel`` does (KIP-112): its logs take no write and serve no read
+(KAFKA_STORAGE_ERROR), nothing more is written there, not even checkpoints or the clean-shutdown
+marker (so the next start recovers its logs), and ``on_offline`` is told, once, on a thread of
+its own. The other dirs carry on. A dir is online again only when the broker starts again.
+Background tasks flush by time, enforce retention, compact and write the checkpoints, each on
+its own interval.
 """
 
 import logging
@@ -22,6 +29,7 @@ from broker_lite.config.topic import LogConfig
 
 from .checkpoints import OffsetCheckpointFile
 from .cleaner import clean, cleaning_due
+from .errors import KafkaStorageError
 from .files import (
     CLEAN_SHUTDOWN_MARKER,
     CLEANER_OFFSET_CHECKPOINT,
@@ -60,6 +68,8 @@ class LogManager:
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self.offline_dirs: set[Path] = set()
+        self.on_offline: Callable[[Path], None] = lambda log_dir: None
         for log_dir in self.log_dirs:
             self._load_dir(log_dir)
 
@@ -91,6 +101,7 @@ class LogManager:
                       high_watermark=None if high_watermarks is None
                       else high_watermarks.get(parsed, 0),
                       clean_shutdown=clean_shutdown)
+            log.on_storage_error = self.log_dir_failed
             self._logs[parsed] = log
             self._dir_of[parsed] = log_dir
         if not clean_shutdown and self._logs:
@@ -110,12 +121,20 @@ class LogManager:
                 if topic_config is not None:
                     self.update_config(topic, topic_config)
                 return self._logs[key]
-            log_dir = min(self.log_dirs, key=lambda d: sum(1 for v in self._dir_of.values()
-                                                         if v == d))
+            online = [d for d in self.log_dirs if d not in self.offline_dirs]
+            if not online:
+                raise KafkaStorageError(f"every log dir is offline: {self.log_dirs}")
+            log_dir = min(online, key=lambda d: sum(1 for v in self._dir_of.values() if v == d))
             if topic_config is not None:
                 self._overrides[topic] = dict(topic_config)
-            log = Log(log_dir / partition_dir_name(topic, partition),
-                      self.config.log_config(topic_config), clock=self.clock)
+            try:
+                log = Log(log_dir / partition_dir_name(topic, partition),
+                          self.config.log_config(topic_config), clock=self.clock)
+            except OSError as exc:
+                self.log_dir_failed(log_dir)
+                raise KafkaStorageError(f"{log_dir}: creating {topic}-{partition} failed: "
+                                        f"{exc}") from exc
+            log.on_storage_error = self.log_dir_failed
             self._logs[key] = log
             self._dir_of[key] = log_dir
             return log
@@ -161,6 +180,22 @@ class LogManager:
     def partitions(self) -> list[TopicPartition]:
         return sorted(self._logs)
 
+    def log_dir_failed(self, log_dir: Path) -> None:
+        """Take ``log_dir`` offline (see the module docstring); at once, on the thread whose
+        write failed, so no other write starts there."""
+        log_dir = Path(log_dir)
+        with self._lock:
+            if log_dir in self.offline_dirs or log_dir not in self.log_dirs:
+                return
+            self.offline_dirs.add(log_dir)
+            for tp, log in self._logs.items():
+                if self._dir_of[tp] == log_dir:
+                    log.offline = True
+        logger.error("log dir %s is offline: a write or sync failed there; its partitions are "
+                     "not served until the broker starts again", log_dir)
+        threading.Thread(target=self.on_offline, args=(log_dir,), daemon=True,
+                         name="log-dir-failure").start()
+
     # -- periodic work --------------------------------------------------------------------------
     def checkpoint(self) -> None:
         """Write every log dir's recovery points and log start offsets."""
@@ -189,10 +224,12 @@ class LogManager:
     def _logs_by_dir(self) -> dict[Path, dict[TopicPartition, Log]]:
         return {log_dir: {tp: log for tp, log in self._logs.items()
                           if self._dir_of[tp] == log_dir}
-                for log_dir in self.log_dirs}
+                for log_dir in self.log_dirs if log_dir not in self.offline_dirs}
 
     def _each_log(self, task: Callable[[Log], object], what: str) -> None:
         for tp, log in list(self._logs.items()):
+            if log.offline:
+                continue
             try:
                 task(log)
             except Exception:  # one bad partition must not stop the others' upkeep
@@ -211,6 +248,8 @@ class LogManager:
             return
         cleaned = False
         for tp, log in list(self._logs.items()):
+            if log.offline:
+                continue
             try:
                 if cleaning_due(log, self._cleaned_to.get(tp, 0)):
                     result = clean(log)
@@ -263,8 +302,10 @@ class LogManager:
             thread.join()
         with self._lock:
             for log in self._logs.values():
-                log.close()
+                if not log.offline:  # an offline log's files are left as they are
+                    log.close()
             self.checkpoint()
             self.checkpoint_high_watermarks()
             for log_dir in self.log_dirs:
-                (log_dir / CLEAN_SHUTDOWN_MARKER).touch()
+                if log_dir not in self.offline_dirs:
+                    (log_dir / CLEAN_SHUTDOWN_MARKER).touch()

@@ -42,6 +42,23 @@ _ENTRY_START = struct.Struct(">qi")  # offset / baseOffset, size / batchLength
 _V2_LAST_OFFSET_DELTA = struct.Struct(">i")
 _V2_MAX_TIMESTAMP = struct.Struct(">q")
 _V1_TIMESTAMP = struct.Struct(">q")
+# The most buffers one pwritev takes (POSIX IOV_MAX; Linux refuses more with EINVAL).
+_IOV_MAX = os.sysconf("SC_IOV_MAX") if "SC_IOV_MAX" in os.sysconf_names else 1024
+
+
+def write_fully(fd: int, chunks: Sequence, position: int) -> None:
+    """Write ``chunks`` back to back at ``position``: at most :data:`_IOV_MAX` buffers a
+    ``pwritev`` (a follower's fetch of small batches brings one chunk per batch, thousands of
+    them), and a short write finished from where it stopped."""
+    for start in range(0, len(chunks), _IOV_MAX):
+        group = chunks[start:start + _IOV_MAX]
+        expected = sum(memoryview(c).nbytes for c in group)
+        written = os.pwritev(fd, group, position)
+        if written < expected:  # a short write is legal; finish it
+            rest = b"".join(bytes(c) for c in group)
+            while written < expected:
+                written += os.pwrite(fd, rest[written:], position + written)
+        position += expected
 
 
 class FileRegion:
@@ -150,12 +167,7 @@ class LogSegment:
         """Write ``chunks`` (the batches' bytes, offsets assigned) at the end of the file and
         index them."""
         position = self.size
-        expected = sum(b.size for b in batches)
-        written = os.pwritev(self._fd, chunks, position)
-        if written < expected:  # a short write is legal; finish it
-            rest = b"".join(bytes(c) for c in chunks)
-            while written < expected:
-                written += os.pwrite(self._fd, rest[written:], position + written)
+        write_fully(self._fd, chunks, position)
         if len(batches) == 1:
             batch = batches[0]
             self._index_batch(position, batch.last_offset, batch.max_timestamp, batch.size)

@@ -130,6 +130,15 @@ class Partition:
         pending = self._pending_isr or ()
         return self.isr + tuple(r for r in pending if r not in self.isr)
 
+    @property
+    def high_watermark_behind_epoch_start(self) -> bool:
+        """A new leader whose high watermark has not yet reached the offset its epoch began
+        at: it took the high watermark over from its time as a follower, which lags (Kafka's
+        ListOffsets answers OFFSET_NOT_AVAILABLE meanwhile, KIP-207)."""
+        with self._lock:
+            start = self._epoch_start_offset
+            return start is not None and self.log.high_watermark < start
+
     def follower_state(self, replica_id: int) -> FollowerState | None:
         with self._lock:
             return self._followers.get(replica_id)

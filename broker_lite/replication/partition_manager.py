@@ -229,11 +229,22 @@ class PartitionManager:
             changed = replica.make_follower(state, replicas, version)
             if self.fetchers is not None:
                 followed = self.fetchers.followed().get(tp)
-                if state.leader == NO_LEADER:
-                    self.fetchers.unfollow(tp)
+                if state.leader == NO_LEADER or replica.log.offline:
+                    self.fetchers.unfollow(tp)  # an offline log takes no write (KIP-112)
                 elif changed or followed != (state.leader, state.leader_epoch):
                     self.fetchers.follow(tp, state.leader, state.leader_epoch)
         self._leadership_changed(tp.topic, tp.partition, replica.state)
+
+    def stop_fetching_offline(self) -> None:
+        """Stop following the partitions whose log dir went offline: their logs take no write,
+        and a follower fetching still would look caught up to its leader (Kafka's
+        ``handleLogDirFailure`` removes their fetchers)."""
+        if self.fetchers is None:
+            return
+        for tp in list(self.fetchers.followed()):
+            log = self.log_manager.get(*tp)
+            if log is None or log.offline:
+                self.fetchers.unfollow(tp)
 
     def on_partition_removed(self, topic: str, partition: int, *, delete: bool) -> None:
         tp = TopicPartition(topic, partition)

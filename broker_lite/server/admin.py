@@ -13,7 +13,7 @@ from kazoo.exceptions import KazooException
 from broker_lite.config.broker import BrokerConfig
 from broker_lite.zk import admin, group_configs, users
 from broker_lite.zk.admin import TopicPlan, TopicSpec
-from broker_lite.zk.errors import ZooKeeperConnectionError
+from broker_lite.zk.errors import ZooKeeperConnectionError, ZooKeeperUnreachableError
 
 
 class ZkTopicAdmin:
@@ -45,7 +45,15 @@ class ZkTopicAdmin:
         self.on_user_config_changed = on_user_config_changed
         self.on_group_config_changed = on_group_config_changed
 
+    def _writable(self) -> None:
+        """Raise unless ZooKeeper can be written now: a broker cut off from it is no
+        controller, and its client asks another broker (NOT_CONTROLLER) instead of waiting
+        for a connection that may not come back."""
+        if not self.client.connected:
+            raise ZooKeeperUnreachableError("this broker is cut off from ZooKeeper")
+
     def create_topic(self, spec: TopicSpec, *, validate_only: bool = False) -> TopicPlan:
+        self._writable()
         config = self.config
         plan = admin.plan_topic(self.client, spec, default_partitions=config["num.partitions"],
                                 default_replication_factor=config["default.replication.factor"])
@@ -55,6 +63,7 @@ class ZkTopicAdmin:
         return plan
 
     def delete_topic(self, name: str) -> None:
+        self._writable()
         admin.delete_topic(self.client, name)
 
     def is_marked_for_deletion(self, name: str) -> bool:
@@ -63,6 +72,7 @@ class ZkTopicAdmin:
     def create_partitions(self, name: str, count: int,
                           assignment: Sequence[Sequence[int]] | None = None, *,
                           validate_only: bool = False) -> list[int]:
+        self._writable()
         manual = admin.check_new_partitions(self.client, name, count, assignment)
         if validate_only:
             existing = admin.get_topic_assignment(self.client, name).partitions

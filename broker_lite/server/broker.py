@@ -24,11 +24,14 @@ described in :mod:`broker_lite.server.network`.
 """
 
 import logging
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException
 
 from broker_lite.config.broker import BrokerConfig
 from broker_lite.coordinator.consumer.coordinator import ConsumerGroupCoordinator
@@ -46,10 +49,10 @@ from broker_lite.zk.admin import get_broker_config, get_topic_config
 from broker_lite.zk.client import ZooKeeperConnection
 from broker_lite.zk.consumer_offsets import ZkConsumerOffsets
 from broker_lite.zk.endpoints import EndPoint
-from broker_lite.zk.layout import BrokerIdZNode
+from broker_lite.zk.layout import BrokerIdZNode, LogDirEventNotificationSequenceZNode
 from broker_lite.zk.producer_ids import ZkProducerIdManager
 
-from . import meta_properties
+from . import meta_properties, offline_replicas
 from .admin import ZkTopicAdmin
 from .apis import handlers
 from .authorizer import AclAuthorizer, create_authorizer
@@ -66,7 +69,7 @@ from .listeners import (
     listener_configs,
 )
 from .metadata import BrokerInfo, ClusterMetadata
-from .metadata_cache import MetadataCache
+from .metadata_cache import MetadataCache, RememberingListener
 from .metrics import BrokerMetrics, MetricsListener
 from .network import Listener, NetworkConfig, RequestHandlerPool, SocketServer
 from .network.channel_builders import ChannelBuilder
@@ -117,6 +120,11 @@ class Broker:
         self.listeners: list[ListenerConfig] = []
         self.channel_builders: list[ChannelBuilder] = []
         self.advertised: tuple[EndPoint, ...] = ()
+        # what ends the broker when it cannot go on (every log dir offline): by default a stop
+        # on a thread of its own; ``broker-lite start`` ends its process the same way as on
+        # SIGTERM
+        self.on_fatal: Callable[[], None] = lambda: threading.Thread(
+            target=self.stop, name="fatal-stop", daemon=True).start()
 
     def start(self) -> "Broker":
         try:
@@ -146,13 +154,15 @@ class Broker:
             broker_id=lambda: self.config["broker.id"])
         dynamic.reload()
         self.logs = logs = dynamic.logs = LogManager(config)
+        logs.on_offline = self._on_log_dir_offline
         self.partitions = partitions = PartitionManager(
             logs, lambda topic: get_topic_config(client, topic), config["broker.id"],
             lag_time_max_ms=config["replica.lag.time.max.ms"])
         self.purgatory = purgatory = Purgatory()
         self.cluster = cluster = MetadataCache(
             client, lambda watching: ClusterMetadata(watching, listeners[0].name),
-            on_change=purgatory.notify_metadata_changed)
+            on_change=purgatory.notify_metadata_changed,
+            read_timeout_s=config["zookeeper.session.timeout.ms"] / 1000)
         self.isr_writer = ZkIsrWriter(client).start()
         partitions.start_replication(
             isr_writer=self.isr_writer,
@@ -217,7 +227,11 @@ class Broker:
             config, {listener.name: self.server.bound_port(listener.name)
                      for listener in listeners})
         self._wait_for_previous_session(client, config["broker.id"])
-        self.zk_broker = ZkBroker(client, config, partitions, endpoints=advertised)
+        self.zk_broker = ZkBroker(
+            client, config, RememberingListener(partitions, cluster), endpoints=advertised,
+            offline_replicas_of=offline_replicas.asker(
+                lambda broker: _address(cluster, broker, inter_broker),
+                security=inter_broker_security, controller_id=lambda: partitions.broker_id))
         self.zk_broker.start()
         registered_id, cluster_id = self.zk_broker.broker_id, self.zk_broker.cluster_id
         assert registered_id is not None and cluster_id is not None  # known once it started
@@ -239,6 +253,10 @@ class Broker:
         self.config_changes.start()
         self.logs.start_background_tasks()
         self._wait_until_shown(cluster)
+        for name in (None, *(listener.name for listener in listeners)):  # in memory before
+            cluster.brokers(name)  # the first request, as Kafka's cache is
+        cluster.controller_id()
+        cluster.topic_names()
         self.server.enable_request_processing()
         self._serving = True
         logger.info("broker %d listening on %s (ZooKeeper %s)", services.broker_id,
@@ -257,6 +275,28 @@ class Broker:
         properties = embedded_properties(self.config.originals, f"{endpoint.host}:{endpoint.port}",
                                          security)
         self.schema_registry = SchemaRegistry(RegistryConfig(properties)).start()
+
+    def _on_log_dir_offline(self, log_dir: Path) -> None:
+        """A log dir failed (KIP-112): tell the controller through
+        ``/log_dir_event_notification``, as Kafka's ``LogDirFailureHandler`` does, once its
+        partitions are no longer fetched; with every dir offline, shut down (cleanly, so
+        leadership moves first: ``on_fatal``)."""
+        zookeeper, logs = self.zookeeper, self.logs
+        if self.partitions is not None:
+            self.partitions.stop_fetching_offline()
+        if zookeeper is not None and zookeeper.client is not None and self.zk_broker is not None:
+            try:
+                zookeeper.client.create(
+                    LogDirEventNotificationSequenceZNode.PATH_PREFIX,
+                    LogDirEventNotificationSequenceZNode.encode(self.broker_id),
+                    sequence=True, makepath=True)
+            except KazooException:
+                logger.warning("broker %d: could not announce that %s is offline", self.broker_id,
+                               log_dir, exc_info=True)
+        if logs is not None and set(logs.log_dirs) <= logs.offline_dirs:
+            logger.error("every log dir of broker %s is offline (%s): shutting down",
+                         self.config["broker.id"], ", ".join(map(str, logs.log_dirs)))
+            self.on_fatal()
 
     def _on_topic_config_change(self, topic: str) -> None:
         """A topic's overrides changed somewhere in the cluster: apply them to the partitions

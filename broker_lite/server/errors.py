@@ -27,6 +27,7 @@ from broker_lite.zk.errors import (
     TopicAlreadyMarkedForDeletionError,
     TopicExistsError,
     UnknownTopicError,
+    ZooKeeperUnreachableError,
 )
 
 from .services import ClusterView
@@ -58,6 +59,8 @@ _CODES = [
     (ConfigError, ErrorCode.INVALID_CONFIG),
     # producer ids
     (ProducerIdsUnavailableError, ErrorCode.COORDINATOR_NOT_AVAILABLE),
+    # cut off from ZooKeeper: no controller; the client finds the one elsewhere
+    (ZooKeeperUnreachableError, ErrorCode.NOT_CONTROLLER),
 ]
 
 

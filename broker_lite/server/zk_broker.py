@@ -25,7 +25,7 @@ from kazoo.client import KazooClient
 from kazoo.protocol.states import KazooState
 
 from broker_lite.config.broker import BrokerConfig
-from broker_lite.controller.controller import Controller, ControllerSettings
+from broker_lite.controller.controller import Controller, ControllerSettings, OfflineReplicasOf
 from broker_lite.zk.cluster import ensure_persistent_paths, get_or_create_cluster_id
 from broker_lite.zk.endpoints import EndPoint
 from broker_lite.zk.errors import BrokerIdInUseError
@@ -57,11 +57,15 @@ class ZkBroker:
         Told about the partitions this broker replicates, on one thread, in order.
     endpoints : tuple of EndPoint, optional
         The endpoints to advertise, once bound (default: from ``config``).
+    offline_replicas_of : callable, optional
+        The controller's question to a broker whose log dir failed (:mod:`.offline_replicas`).
     """
 
     def __init__(self, client: KazooClient, config: BrokerConfig, listener: PartitionListener, *,
-                 endpoints: tuple[EndPoint, ...] | None = None):
+                 endpoints: tuple[EndPoint, ...] | None = None,
+                 offline_replicas_of: OfflineReplicasOf | None = None):
         self.client = client
+        self.offline_replicas_of = offline_replicas_of
         self.config = config
         self.listener = listener
         self.endpoints = endpoints
@@ -98,7 +102,8 @@ class ZkBroker:
         self.controller = Controller(
             self.client, self.broker_id,
             settings=ControllerSettings.from_broker_config(self.config),
-            unclean_default=lambda: self.config["unclean.leader.election.enable"])
+            unclean_default=lambda: self.config["unclean.leader.election.enable"],
+            offline_replicas_of=self.offline_replicas_of)
         self.controller.start()
         return self
 

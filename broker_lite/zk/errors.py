@@ -36,6 +36,11 @@ class ZooKeeperConnectionError(ZooKeeperError):
     """No session could be established within the connection timeout; names the connect string."""
 
 
+class ZooKeeperUnreachableError(ZooKeeperError):
+    """The session's connection is down (lost, or the session expired) and what was asked was
+    never read before, so nothing in memory answers it."""
+
+
 # -- the layout -----------------------------------------------------------------------------------
 
 

@@ -577,6 +577,25 @@ class IsrChangeNotificationSequenceZNode:
         return {(t, p) for t, p in _decode_partitions(data, path)}
 
 
+class LogDirEventNotificationSequenceZNode:
+    """A sequential notice from a broker that one of its log dirs failed, for the controller:
+    ``{"version":1,"broker":<id>,"event":1}`` (event 1: LogDirFailure), as Kafka's
+    ``LogDirEventNotificationZNode`` writes it (KIP-112)."""
+
+    PATH_PREFIX = f"{LOG_DIR_EVENT_NOTIFICATION_PATH}/log_dir_event_"
+    LOG_DIR_FAILURE = 1
+
+    @staticmethod
+    def encode(broker_id: int, event: int = LOG_DIR_FAILURE) -> bytes:
+        return _dump({"version": 1, "broker": broker_id, "event": event})
+
+    @staticmethod
+    def decode(data: bytes | None, path: str) -> tuple[int, int]:
+        """The broker and the event (:data:`LOG_DIR_FAILURE`, the only one Kafka defines)."""
+        obj = _load(data, path)
+        return _int(obj, "broker", path), _int(obj, "event", path)
+
+
 # -- /latest_producer_id_block --------------------------------------------------------------------
 
 

@@ -44,6 +44,17 @@ kpy_cluster
     ``wait_for_leader(...)``, ``wait_for_isr(...)``; stopped after the test. Internal and
     auto-created topics get three replicas. Parametrize it indirectly with
     ``{"brokers": n, "properties": {...}}`` for another size or settings.
+kpy_faulty_cluster
+    ``kpy_cluster`` with faults beyond kills (:mod:`broker_lite.local.faults`): every broker
+    behind proxies the cluster controls, so ``isolate(id, from_=("zookeeper", "brokers",
+    "clients"))`` cuts it off (its links go silent, its process runs on), ``partition(side_a,
+    side_b)`` cuts every link between two sets of nodes (broker ids, ``"zookeeper"``,
+    ``"clients"``), ``delay(id, ms)`` slows a broker's links, ``heal()`` mends them all;
+    ``fail_disk(id, log_dir=0)`` makes writes and syncs of a log directory fail with EIO
+    (``repair_disk(id)`` ends it); with ``{"disk_bytes": n}`` each log directory is a tmpfs of
+    its own of that size (root only), which ``fill_disk(id, log_dir=0)`` fills and
+    ``free_disk`` frees; ``{"log_dirs": n}`` gives each broker ``n`` log directories.
+    Parametrized indirectly as ``kpy_cluster``.
 kpy_secured_broker (session)
     A ``SASL_SSL`` broker_lite broker shared by the session (a
     :class:`~kspark.testing.brokers.KpyBroker` with ``security``): PLAIN, SCRAM-SHA-256 and
@@ -57,8 +68,9 @@ kpy_secured_brokers
     ``SASL_PLAINTEXT`` or ``SASL_SSL``; ``client_auth`` gives each user a client certificate),
     stopped after it.
 kpy_bootstrap_servers
-    Where the helpers below go: ``kpy_cluster`` or ``kpy_broker`` when the test uses one, else
-    ``kpy_session_broker``. Override it to run the helpers against another cluster.
+    Where the helpers below go: ``kpy_cluster``, ``kpy_faulty_cluster`` or ``kpy_broker`` when
+    the test uses one, else ``kpy_session_broker``. Override it to run the helpers against
+    another cluster.
 kpy_client
     A :class:`broker_lite.client.KafkaClient` on ``kpy_bootstrap_servers``.
 kpy_topic
@@ -317,12 +329,29 @@ def kpy_secured_brokers(kpy_zookeeper: ZooKeeperEnsemble,
 def kpy_cluster(request: pytest.FixtureRequest, kpy_zookeeper: ZooKeeperEnsemble,
                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     """Three brokers as processes, to kill, stop and start again (see the module docstring)."""
+    yield from _local_cluster(request, kpy_zookeeper, tmp_path_factory, faults=False)
+
+
+@pytest.fixture
+@needs("broker", "zookeeper")
+def kpy_faulty_cluster(request: pytest.FixtureRequest, kpy_zookeeper: ZooKeeperEnsemble,
+                       tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """Three brokers as processes behind proxies, to cut off, slow down, and give full or
+    failing disks (see the module docstring)."""
+    yield from _local_cluster(request, kpy_zookeeper, tmp_path_factory, faults=True)
+
+
+def _local_cluster(request: pytest.FixtureRequest, kpy_zookeeper: ZooKeeperEnsemble,
+                   tmp_path_factory: pytest.TempPathFactory, *,
+                   faults: bool) -> Iterator[LocalCluster]:
     from broker_lite.local.cluster import LocalCluster
 
     options = getattr(request, "param", None) or {}
     cluster = LocalCluster(options.get("brokers", 3), tmp_path_factory.mktemp("kpy-cluster"),
                            options.get("properties"),
-                           zookeeper_connect=kpy_zookeeper.chroot()).start()
+                           zookeeper_connect=kpy_zookeeper.chroot(), faults=faults,
+                           log_dirs=options.get("log_dirs", 1),
+                           disk_bytes=options.get("disk_bytes")).start()
     yield cluster
     cluster.stop()
 
@@ -331,9 +360,10 @@ def kpy_cluster(request: pytest.FixtureRequest, kpy_zookeeper: ZooKeeperEnsemble
 @needs("broker", "zookeeper")
 def kpy_bootstrap_servers(request: pytest.FixtureRequest) -> str:
     """``bootstrap.servers`` for kpy_client, kpy_topic, kpy_produce and kpy_read:
-    ``kpy_cluster``'s or ``kpy_broker``'s when the test uses one, else
-    ``kpy_session_broker``'s."""
-    name = next((n for n in ("kpy_cluster", "kpy_broker") if n in request.fixturenames),
+    ``kpy_cluster``'s, ``kpy_faulty_cluster``'s or ``kpy_broker``'s when the test uses one,
+    else ``kpy_session_broker``'s."""
+    name = next((n for n in ("kpy_cluster", "kpy_faulty_cluster", "kpy_broker")
+                 if n in request.fixturenames),
                 "kpy_session_broker")
     return request.getfixturevalue(name).bootstrap_servers
 

@@ -324,16 +324,28 @@ class PartitionReader:
                                log_start: int) -> None:
         """Nothing more came for ``tp``: at the end of the log, a partition with an end is done
         (``LOG_END``) or out of range (its end is beyond the log's); below the end of the log
-        (the broker sent nothing it has), it asks again for a bounded time."""
+        (the broker sent nothing it has), it asks again for a bounded time.
+
+        The end of the log a Fetch answers with is the leader's high watermark, which lags
+        right after an election (a follower learns it one fetch late). So before a range
+        counts as out of range, its end is looked up with ListOffsets, which a lagging leader
+        answers only once it caught up (OFFSET_NOT_AVAILABLE, retried, meanwhile; KIP-207), as
+        Spark's Kafka consumer checks the available range before it reports data loss: a log
+        that does reach further means the answer lagged, and the read asks again."""
         if state.end is None:
             return  # following the log: nothing new yet
         if state.position >= log_end:
             if state.end == LOG_END:
                 state.end = state.position  # done
-            elif state.position < state.end:
-                self._go_on(tp, state, OutOfRange(tp, state.position, log_start, log_end,
+                return
+            if state.position >= state.end:
+                return
+            listed = self.client.list_offsets({tp: LATEST}, self.isolation_level)[tp] or 0
+            if listed <= state.position:
+                self._go_on(tp, state, OutOfRange(tp, state.position, log_start, listed,
                                                   state.end))
-            return
+                return
+            log_end = listed  # the answer lagged: below the end of the log
         if state.stalled is None:
             state.stalled = (Deadline(self.config.request_timeout_ms),
                              Backoff(self.config.retry_backoff_ms,

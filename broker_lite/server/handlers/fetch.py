@@ -25,6 +25,10 @@ Every response carries the partition's last stable offset, whatever the isolatio
 Kafka's does. Fetch v0-v3 reads message formats v0/v1: what is read is down-converted for it
 (:mod:`.down_conversion`).
 
+A partition whose log dir is offline (KIP-112) is answered KAFKA_STORAGE_ERROR, alone: the
+other partitions of the request are read as ever (a waiting fetch is completed by another
+partition's append on a request thread of its own).
+
 A fetch naming a ``current_leader_epoch`` (v9+) older than the partition's is answered
 FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH (KIP-320): the fetcher's metadata is stale.
 
@@ -44,7 +48,7 @@ and answers with the high watermark after that.
 
 from broker_lite.common.vocabulary import INT32_MAX, NO_PARTITION_LEADER_EPOCH, TopicPartition
 from broker_lite.config.definitions import RACK_AWARE_REPLICA_SELECTOR
-from broker_lite.log import OffsetOutOfRangeError
+from broker_lite.log import KafkaStorageError, OffsetOutOfRangeError
 from broker_lite.protocol import ErrorCode
 from broker_lite.protocol.enums import AclOperation, IsolationLevel, ResourceType
 from broker_lite.zk.layout import NO_LEADER
@@ -194,6 +198,9 @@ def _read_partition(services: HandlerServices, topic: str, request: dict, budget
     if response["error_code"]:
         return response, 0
     log = partition.log
+    if log.offline:  # its log dir failed (KIP-112)
+        response["error_code"] = ErrorCode.KAFKA_STORAGE_ERROR
+        return response, 0
     committed = isolation_level == IsolationLevel.READ_COMMITTED and not reader.from_follower
     if reader.client_rack is not None:
         preferred = partition.preferred_read_replica(reader.client_rack, request["fetch_offset"],
@@ -222,6 +229,9 @@ def _read_partition(services: HandlerServices, topic: str, request: dict, budget
                                   else log.high_watermark, min_one_batch=first)
         except OffsetOutOfRangeError:
             response["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
+            return response, 0
+        except KafkaStorageError:  # its log dir failed meanwhile
+            response["error_code"] = ErrorCode.KAFKA_STORAGE_ERROR
             return response, 0
     if reader.from_follower and reader.update_fetch_state and \
             not partition.update_follower_fetch_state(

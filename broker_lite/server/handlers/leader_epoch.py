@@ -10,7 +10,8 @@ before it wrote anything).
 ``current_leader_epoch`` (unless -1) must match the partition's: older is FENCED_LEADER_EPOCH,
 newer UNKNOWN_LEADER_EPOCH. Only the leader answers (NOT_LEADER_OR_FOLLOWER), except to the
 debugging replica id -2 (also the default of versions before 3), which any replica answers, as in
-Kafka.
+Kafka. A replica whose log dir is offline answers KAFKA_STORAGE_ERROR (the controller asks so
+after a log dir event: :mod:`..offline_replicas`).
 
 A principal with ClusterAction on the cluster (a broker) may ask for any topic; others need
 Describe on the topic (KIP-320), else TOPIC_AUTHORIZATION_FAILED.
@@ -69,6 +70,9 @@ def _partition(services: HandlerServices, topic: str, request: dict, leader_only
         return response
     if leader_only and state.leader != services.broker_id:
         response["error_code"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return response
+    if log.offline:  # its log dir failed (KIP-112)
+        response["error_code"] = ErrorCode.KAFKA_STORAGE_ERROR
         return response
     epoch, end_offset = log.leader_epochs.end_offset_for(request["leader_epoch"],
                                                          log.log_end_offset)

@@ -18,6 +18,13 @@ written (:meth:`~broker_lite.log.Log.offsets_before`): -1 gives the log end offs
 the log start offset; other negative times are UNSUPPORTED_VERSION. For a consumer (replica id
 -1) offsets past the high watermark are replaced by the high watermark, as Kafka 3.9 does.
 
+A new leader's high watermark lags until its followers fetch from it (a follower learns the
+high watermark one fetch late). Until it reaches the offset the leader's epoch began at, a
+consumer's request (replica id -1) for the latest offset, or for a time (or the max timestamp)
+found no lower, is
+answered OFFSET_NOT_AVAILABLE (retriable), as Kafka's ``Partition.fetchOffsetForTimestamp``
+does (KIP-207: the offsets a consumer is given never go back across a leader change).
+
 A topic the principal may not Describe is answered TOPIC_AUTHORIZATION_FAILED, as in Kafka.
 """
 
@@ -54,7 +61,7 @@ def handle(context: RequestContext, body: dict) -> dict:
     def answer(topic: str, request: dict) -> dict:
         if context.version == 0:
             return _old_style_offsets(services, topic, request, from_consumer)
-        return _offset(services, topic, request, committed, from_replica)
+        return _offset(services, topic, request, committed, from_replica, from_consumer)
 
     topics = [{"name": topic["name"],
                "partitions": [answer(topic["name"], p) if topic["name"] in allowed
@@ -73,14 +80,16 @@ def _refused(request: dict, version: int) -> dict:
 
 
 def _offset(services: HandlerServices, topic: str, request: dict, committed: bool,
-            from_replica: bool = False) -> dict:
+            from_replica: bool = False, from_consumer: bool = False) -> dict:
     index = request["partition_index"]
     response = {"partition_index": index, "error_code": 0, "timestamp": -1, "offset": -1,
                 "leader_epoch": -1}
-    log = services.partitions.leader_log(topic, index)
-    if log is None:
+    partition = services.partitions.leader_partition(topic, index)
+    if partition is None:
         response["error_code"] = not_served_error(services.cluster, topic, index)
         return response
+    log = partition.log
+    lagging = from_consumer and partition.high_watermark_behind_epoch_start
     target = request["timestamp"]
     fetchable = log.log_end_offset if from_replica else \
         log.last_stable_offset if committed else log.high_watermark
@@ -98,6 +107,10 @@ def _offset(services: HandlerServices, topic: str, request: dict, committed: boo
         return response
     if found is not None and target not in _LOG_POSITIONS and found[1] >= fetchable:
         found = None
+    if lagging and (target == LATEST_TIMESTAMP or (found is None and
+                                                   target not in _LOG_POSITIONS)):
+        response["error_code"] = ErrorCode.OFFSET_NOT_AVAILABLE
+        return response
     if found is not None:
         timestamp, offset = found
         epoch = log.leader_epochs.latest_epoch if target == LATEST_TIMESTAMP else \

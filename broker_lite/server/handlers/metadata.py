@@ -5,6 +5,9 @@ the controller has elected their leaders (and, when the leader is this broker, u
 them), and clients retry. Kafka's internal topics are marked
 internal; ``__consumer_offsets`` is auto-created by the group coordinator, with its own settings.
 
+A broker cut off from ZooKeeper answers from what it knew (:mod:`..metadata_cache`); a topic it
+was never asked about is LEADER_NOT_AVAILABLE meanwhile, and the client asks again.
+
 Authorization, as Kafka's ``handleTopicMetadataRequest``: a topic the principal may not
 Describe is left out of an all-topics answer and answered TOPIC_AUTHORIZATION_FAILED (without
 its id) when named; a topic to be auto-created needs Create on the cluster or on the topic,
@@ -22,7 +25,7 @@ from broker_lite.coordinator import INTERNAL_TOPICS
 from broker_lite.protocol import ErrorCode
 from broker_lite.protocol.enums import AclOperation, ResourceType
 from broker_lite.zk.admin import TopicSpec
-from broker_lite.zk.errors import TopicExistsError, ZooKeeperError
+from broker_lite.zk.errors import TopicExistsError, ZooKeeperError, ZooKeeperUnreachableError
 
 from ..authorization import NOT_REQUESTED
 from ..dispatcher import RequestContext
@@ -90,6 +93,14 @@ def _refused(name: str) -> dict:
 
 
 def _authorized_topic(context: RequestContext, name: str, allow_create: bool) -> dict:
+    try:
+        return _described_topic(context, name, allow_create)
+    except ZooKeeperUnreachableError:  # cut off from ZooKeeper, and never asked before
+        return {"error_code": ErrorCode.LEADER_NOT_AVAILABLE, "name": name,
+                "topic_id": NO_TOPIC_ID, "partitions": []}
+
+
+def _described_topic(context: RequestContext, name: str, allow_create: bool) -> dict:
     services = context.services
     if allow_create and services.cluster.topic(name) is None and \
             not context.authorize(AclOperation.CREATE, ResourceType.CLUSTER, log_denied=False) \

@@ -140,6 +140,30 @@ def test_an_empty_answer_below_the_high_watermark_times_out_instead_of_hanging(s
     assert len(scripted.requests_for(ApiKey.FETCH)) > 1
 
 
+def test_a_lagging_high_watermark_in_a_fetch_answer_is_checked_before_out_of_range(scripted):
+    """A new leader's first answers carry a high watermark that lags (0 here, no records),
+    while ListOffsets says the log reaches 3: the read asks again and gets everything, rather
+    than taking the range for out of range (data loss)."""
+    log = ScriptedLog([3])
+    serve(scripted, log)
+    served = scripted.handlers[ApiKey.FETCH]
+    lagging = [2]  # answers still to lag
+
+    def fetch(header, body):
+        if lagging[0]:
+            lagging[0] -= 1
+            return {"responses": [{"topic": TOPIC, "topic_id": t["topic_id"], "partitions": [
+                {"partition_index": p["partition"], "error_code": 0, "high_watermark": 0,
+                 "last_stable_offset": 0, "log_start_offset": 0, "aborted_transactions": None,
+                 "records": b""} for p in t["partitions"]]} for t in body["topics"]]}
+        return served(header, body)
+
+    scripted.handlers[ApiKey.FETCH] = fetch
+    with client_for(scripted) as client:
+        assert pairs(client.read_range(TP, 0, 3)) == log.records
+    assert lagging == [0] and len(scripted.requests_for(ApiKey.LIST_OFFSETS)) >= 2
+
+
 def test_bad_ranges_are_refused(scripted):
     with client_for(scripted) as client:
         with pytest.raises(InvalidArgumentError, match=r"\[5, 3\)"):

@@ -324,3 +324,34 @@ def test_unclean_election_follows_the_topic_setting(start_zk_broker, zookeeper_c
     set_topic_config(zookeeper_client, "careless", {"unclean.leader.election.enable": "true"})
     wait_until(lambda: get_partition_state(zookeeper_client, "careless", 0).leader == 3)
     assert get_partition_state(zookeeper_client, "careless", 0).isr == (3,)
+
+
+def test_a_log_dir_event_moves_leadership_off_the_offline_replicas(start_zk_broker,
+                                                                   zookeeper_client):
+    """/log_dir_event_notification (KIP-112): the controller asks the broker named which of its
+    replicas are offline, takes them out of the ISR, elects new leaders where they led, and
+    deletes the notice; its other replicas stay; once it registers again, they count again."""
+    from broker_lite.common.vocabulary import TopicPartition
+    from broker_lite.zk.layout import LogDirEventNotificationSequenceZNode
+
+    asked = []
+
+    def offline_replicas_of(broker, partitions):
+        asked.append((broker, sorted(partitions)))
+        return {TopicPartition("dirs", 0)} if broker == 1 else set()
+
+    brokers = [start_zk_broker(i) for i in (1, 2)]
+    wait_until(lambda: brokers[0].is_controller)
+    brokers[0].controller.offline_replicas_of = offline_replicas_of
+    create_topic(zookeeper_client, "dirs", 2, 2, replica_assignment={0: [1, 2], 1: [1, 2]})
+    wait_until(_all_led(zookeeper_client, "dirs", 2))
+    assert get_partition_state(zookeeper_client, "dirs", 0).leader == 1
+    zookeeper_client.create(LogDirEventNotificationSequenceZNode.PATH_PREFIX,
+                            LogDirEventNotificationSequenceZNode.encode(1), sequence=True)
+    wait_until(lambda: get_partition_state(zookeeper_client, "dirs", 0).leader == 2,
+               message="a new leader for the offline replica's partition")
+    assert get_partition_state(zookeeper_client, "dirs", 0).isr == (2,)
+    assert get_partition_state(zookeeper_client, "dirs", 1) == PartitionState(1, 0, (1, 2), 1)
+    assert asked == [(1, [TopicPartition("dirs", 0), TopicPartition("dirs", 1)])]
+    wait_until(lambda: zookeeper_client.get_children("/log_dir_event_notification") == [])
+    assert brokers[0].controller.offline_replicas == {1: {TopicPartition("dirs", 0)}}

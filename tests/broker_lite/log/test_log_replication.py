@@ -76,6 +76,24 @@ def test_a_follower_keeps_the_leaders_offsets_epochs_and_bytes(leader, follower)
     assert follower.update_follower_high_watermark(50) == 12  # never past its own log end
 
 
+def test_a_follower_appends_more_batches_in_one_fetch_than_one_write_takes(tmp_path: Path):
+    """A follower 3,000 one-record batches behind gets them in one fetch: more buffers than
+    one ``pwritev`` takes (IOV_MAX, 1,024 on Linux), written all the same."""
+    big = replace(config(), segment_bytes=1 << 30)
+    leader = Log(tmp_path / "leader" / "events-0", big)
+    follower = Log(tmp_path / "follower" / "events-0", big)
+    try:
+        for i in range(3000):
+            leader.append(build_batch([(None, b"%d" % i)], timestamp=i), partition_leader_epoch=0)
+        data = leader_bytes(leader)
+        written = follower.append_as_follower(data)
+        assert (written.first_offset, written.last_offset) == (0, 2999)
+        assert leader_bytes(follower) == data
+    finally:
+        leader.close()
+        follower.close()
+
+
 def test_a_follower_appends_only_what_continues_its_log(leader, follower):
     leader.append(build_batch([(b"k", b"v")] * 2, timestamp=1))
     leader.append(build_batch([(b"k", b"v")], timestamp=2))

@@ -50,3 +50,17 @@ def test_registry_benchmark_prints_lookups_re_registrations_and_the_peer():
     assert rate > 0 and peer > 0 and abs(float(lookups.group(3)) - rate / peer) < 0.01
     assert float(again.group(1).replace(",", "")) > 0 and float(new.group(1)) > 0
     assert re.search(r"^target lookups .*: (met|NOT met)$", done.stdout, re.MULTILINE)
+
+
+def test_failover_benchmark_prints_both_faults_percentiles_and_their_ratio():
+    done = subprocess.run([sys.executable, "-m", "broker_lite.local.bench_failover",
+                           "--rounds", "1"], capture_output=True, text=True, timeout=480,
+                          check=True)
+    figures = {fault: (float(p50), float(p99)) for fault, p50, p99 in re.findall(
+        r"^(isolated|killed)\s+to a new leader acknowledging acks=all: p50\s+([\d.]+) s, "
+        r"p99\s+([\d.]+) s", done.stdout, re.MULTILINE)}
+    assert set(figures) == {"isolated", "killed"}
+    for p50, p99 in figures.values():
+        assert 0 < p50 == p99  # one round: both are its figure
+    ratio = float(re.search(r"isolated / killed \(p50\): ([\d.]+)x", done.stdout).group(1))
+    assert abs(ratio - figures["isolated"][0] / figures["killed"][0]) < 0.01

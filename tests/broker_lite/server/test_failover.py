@@ -2,112 +2,17 @@
 fixture): leaders killed with SIGKILL while real clients write, partitions left without an
 in-sync replica, unclean elections and the truncation that follows, controlled shutdowns."""
 
-import threading
 import time
 import uuid
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from cluster_support import SequenceProducer, create_topic, read_all
+from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient
 
 from broker_lite.zk.layout import NO_LEADER
 
 KILLS, KILLS_IN_CI = 50, 12  # with --soak, and without
-
-
-def create_topic(cluster, name: str, *, partitions: int = 1, replication_factor: int = 3,
-                 config: dict | None = None, assignment: list[list[int]] | None = None) -> str:
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers, "log_level": 3})
-    topic = NewTopic(name, partitions, replication_factor, config=config or {}) \
-        if assignment is None else NewTopic(name, num_partitions=len(assignment),
-                                            replica_assignment=assignment, config=config or {})
-    admin.create_topics([topic])[name].result(30)
-    for partition in range(partitions if assignment is None else len(assignment)):
-        cluster.wait_for_isr(name, partition)
-    return name
-
-
-def read_all(cluster, topic: str, partition: int = 0, timeout_s: float = 60) -> list[bytes]:
-    """Every record of the partition, from its start to its high watermark, in order."""
-    from confluent_kafka import Consumer
-
-    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers,
-                         "group.id": f"check-{uuid.uuid4().hex}", "enable.auto.commit": False,
-                         "enable.partition.eof": True, "log_level": 3})
-    try:
-        _low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
-        consumer.assign([TopicPartition(topic, partition, 0)])
-        values, deadline = [], time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is None:
-                continue
-            if message.error():
-                if message.error().code() == KafkaError._PARTITION_EOF and \
-                        message.offset() >= high:
-                    return values
-                continue
-            values.append(message.value())
-        raise AssertionError(f"read {len(values)} of {high} records in {timeout_s} s")
-    finally:
-        consumer.close()
-
-
-class SequenceProducer:
-    """An idempotent acks=all producer writing 0, 1, 2, ... on a thread, remembering which
-    numbers were acknowledged."""
-
-    def __init__(self, bootstrap: str, topic: str):
-        self.topic = topic
-        self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all",
-                                  "enable.idempotence": True, "linger.ms": 5,
-                                  "message.timeout.ms": 300000, "log_level": 0})
-        self.acknowledged: list[int] = []
-        self.failed: list[tuple[int, str]] = []
-        self.sent = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _delivered(self, error, message) -> None:
-        number = int(message.value())
-        if error is None:
-            self.acknowledged.append(number)
-        else:
-            self.failed.append((number, str(error)))
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.producer.produce(self.topic, value=b"%d" % self.sent,
-                                      on_delivery=self._delivered)
-                self.sent += 1
-            except BufferError:
-                self.producer.poll(0.1)
-                continue
-            self.producer.poll(0)
-            if self.sent % 50 == 0:
-                time.sleep(0.01)  # a steady stream rather than a flood of batches
-
-    def __enter__(self) -> "SequenceProducer":
-        self._thread.start()
-        return self
-
-    def wait_for_acks(self, more_than: int, timeout_s: float = 120) -> None:
-        deadline = time.monotonic() + timeout_s
-        while len(self.acknowledged) <= more_than:
-            assert time.monotonic() < deadline, \
-                f"no acknowledgement past {more_than} in {timeout_s} s"
-            time.sleep(0.05)
-
-    def finish(self) -> None:
-        self._stop.set()
-        self._thread.join(30)
-        assert not self._thread.is_alive(), "the producing thread still running 30 s after its stop"
-        assert self.producer.flush(300) == 0
-
-    def __exit__(self, *exc_info) -> None:
-        if not self._stop.is_set():
-            self.finish()
 
 
 @pytest.mark.slow

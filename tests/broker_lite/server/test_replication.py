@@ -167,6 +167,29 @@ def test_a_follower_that_comes_back_catches_up_and_rejoins_the_isr(cluster):
         by_id(cluster, leader_id).logs.get(topic, 0).read(0, 1 << 20).read()
 
 
+def test_a_follower_3000_single_record_batches_behind_rejoins_the_isr(cluster):
+    """The leader takes 3,000 one-record batches while a follower is down; back, the follower
+    fetches them in large pieces (more batches than one write of its log takes) and rejoins
+    the ISR within seconds."""
+    topic = create(cluster, assignment=((1, 2),))
+    follower = by_id(cluster, 2)
+    config = follower.config
+    follower.stop()
+    wait_until(lambda: by_id(cluster, 1).partitions.state(topic, 0).isr == (1,))
+    producer = Producer({"bootstrap.servers": bootstrap([by_id(cluster, 1)]), "acks": "1",
+                         "linger.ms": 0, "batch.num.messages": 1, "log_level": 0})
+    for i in range(3000):
+        producer.produce(topic, value=b"%d" % i, partition=0)
+        producer.flush(10)  # one request, so one batch, a record
+    assert by_id(cluster, 1).logs.get(topic, 0).log_end_offset == 3000
+    returned = Broker(config).start()
+    cluster[cluster.index(follower)] = returned
+    wait_until(lambda: 2 in by_id(cluster, 1).partitions.state(topic, 0).isr, timeout=30,
+               message="the follower rejoins the ISR")
+    assert returned.logs.get(topic, 0).read(0, 1 << 30).read() == \
+        by_id(cluster, 1).logs.get(topic, 0).read(0, 1 << 30).read()
+
+
 def test_group_commits_are_replicated_before_they_are_answered(cluster):
     """offsets.commit.required.acks=-1: a commit is answered once every replica of its
     __consumer_offsets partition has it, so the leader's high watermark has passed it."""

@@ -23,6 +23,7 @@ from broker_lite.zk.layout import (
     ControllerZNode,
     DeleteTopicsTopicZNode,
     IsrChangeNotificationSequenceZNode,
+    LogDirEventNotificationSequenceZNode,
     PartitionState,
     PreferredReplicaElectionZNode,
     ProducerIdBlock,
@@ -121,6 +122,16 @@ def test_persistent_paths_are_kafkas():
         "/log_dir_event_notification"}
 
 
+def test_log_dir_event_as_kafka_writes_it():
+    """Kafka's LogDirEventNotificationZNode: the broker, and event 1 (LogDirFailure)."""
+    encoded = LogDirEventNotificationSequenceZNode.encode(3)
+    assert encoded == b'{"version":1,"broker":3,"event":1}'
+    assert LogDirEventNotificationSequenceZNode.decode(
+        encoded, "/log_dir_event_notification/log_dir_event_0000000000") == (3, 1)
+    assert LogDirEventNotificationSequenceZNode.PATH_PREFIX == \
+        "/log_dir_event_notification/log_dir_event_"
+
+
 def test_delete_marker_has_no_data_and_empty_producer_block_is_none():
     assert DeleteTopicsTopicZNode.encode() == b""
     assert ProducerIdBlockZNode.decode(b"") is None
@@ -160,6 +171,8 @@ MALFORMED = [
      b'{"version":1,"partitions":[{"topic":"t","partition":0}]}'),
     (IsrChangeNotificationSequenceZNode, "/isr_change_notification/isr_change_1",
      b'{"version":1,"partitions":[1]}'),
+    (LogDirEventNotificationSequenceZNode, "/log_dir_event_notification/log_dir_event_1",
+     b'{"version":1,"broker":"1","event":1}'),
 ]
 
 

@@ -1,14 +1,17 @@
 """README.md shows the pytest plugin's example tests: the block after ``<!-- plugin-example -->``
-is tests/kspark/testing/test_plugin_example.py, and the one after ``<!-- registry-example -->``
+is tests/kspark/testing/test_plugin_example.py, the one after ``<!-- fault-example -->``
+tests/kspark/testing/test_fault_example.py, and the one after ``<!-- registry-example -->``
 tests/broker_lite/registry/test_registry_example.py, which the suite runs, word for word."""
 
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
-EXAMPLE = Path(__file__).with_name("test_plugin_example.py")
-MARKER = "<!-- plugin-example -->"
-REGISTRY_EXAMPLE = ROOT / "tests" / "broker_lite" / "registry" / "test_registry_example.py"
-REGISTRY_MARKER = "<!-- registry-example -->"
+EXAMPLES = {"<!-- plugin-example -->": Path(__file__).with_name("test_plugin_example.py"),
+            "<!-- fault-example -->": Path(__file__).with_name("test_fault_example.py"),
+            "<!-- registry-example -->":
+                ROOT / "tests" / "broker_lite" / "registry" / "test_registry_example.py"}
 
 
 def readme_block(marker: str) -> str | None:
@@ -23,13 +26,8 @@ def readme_block(marker: str) -> str | None:
     return "\n".join(after[fences[0] + 1:fences[1]]) + "\n"
 
 
-def test_the_readme_shows_the_example_test_that_runs():
-    block = readme_block(MARKER)
-    assert block is not None, f"README.md has no fenced block after a line {MARKER}"
-    assert block == EXAMPLE.read_text(encoding="utf-8")
-
-
-def test_the_readme_shows_the_registry_example_test_that_runs():
-    block = readme_block(REGISTRY_MARKER)
-    assert block is not None, f"README.md has no fenced block after a line {REGISTRY_MARKER}"
-    assert block == REGISTRY_EXAMPLE.read_text(encoding="utf-8")
+@pytest.mark.parametrize("marker", sorted(EXAMPLES))
+def test_the_readme_shows_the_example_test_that_runs(marker):
+    block = readme_block(marker)
+    assert block is not None, f"README.md has no fenced block after a line {marker}"
+    assert block == EXAMPLES[marker].read_text(encoding="utf-8")

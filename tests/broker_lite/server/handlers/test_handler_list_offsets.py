@@ -83,3 +83,36 @@ def test_errors_per_partition(harness):
     assert got == {("events", 0): (ErrorCode.UNSUPPORTED_VERSION, []),
                    ("events", 1): (ErrorCode.NOT_LEADER_OR_FOLLOWER, []),
                    ("missing", 0): (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, [])}
+
+
+def test_a_new_leader_whose_high_watermark_lags_its_epoch_start_answers_offset_not_available(
+        harness):
+    """KIP-207, as Kafka's Partition.fetchOffsetForTimestamp: until a new leader's high
+    watermark reaches the offset its epoch began at, a consumer asking for the latest offset,
+    or for a time found no lower, is answered OFFSET_NOT_AVAILABLE; earliest is answered, and
+    so is a follower."""
+    from broker_lite.zk.layout import PartitionState
+
+    harness.topic("lagging", [BROKER_ID], followers=(OTHER_BROKER,))
+    isr = (BROKER_ID, OTHER_BROKER)
+    harness.partitions.on_partition_assigned("lagging", 0, PartitionState(BROKER_ID, 1, isr, 1),
+                                             [BROKER_ID, OTHER_BROKER])
+    log = harness.log("lagging")
+    for _ in range(3):  # the follower fetches none of them: the high watermark stays at 0
+        log.append(build_batch([(b"k", b"v")], timestamp=harness.clock()))
+    harness.partitions.on_partition_assigned("lagging", 0, PartitionState(BROKER_ID, 2, isr, 1),
+                                             [BROKER_ID, OTHER_BROKER])  # epoch 2 from 3
+    assert (log.high_watermark, log.log_end_offset) == (0, 3)
+
+    def answer(timestamp: int, replica_id: int = -1) -> tuple[int, int]:
+        response = harness.call(ApiKey.LIST_OFFSETS, 5, {
+            "replica_id": replica_id, "isolation_level": 0, "topics": [{"name": "lagging",
+            "partitions": [{"partition_index": 0, "current_leader_epoch": -1,
+                            "timestamp": timestamp}]}]})
+        partition = response["topics"][0]["partitions"][0]
+        return partition["error_code"], partition["offset"]
+
+    assert answer(LATEST) == (ErrorCode.OFFSET_NOT_AVAILABLE, -1)
+    assert answer(harness.clock()) == (ErrorCode.OFFSET_NOT_AVAILABLE, -1)
+    assert answer(EARLIEST) == (ErrorCode.NONE, 0)
+    assert answer(LATEST, replica_id=OTHER_BROKER) == (ErrorCode.NONE, 3)
