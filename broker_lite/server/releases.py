@@ -86,6 +86,8 @@ KAFKA_3_9 = KafkaRelease("3.9", {
     K.DESCRIBE_USER_SCRAM_CREDENTIALS: 0, K.ALTER_USER_SCRAM_CREDENTIALS: 0,
     K.DESCRIBE_CLUSTER: 1, K.DESCRIBE_PRODUCERS: 0, K.DESCRIBE_TRANSACTIONS: 0,
     K.LIST_TRANSACTIONS: 1,
+    # the consumer group protocol's preview (KIP-848, generally available in 4.0)
+    K.CONSUMER_GROUP_HEARTBEAT: 0, K.CONSUMER_GROUP_DESCRIBE: 0,
 }, names_api_versions_in_refusal=True)
 
 #: The releases by name.
