@@ -17,7 +17,7 @@ from broker_lite.common.vocabulary import TopicPartition
 from broker_lite.log import Log
 from broker_lite.protocol import ErrorCode
 
-from ..common.append import AppendFailed
+from ..common.append import COORDINATOR_APPEND_ERRORS, AppendFailed
 from ..common.metadata_manager import Replayed
 from ..group import loader as classic_loader
 from ..group.group import EMPTY, Group
@@ -32,16 +32,10 @@ logger = logging.getLogger(__name__)
 
 #: How a failed append of a consumer group's records is answered (Kafka 4's
 #: ``GroupCoordinatorService.handleOperationException``): retriable errors that send the
-#: member to look for its coordinator again, never the classic REBALANCE_IN_PROGRESS.
+#: member to look for its coordinator again, never the classic REBALANCE_IN_PROGRESS: the
+#: transaction and share coordinators' answers, and one more.
 CONSUMER_GROUP_APPEND_ERRORS = {
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
-    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
+    **COORDINATOR_APPEND_ERRORS,
     ErrorCode.INVALID_FETCH_SIZE: ErrorCode.UNKNOWN_SERVER_ERROR,
 }
 #: failures after the records reached the leader's log: only the ISR did not follow in time
