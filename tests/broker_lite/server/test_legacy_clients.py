@@ -57,8 +57,9 @@ def broker(zookeeper_connect, tmp_path, monkeypatch):
             return handle(context, body)
         return handle_and_record
 
-    monkeypatch.setattr(broker_module, "handlers", lambda: {
-        key: replace(h, handle=recorded(key, h.handle)) for key, h in handlers().items()})
+    monkeypatch.setattr(broker_module, "handlers", lambda **options: {
+        key: replace(h, handle=recorded(key, h.handle))
+        for key, h in handlers(**options).items()})
     brokers = start_brokers(zookeeper_connect, tmp_path)
     brokers[0].requests = seen
     yield brokers[0]
