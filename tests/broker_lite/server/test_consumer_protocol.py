@@ -390,8 +390,10 @@ def test_a_classic_group_is_upgraded_online_and_back(broker):
             assert list_type(port, group) == "classic"
             members.append(Watched(consumer(servers, group)))  # group.protocol=consumer
             members[-1].consumer.subscribe([topic])
-            poll_all(lambda: split() and list_type(port, group) == "consumer", 90,
-                     "the group is upgraded and the new member gets its share")
+            # upgraded, and the new member has consumed from its share before it leaves
+            poll_all(lambda: split() and list_type(port, group) == "consumer" and
+                     bool(members[-1].arrivals), 90,
+                     "the group is upgraded and the new member consumes its share")
             members[-1].consumer.close()  # the last consumer-protocol member leaves
             timeline.append((time.monotonic(), len(members) - 1, set()))  # it has nothing
             newcomer = members.pop()
