@@ -14,4 +14,5 @@ def test_the_pipeline_rides_out_an_isolated_leader(kpy_spark, kpy_faulty_cluster
     df = kpy_spark.read.format("kpy").options(**kafka, subscribe=source).load()
     df.select("value").write.format("kpy").options(**kafka, topic=sink).mode("append").save()
     kpy_faulty_cluster.heal()
+    kpy_faulty_cluster.wait_for_isr(sink, 0)  # every broker back: none still thinks it leads
     assert len(kpy_read(sink)) == 1000
