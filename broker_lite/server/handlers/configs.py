@@ -8,7 +8,9 @@ AlterConfigs replaces a topic's whole override set; IncrementalAlterConfigs edit
 DELETE, APPEND and SUBTRACT. Both validate every name and value with the broker's own parser
 (INVALID_CONFIG) and write through the topic admin, which applies the overrides to this broker's
 logs at once. Broker resources (dynamic broker configs) are :mod:`.broker_configs`', group
-resources (share groups' configs) :mod:`.group_configs`'.
+resources (share groups' configs) :mod:`.group_configs`'. Group resources come with share groups
+(Kafka 4's, ``group.share.enable``); without them a GROUP resource is an unsupported resource
+type, INVALID_REQUEST, as Kafka 3.9 answers it.
 
 Authorization, as Kafka's: describing a topic's configs needs DescribeConfigs on the topic, a
 broker's DescribeConfigs on the cluster; changing them AlterConfigs. A refusal is
@@ -122,7 +124,7 @@ def _describe(services: HandlerServices, resource: dict) -> list[ConfigEntry]:
         return topic_config_entries(services.config, services.admin.topic_config(name))
     if kind == BROKER:
         return describe_broker(services, name)
-    if kind == GROUP:
+    if kind == GROUP and services.config["group.share.enable"]:
         return group_configs.describe_group(services, name)
     raise ApiError(ErrorCode.INVALID_REQUEST,
                    f"Unsupported resource type: {_resource_type_name(kind)}")
@@ -199,7 +201,7 @@ def _alter_each(context: RequestContext, body: dict,
             if nulls:
                 raise ApiError(ErrorCode.INVALID_REQUEST,
                                f"Null value not supported for : {', '.join(nulls)}")
-            if kind not in (TOPIC, BROKER, GROUP):
+            if kind not in served_resource_types(context.services):
                 raise ApiError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
             _check_authorized(context, AclOperation.ALTER_CONFIGS, resource)
             alter_one(context.services, resource, bool(body.get("validate_only")))
@@ -209,6 +211,11 @@ def _alter_each(context: RequestContext, body: dict,
             _resource_failure(response, resource, "altering configs", exc)
         responses.append(response)
     return {"throttle_time_ms": 0, "responses": responses}
+
+
+def served_resource_types(services: HandlerServices) -> tuple[int, ...]:
+    """The config resource types this broker describes and alters."""
+    return (TOPIC, BROKER, GROUP) if services.config["group.share.enable"] else (TOPIC, BROKER)
 
 
 def _alter_configs_one(services: HandlerServices, resource: dict, validate_only: bool) -> None:

@@ -4,7 +4,7 @@ topic admin: requests translated, refusals mapped to error codes, per resource o
 import pytest
 
 from broker_lite.protocol import ApiKey, ErrorCode
-from broker_lite.protocol.enums import ConfigSource
+from broker_lite.protocol.enums import ConfigResourceType, ConfigSource
 from broker_lite.zk.admin import TopicSpec
 from broker_lite.zk.errors import (
     ConflictingTopicSettingsError,
@@ -226,6 +226,22 @@ def test_validate_only_changes_nothing_and_a_group_resource_is_refused(harness):
                     "value": "50000"}], kind=GROUP)
     assert (group["error_code"], group["error_message"]) == \
         (ErrorCode.INVALID_REQUEST, "Unknown resource type 3")
+
+
+@pytest.mark.parametrize("api", [ApiKey.INCREMENTAL_ALTER_CONFIGS, ApiKey.DESCRIBE_CONFIGS])
+def test_group_config_resources_come_with_share_groups(harness, api):
+    """Without group.share.enable a GROUP config resource (32) is what a Kafka 3.9 broker
+    answers for it: INVALID_REQUEST (librdkafka's 0081 expects it of a 3.9 broker)."""
+    if api == ApiKey.DESCRIBE_CONFIGS:
+        result = harness.call(api, 4, {"resources": [
+            {"resource_type": ConfigResourceType.GROUP, "resource_name": "my-group",
+             "configuration_keys": None}]})["results"][0]
+    else:
+        result = alter(harness, api, "my-group",
+                       [{"name": "share.record.lock.duration.ms", "config_operation": 0,
+                         "value": "5000"}], kind=ConfigResourceType.GROUP)
+    assert result["error_code"] == ErrorCode.INVALID_REQUEST
+    assert harness.services.admin.group_configs == {}
 
 
 # -- CreateTopics and DeleteTopics ----------------------------------------------------------
