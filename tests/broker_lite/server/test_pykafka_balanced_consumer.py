@@ -2,13 +2,13 @@
 one group split six partitions two each, as the owners znodes in ZooKeeper show, and commit
 their offsets.
 
-Such a consumer balances through ZooKeeper (the seeds' consumer rebalancing: ids and owners
-znodes under ``/consumers/<group>``) and commits to Kafka with OffsetCommit generation -1 and
-its ZooKeeper consumer id as member id. Kafka 2.x accepted that for a group without members
-(``doCommitOffsets``: ``generationId < 0 && group.is(Empty)``); Kafka 3.0-3.2 validated the
-member first and answered UNKNOWN_MEMBER_ID, on which pykafka retries its commit and keeps all
-partitions; Kafka 3.3 went back to accepting it (KAFKA-14201, ``validateOffsetCommit``). Kafka
-3.9, which broker_lite serves as, accepts it.
+Such a consumer balances through ZooKeeper (the consumer rebalancing algorithm of Kafka's
+implementation chapter, 5.5: ids and owners znodes under ``/consumers/<group>``) and commits
+to Kafka with OffsetCommit generation -1 and its ZooKeeper consumer id as member id. Kafka 2.x
+accepted that for a group without members (``doCommitOffsets``: ``generationId < 0 &&
+group.is(Empty)``); Kafka 3.0-3.2 validated the member first and answered UNKNOWN_MEMBER_ID, on
+which pykafka retries its commit and keeps all partitions; Kafka 3.3 went back to accepting it
+(KAFKA-14201, ``validateOffsetCommit``). Kafka 3.9, which broker_lite serves as, accepts it.
 
 pykafka 2.8.0 is installed here without its dependencies when the environment lacks it: its
 metadata pins ``kazoo==2.5.0``, which no resolver installs beside kpy's ``kazoo>=2.10``, so it
