@@ -42,12 +42,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from broker_lite import tools
 from broker_lite.common.foreground import termination_requested
 from broker_lite.config import defaults
 from broker_lite.config.broker import BrokerConfig
 from broker_lite.config.parsers import ConfigError
 from broker_lite.config.properties import read_properties
-from broker_lite.tools import TOOLS
 from broker_lite.tools.common import ToolError, report_error
 from broker_lite.tools.properties import key_value
 
@@ -154,6 +154,20 @@ def _add_server_command(commands: Any, name: str, run: Callable[[argparse.Namesp
     parser.set_defaults(run=run)
 
 
+def _add_tool_commands(commands: Any, command: str | None) -> None:
+    """A sub-command per tool. Only the tool that ``command`` names is imported to take its
+    arguments (see :mod:`broker_lite.tools`); the others are names alone, unless no tool is
+    named (``--help``, a mistyped command), when every one is listed with its help line."""
+    for name in tools.NAMES:
+        if command in tools.NAMES and name != command:
+            commands.add_parser(name)
+            continue
+        tool = tools.load(name)
+        tool_parser = commands.add_parser(tool.NAME, help=tool.HELP, description=tool.HELP)
+        tool.add_arguments(tool_parser)
+        tool_parser.set_defaults(run=tool.run, log_level="WARNING")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="broker-lite", description="A lightweight Kafka broker.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -175,10 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         "http://127.0.0.1:8081, the cluster on 127.0.0.1:9092).",
         "a schema-registry.properties file (default: the built-in defaults)",
         "a registry setting, with Confluent's name (repeatable)")
-    for tool in TOOLS:
-        tool_parser = commands.add_parser(tool.NAME, help=tool.HELP, description=tool.HELP)
-        tool.add_arguments(tool_parser)
-        tool_parser.set_defaults(run=tool.run, log_level="WARNING")
+    argv = sys.argv[1:] if argv is None else argv
+    _add_tool_commands(commands, argv[0] if argv else None)
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="[%(asctime)s] %(levelname)s %(name)s: %(message)s")
