@@ -108,27 +108,46 @@ def three_brokers(zookeeper_connect, tmp_path):
 def read_committed():
     """``read_committed(servers, topic, expected=0, *, timeout_s=60, settle_s=2)``: the
     messages a read_committed confluent-kafka consumer (a third party's view) sees of ``topic``
-    from its beginning. It waits up to ``timeout_s`` for ``expected`` of them, then ``settle_s``
-    more for any beyond them, so a test sees duplicates too."""
-    from confluent_kafka import Consumer
+    from its beginning. It reads every partition to its end (the last stable offset: past it,
+    read_committed readers see nothing yet), waiting up to ``timeout_s`` until it has
+    ``expected`` messages at least, then ``settle_s`` more for any beyond them, so a test sees
+    duplicates too. With ``expected=0`` it still reads every partition to its end, so "nothing
+    was committed" is a read, not a wait. The consumer is assigned the partitions: it joins no
+    group, and waits for no rebalance."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
 
     def read(servers: str, topic: str, expected: int = 0, *, timeout_s: float = 60,
              settle_s: float = 2) -> list:
         consumer = Consumer({"bootstrap.servers": servers, "group.id": f"check-{uuid.uuid4()}",
                              "isolation.level": "read_committed", "enable.auto.commit": False,
-                             "auto.offset.reset": "earliest", "log_level": 3})
-        consumer.subscribe([topic])
-        seen = []
-
-        def poll_until(deadline: float, enough: int | None, poll_s: float) -> None:
-            while time.monotonic() < deadline and (enough is None or len(seen) < enough):
-                message = consumer.poll(poll_s)
-                if message is not None and message.error() is None:
-                    seen.append(message)
-
+                             "enable.partition.eof": True, "log_level": 3})
+        deadline = time.monotonic() + timeout_s
+        seen: list = []
         try:
-            poll_until(time.monotonic() + timeout_s, expected, 0.5)
-            poll_until(time.monotonic() + settle_s, None, 0.2)  # anything beyond expected
+            while not (partitions := consumer.list_topics(topic, timeout=10).topics[topic]
+                       .partitions):
+                assert time.monotonic() < deadline, f"no partitions of {topic} to read"
+                time.sleep(0.2)
+            consumer.assign([KafkaTopicPartition(topic, p, OFFSET_BEGINNING)
+                             for p in partitions])
+            at_end: set[int] = set()
+
+            def poll(until: float) -> None:
+                while time.monotonic() < until and (len(seen) < expected
+                                                    or len(at_end) < len(partitions)):
+                    message = consumer.poll(0.2)
+                    if message is None:
+                        continue
+                    if message.error() is None:
+                        seen.append(message)
+                        at_end.discard(message.partition())
+                    elif message.error().code() == KafkaError._PARTITION_EOF:
+                        at_end.add(message.partition())
+
+            poll(deadline)
+            at_end.clear()  # anything beyond expected: read to the end again
+            poll(time.monotonic() + settle_s)
         finally:
             consumer.close()
         return seen
