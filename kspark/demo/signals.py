@@ -17,6 +17,8 @@ import signal
 import sys
 import threading
 
+from broker_lite.common.foreground import signal_safe_setter
+
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -25,6 +27,7 @@ class StopRequest:
 
     def __init__(self):
         self.requested = threading.Event()
+        self._request = signal_safe_setter(self.requested)
         self._signals = 0
         self._previous: dict[int, object] = {}
 
@@ -45,7 +48,7 @@ class StopRequest:
 
     def _handle(self, signum, frame) -> None:
         self._signals += 1
-        self.requested.set()
+        self._request()
         if self._signals > 1:
             raise KeyboardInterrupt
         print("\nkpy demo: stopping...", file=sys.stderr, flush=True)
