@@ -607,13 +607,18 @@ class Log:
         """Drop inactive segments from the log: renamed ``.deleted`` now, removed after
         ``file.delete.delay.ms`` (readers holding a region of them keep their bytes)."""
         with self._lock:
+            if any(segment is self.active_segment for segment in segments):
+                raise ValueError("the active segment is never deleted")
+            # The start moves first, as Kafka's does under its lock: a reader that does not
+            # take the lock (the log's size, a test) never finds the segments gone while the
+            # start still points into them.
+            doomed = {segment.base_offset for segment in segments}
+            first_kept = next(base for base in self._bases if base not in doomed)
+            self.log_start_offset = max(self.log_start_offset, first_kept)
             for segment in segments:
-                if segment is self.active_segment:
-                    raise ValueError("the active segment is never deleted")
                 logger.info("%s: deleting segment %d (%s)", self.directory.name,
                             segment.base_offset, reason)
                 self._retire(segment)
-            self.log_start_offset = max(self.log_start_offset, self._bases[0])
             self.producer_state.delete_snapshots_before(self._bases[0])
             self.remove_deleted_files()
 
