@@ -146,7 +146,9 @@ def read_committed():
                         at_end.add(message.partition())
 
             poll(deadline)
-            at_end.clear()  # anything beyond expected: read to the end again
+            # Then settle_s more for anything beyond: a partition reports its end again only
+            # after new messages, so this waits out settle_s unless every partition gets some.
+            at_end.clear()
             poll(time.monotonic() + settle_s)
         finally:
             consumer.close()
