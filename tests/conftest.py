@@ -9,6 +9,7 @@ ZooKeeper or Spark in this process without the marker fails, so the fast tiers s
 """
 
 import os
+import sys
 import time
 import uuid
 
@@ -29,6 +30,16 @@ pytest_plugins = ["broker_lite.zk.testing", "zookeeper_support", "hang_report"]
 # runs with the same flags (broker_lite/zk/server.py). spark-submit's launcher adds
 # SPARK_SUBMIT_OPTS to the driver's command line; a value set outside the suite wins.
 os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+
+# The suite starts hundreds of Python processes that import this checkout: its test workers,
+# brokers and tools run as commands, Spark's Python workers, notebooks' kernels. Where the
+# environment sets PYTHONDONTWRITEBYTECODE none of them caches bytecode, so each compiles the
+# same few hundred modules again (a broker process spends a third of its start on it), and
+# every test worker rewrites and compiles every test module. The suite writes the caches
+# (``__pycache__``, ignored by git) whatever that variable says, for this process and those it
+# starts; the test workers are started after this file is read.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
+    sys.dont_write_bytecode = False
 
 
 def pytest_addoption(parser):
