@@ -18,18 +18,10 @@ import pytest
 from broker_lite.common.tiers import needs
 
 # One real ZooKeeper per test session, and the fixtures built on it, for every test package
-# (tests/zookeeper_support.py adds the broker's); and hung tests reported with every thread's
-# stack (tests/hang_report.py).
-pytest_plugins = ["broker_lite.zk.testing", "zookeeper_support", "hang_report"]
-
-# Every Spark driver JVM the suite starts (the sessions of the test processes, and those of the
-# drivers, notebooks and demos they run as subprocesses, which inherit this environment) is
-# short-lived and does little work: most of its CPU goes to starting up. The client compiler
-# alone and the serial collector cut what the JIT and the collector threads take of it, on
-# machines where a test's Spark shares two cores with three others; the embedded ZooKeeper
-# runs with the same flags (broker_lite/zk/server.py). spark-submit's launcher adds
-# SPARK_SUBMIT_OPTS to the driver's command line; a value set outside the suite wins.
-os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+# (tests/zookeeper_support.py adds the broker's); hung tests reported with every thread's stack
+# (tests/hang_report.py); and Spark drivers started with their JVM's flags and class-data
+# archive (tests/spark_archive.py).
+pytest_plugins = ["broker_lite.zk.testing", "zookeeper_support", "hang_report", "spark_archive"]
 
 # The suite starts hundreds of Python processes that import this checkout: its test workers,
 # brokers and tools run as commands, Spark's Python workers, notebooks' kernels. Where the

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from spark_archive import BASE_SUBMIT_OPTS
 
 from kspark.session import (
     LOCAL_DEFAULTS,
@@ -49,8 +50,10 @@ SESSION_SCRIPT = textwrap.dedent("""
 
 def run_session(cwd: Path, **arguments) -> tuple[dict, list[str]]:
     """Build a session with ``kspark.session(**arguments)`` in a new process started in
-    ``cwd`` without SPARK_CONF_DIR; returns what it printed and its stderr lines."""
+    ``cwd`` without SPARK_CONF_DIR, and without the suite's class-data archive and logging
+    (tests/spark_archive.py); returns what it printed and its stderr lines."""
     env = {k: v for k, v in os.environ.items() if k != "SPARK_CONF_DIR"}
+    env["SPARK_SUBMIT_OPTS"] = BASE_SUBMIT_OPTS
     done = subprocess.run(
         [sys.executable, "-W", PANDAS_VERSION_WARNING, "-c", SESSION_SCRIPT,
          json.dumps(arguments)],

@@ -1,0 +1,161 @@
+"""Spark driver JVMs that start from a class-data-sharing archive.
+
+A Spark driver loads some 14,000 classes from pyspark's jars before it runs a job, and parses
+and verifies each one; on two cores that is about half of what a short-lived driver costs
+(a session and one small job: 11.4 CPU s without an archive, 6.5 with). The JVM can map
+classes it loaded before from an archive instead (JDK 13+, ``-XX:ArchiveClassesAtExit`` and
+``-XX:SharedArchiveFile``). The suite starts dozens of drivers: the sessions of its test
+processes, and the drivers, notebooks, demos and Spark Connect servers that tests run as
+processes. So at the start of a run the main pytest process records an archive once, in the
+background, from a driver that runs a little of everything (SQL, Arrow to and from Python, a
+Python data source, a streaming query) and then exits; the drivers started afterwards map it.
+A driver started before the archive is written, or with another class path, runs as it would
+without one (the JVM's messages about it are turned off).
+
+The JVM maps an archive only when the class path it was recorded with starts the driver's class
+path, and refuses any directory on that path that is not empty. spark-submit puts
+``$SPARK_CONF_DIR`` first on it, so the suite points that variable at an empty directory of its
+own; kpy's settings still apply (``kspark.session()`` starts from ``LOCAL_DEFAULTS``, which
+equal ``conf/spark-defaults.conf``, a test checks), and log4j reads the repository's
+``conf/log4j2.properties`` by name instead of from the class path.
+
+The archive is kept in ``.pytest_cache/kpy-spark-cds/`` under a name made from the Java
+runtime and the jars, so later runs reuse it. Nothing here runs when the environment sets
+``SPARK_CONF_DIR`` or ``SPARK_SUBMIT_OPTS`` itself, or when the run selects no Spark test by its
+``-m`` expression.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Every Spark driver JVM the suite starts is short-lived and does little work: most of its CPU
+# goes to starting up. The client compiler alone and the serial collector cut what the JIT and
+# the collector threads take of it, on machines where a test's Spark shares two cores with
+# three others; the embedded ZooKeeper runs with the same flags (broker_lite/zk/server.py).
+BASE_SUBMIT_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+QUIET_CDS = "-Xlog:cds=off,cds+dynamic=off"  # a missing or unusable archive is not news
+LOG4J2 = f"-Dlog4j2.configurationFile={ROOT / 'conf' / 'log4j2.properties'}"
+
+RECORDER = """
+import os
+import sys
+
+from pyspark.sql.datasource import DataSource, DataSourceReader
+
+import kspark
+
+
+class Numbers(DataSource):
+    @classmethod
+    def name(cls):
+        return "numbers"
+
+    def schema(self):
+        return "n long"
+
+    def reader(self, schema):
+        return NumbersReader()
+
+
+class NumbersReader(DataSourceReader):
+    def read(self, partition):
+        yield from ((n,) for n in range(10))
+
+
+spark = kspark.session("kpy-spark-cds", master="local[2]")
+numbers = spark.range(1000).selectExpr("id % 3 as k", "cast(id as string) as v")
+numbers.groupBy("k").count().collect()
+spark.createDataFrame(numbers.toPandas()).mapInArrow(lambda batches: batches,
+                                                     numbers.schema).collect()
+spark.dataSource.register(Numbers)
+spark.read.format("numbers").load().count()
+query = (spark.readStream.format("rate").option("rowsPerSecond", 10).load()
+         .writeStream.format("memory").queryName("rates").trigger(once=True).start())
+query.awaitTermination(120)
+gateway = spark.sparkContext._gateway.proc
+try:  # a JVM that exits by itself writes the archive: one stopped by PySpark is killed
+    spark._jvm.java.lang.System.exit(0)
+except Exception:
+    pass
+if gateway.wait(120) != 0 or not os.path.isfile(sys.argv[1]):
+    sys.exit("the driver wrote no archive")
+os.replace(sys.argv[1], sys.argv[2])  # whole, under the name drivers look for
+"""
+
+
+def _archive_name() -> str:
+    """The Java runtime and pyspark's jars, which an archive is only good for."""
+    import pyspark
+
+    java = shutil.which("java", path=os.path.join(os.environ["JAVA_HOME"], "bin")
+                        ) if os.environ.get("JAVA_HOME") else shutil.which("java")
+    jars = Path(pyspark.__file__).parent / "jars"
+    identity = hashlib.sha256()
+    for part in (os.path.realpath(java or "java"), sys.executable, str(jars),
+                 *sorted(p.name for p in jars.glob("*.jar"))):
+        identity.update(part.encode() + b"\0")
+    return f"spark-{pyspark.__version__}-{identity.hexdigest()[:16]}.jsa"
+
+
+def _selects_spark(config: pytest.Config) -> bool:
+    markexpr = config.getoption("markexpr", "") or ""
+    return "not spark" not in markexpr
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the main process set it up; workers inherit
+        return
+    if "SPARK_SUBMIT_OPTS" in os.environ or "SPARK_CONF_DIR" in os.environ:
+        os.environ.setdefault("SPARK_SUBMIT_OPTS", BASE_SUBMIT_OPTS)
+        return
+    os.environ["SPARK_SUBMIT_OPTS"] = BASE_SUBMIT_OPTS
+    if not _selects_spark(config):
+        return
+    cache = ROOT / ".pytest_cache" / "kpy-spark-cds"
+    conf_dir = cache / "conf"  # empty: see the module docstring
+    conf_dir.mkdir(parents=True, exist_ok=True)
+    if any(conf_dir.iterdir()):
+        return
+    archive = cache / _archive_name()
+    os.environ["SPARK_CONF_DIR"] = str(conf_dir)
+    os.environ["SPARK_SUBMIT_OPTS"] = " ".join(
+        (BASE_SUBMIT_OPTS, f"-XX:SharedArchiveFile={archive}", QUIET_CDS, LOG4J2))
+    if archive.is_file():
+        return
+    partial = archive.with_suffix(f".{os.getpid()}.part")
+    env = {**os.environ, "SPARK_SUBMIT_OPTS": " ".join(
+        (BASE_SUBMIT_OPTS, f"-XX:ArchiveClassesAtExit={partial}", QUIET_CDS, LOG4J2))}
+    log = open(cache / "record.log", "wb")  # noqa: SIM115 (closed when the recorder ends)
+    recorder = subprocess.Popen([sys.executable, "-c", RECORDER, str(partial), str(archive)],
+                                env=env, cwd=cache, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)  # its JVM too is stopped with it
+    config.stash[_RECORDING] = (recorder, log, partial)
+
+
+_RECORDING = pytest.StashKey[tuple]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    recording = config.stash.get(_RECORDING, None)
+    if recording is not None:
+        finish(*recording)
+
+
+def finish(recorder: subprocess.Popen, log, partial: Path) -> None:
+    """A run that ends before the recording stops it; the next run records again."""
+    if recorder.poll() is None:
+        os.killpg(recorder.pid, signal.SIGKILL)
+        recorder.wait()
+    log.close()
+    partial.unlink(missing_ok=True)
