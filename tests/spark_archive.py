@@ -30,9 +30,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -108,6 +108,9 @@ def _archive_name() -> str:
     return f"spark-{pyspark.__version__}-{identity.hexdigest()[:16]}.jsa"
 
 
+_recorder: subprocess.Popen | None = None
+
+
 def _selects_spark(config: pytest.Config) -> bool:
     markexpr = config.getoption("markexpr", "") or ""
     return "not spark" not in markexpr
@@ -133,29 +136,16 @@ def pytest_configure(config: pytest.Config) -> None:
         (BASE_SUBMIT_OPTS, f"-XX:SharedArchiveFile={archive}", QUIET_CDS, LOG4J2))
     if archive.is_file():
         return
+    for stale in cache.glob("*.part"):  # left by a recording that was killed
+        if time.time() - stale.stat().st_mtime > 3600:
+            stale.unlink(missing_ok=True)
     partial = archive.with_suffix(f".{os.getpid()}.part")
     env = {**os.environ, "SPARK_SUBMIT_OPTS": " ".join(
         (BASE_SUBMIT_OPTS, f"-XX:ArchiveClassesAtExit={partial}", QUIET_CDS, LOG4J2))}
-    log = open(cache / "record.log", "wb")  # noqa: SIM115 (closed when the recorder ends)
-    recorder = subprocess.Popen([sys.executable, "-c", RECORDER, str(partial), str(archive)],
-                                env=env, cwd=cache, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)  # its JVM too is stopped with it
-    config.stash[_RECORDING] = (recorder, log, partial)
-
-
-_RECORDING = pytest.StashKey[tuple]()
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    recording = config.stash.get(_RECORDING, None)
-    if recording is not None:
-        finish(*recording)
-
-
-def finish(recorder: subprocess.Popen, log, partial: Path) -> None:
-    """A run that ends before the recording stops it; the next run records again."""
-    if recorder.poll() is None:
-        os.killpg(recorder.pid, signal.SIGKILL)
-        recorder.wait()
-    log.close()
-    partial.unlink(missing_ok=True)
+    # In a session of its own, so that it finishes (in about a minute) even after a short run
+    # has ended: the next run finds the archive.
+    global _recorder
+    with open(cache / "record.log", "wb") as log:
+        _recorder = subprocess.Popen([sys.executable, "-c", RECORDER, str(partial), str(archive)],
+                         env=env, cwd=cache, stdout=log, stderr=subprocess.STDOUT,
+                         start_new_session=True)
