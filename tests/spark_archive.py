@@ -139,6 +139,8 @@ def pytest_configure(config: pytest.Config) -> None:
     for stale in cache.glob("*.part"):  # left by a recording that was killed
         if time.time() - stale.stat().st_mtime > 3600:
             stale.unlink(missing_ok=True)
+    for other in cache.glob("spark-*.jsa"):  # for another Java or pyspark: 170 MB each
+        other.unlink(missing_ok=True)
     partial = archive.with_suffix(f".{os.getpid()}.part")
     env = {**os.environ, "SPARK_SUBMIT_OPTS": " ".join(
         (BASE_SUBMIT_OPTS, f"-XX:ArchiveClassesAtExit={partial}", QUIET_CDS, LOG4J2))}
