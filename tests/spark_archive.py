@@ -29,13 +29,16 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+
+from broker_lite.zk.errors import JavaNotFoundError, ZooKeeperJarsNotFoundError
+from broker_lite.zk.java import find_java, pyspark_jars_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,19 +98,23 @@ os.replace(sys.argv[1], sys.argv[2])  # whole, under the name drivers look for
 
 
 def _archive_name() -> str:
-    """The Java runtime and pyspark's jars, which an archive is only good for."""
-    import pyspark
-
-    java = shutil.which("java", path=os.path.join(os.environ["JAVA_HOME"], "bin")
-                        ) if os.environ.get("JAVA_HOME") else shutil.which("java")
-    jars = Path(pyspark.__file__).parent / "jars"
+    """The Java runtime and pyspark's jars, which an archive is only good for (the Java that
+    spark-submit runs: ``$JAVA_HOME/bin/java``, else ``java`` on PATH, as the embedded
+    ZooKeeper finds it)."""
+    jars = pyspark_jars_dir()
     identity = hashlib.sha256()
-    for part in (os.path.realpath(java or "java"), sys.executable, str(jars),
+    for part in (os.path.realpath(find_java()), sys.executable, str(jars),
                  *sorted(p.name for p in jars.glob("*.jar"))):
         identity.update(part.encode() + b"\0")
-    return f"spark-{pyspark.__version__}-{identity.hexdigest()[:16]}.jsa"
+    return f"spark-{version('pyspark')}-{identity.hexdigest()[:16]}.jsa"
 
 
+def _submit_opts(archive_flag: str) -> str:
+    """The drivers' JVM flags with ``archive_flag``, which records or maps the archive."""
+    return " ".join((BASE_SUBMIT_OPTS, archive_flag, QUIET_CDS, LOG4J2))
+
+
+# Held so that the recording's Popen is not collected (and warned about) while it runs.
 _recorder: subprocess.Popen | None = None
 
 
@@ -130,10 +137,12 @@ def pytest_configure(config: pytest.Config) -> None:
     conf_dir.mkdir(parents=True, exist_ok=True)
     if any(conf_dir.iterdir()):
         return
-    archive = cache / _archive_name()
+    try:
+        archive = cache / _archive_name()
+    except (JavaNotFoundError, ZooKeeperJarsNotFoundError):
+        return  # no Spark to start: its tests fail saying so
     os.environ["SPARK_CONF_DIR"] = str(conf_dir)
-    os.environ["SPARK_SUBMIT_OPTS"] = " ".join(
-        (BASE_SUBMIT_OPTS, f"-XX:SharedArchiveFile={archive}", QUIET_CDS, LOG4J2))
+    os.environ["SPARK_SUBMIT_OPTS"] = _submit_opts(f"-XX:SharedArchiveFile={archive}")
     if archive.is_file():
         return
     for stale in cache.glob("*.part"):  # left by a recording that was killed
@@ -142,12 +151,11 @@ def pytest_configure(config: pytest.Config) -> None:
     for other in cache.glob("spark-*.jsa"):  # for another Java or pyspark: 170 MB each
         other.unlink(missing_ok=True)
     partial = archive.with_suffix(f".{os.getpid()}.part")
-    env = {**os.environ, "SPARK_SUBMIT_OPTS": " ".join(
-        (BASE_SUBMIT_OPTS, f"-XX:ArchiveClassesAtExit={partial}", QUIET_CDS, LOG4J2))}
+    env = {**os.environ, "SPARK_SUBMIT_OPTS": _submit_opts(f"-XX:ArchiveClassesAtExit={partial}")}
     # In a session of its own, so that it finishes (in about a minute) even after a short run
     # has ended: the next run finds the archive.
     global _recorder
     with open(cache / "record.log", "wb") as log:
-        _recorder = subprocess.Popen([sys.executable, "-c", RECORDER, str(partial), str(archive)],
-                         env=env, cwd=cache, stdout=log, stderr=subprocess.STDOUT,
-                         start_new_session=True)
+        _recorder = subprocess.Popen(
+            [sys.executable, "-c", RECORDER, str(partial), str(archive)],
+            env=env, cwd=cache, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
