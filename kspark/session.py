@@ -44,6 +44,9 @@ if TYPE_CHECKING:  # pyspark is imported when a session is built, not with kspar
     from pyspark.sql import SparkSession
 
 # A local session that starts fast and stays quiet: few shuffle partitions, no web UI, Arrow on.
+# Its Python workers reach the JVM over Unix domain sockets: over TCP, the JVM listens on a
+# loopback port, and any other process that connects there first (a client retrying a port that
+# a stopped server held) makes the worker fail with "Python worker failed to connect back".
 # conf/spark-defaults.conf holds the same settings (a test keeps the two equal).
 LOCAL_DEFAULTS = {
     "spark.sql.shuffle.partitions": "4",
@@ -52,6 +55,7 @@ LOCAL_DEFAULTS = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.python.worker.reuse": "true",
+    "spark.python.unix.domain.socket.enabled": "true",
 }
 
 SPARK_DEFAULTS_FILE = "spark-defaults.conf"

@@ -34,12 +34,9 @@ SESSION_SCRIPT = textwrap.dedent("""
     import json, os, sys
     import kspark
 
-    arguments = json.loads(sys.argv[1])
+    arguments, names = json.loads(sys.argv[1]), json.loads(sys.argv[2])
     spark = kspark.session("conf-check", master="local[1]", **arguments)
     spark.range(3).count()  # a job, so tasks ran too
-    names = ("spark.sql.shuffle.partitions", "spark.default.parallelism", "spark.ui.enabled",
-             "spark.ui.showConsoleProgress", "spark.sql.execution.arrow.pyspark.enabled",
-             "spark.python.worker.reuse", "spark.kpy.marker")
     conf = spark.sparkContext.getConf()
     print(json.dumps({"settings": {name: conf.get(name, None) for name in names},
                       "sql_shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions"),
@@ -56,7 +53,7 @@ def run_session(cwd: Path, **arguments) -> tuple[dict, list[str]]:
     env["SPARK_SUBMIT_OPTS"] = BASE_SUBMIT_OPTS
     done = subprocess.run(
         [sys.executable, "-W", PANDAS_VERSION_WARNING, "-c", SESSION_SCRIPT,
-         json.dumps(arguments)],
+         json.dumps(arguments), json.dumps([*LOCAL_DEFAULTS, "spark.kpy.marker"])],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr.splitlines()
