@@ -124,7 +124,9 @@ class BrokerConnection:
         self.throttled_until = 0.0  # monotonic: no request before (the broker's quota)
         self.reconnect_at = 0.0  # monotonic: no connection attempt before (after failures)
         self.failed_attempts = 0  # connection attempts failed in a row
-        self.connect_error = ""  # why the last attempt failed ("": a connection was lost)
+        # why the last attempt failed or the last connection was lost, for the backoff's error
+        self.connect_error = ""
+        self._failed_at = 0.0  # monotonic time of the last failed attempt or lost connection
         self._reconnect_backoff = ExponentialBackoff(config.reconnect_backoff_ms,
                                                      config.reconnect_backoff_max_ms)
         self._setup_timeout = ExponentialBackoff(config.socket_connection_setup_timeout_ms,
@@ -165,6 +167,7 @@ class BrokerConnection:
         """
         if not self._lock.acquire(timeout=deadline.remaining_s()):
             raise KafkaTimeoutError(f"broker {self.address}: connection busy until the deadline")
+        started = time.monotonic()
         try:
             if self._closed:
                 raise ClientClosedError(f"connection to {self.address} is closed")
@@ -179,8 +182,10 @@ class BrokerConnection:
             request_body = body(version) if callable(body) else body
             frame = self._exchange(api_key, version, request_body, deadline)
             return version, self._parse(api_key, version, frame)
-        except (KafkaConnectionError, KafkaTimeoutError):
+        except (KafkaConnectionError, KafkaTimeoutError) as exc:
             self.last_failure = time.monotonic()
+            if self._failed_at >= started and not self.connect_error:
+                self.connect_error = str(exc)  # the connection was lost: say how, next time
             raise
         finally:
             self._lock.release()
@@ -244,7 +249,7 @@ class BrokerConnection:
     def _failed(self) -> None:
         """A connection attempt failed, or an open connection was lost: the next attempt waits
         for the reconnect backoff, which grows with every failure in a row."""
-        now = time.monotonic()
+        now = self._failed_at = time.monotonic()
         self.reconnect_at = now + self._reconnect_backoff.delay_ms(self.failed_attempts) / 1000
         self.failed_attempts += 1
         self.connect_error = ""

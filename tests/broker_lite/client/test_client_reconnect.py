@@ -92,6 +92,20 @@ def test_a_request_that_cannot_wait_for_the_reconnect_backoff_fails_at_once():
     assert "refused" in str(info.value)
 
 
+def test_the_backoffs_error_names_a_connection_lost_after_it_was_made():
+    """A broker that accepts and then drops the connection (a plaintext client at a TLS
+    listener, say): the error of a request that cannot wait for the backoff says how."""
+    with ScriptedBroker({ApiKey.API_VERSIONS: lambda header, body: CLOSE}) as broker:
+        conn = connection(broker.port, **{"reconnect.backoff.ms": "10000",
+                                          "reconnect.backoff.max.ms": "10000"})
+        with pytest.raises(KafkaConnectionError, match="lost during ApiVersions"):
+            metadata(conn)
+        with pytest.raises(BrokerNotAvailableError, match=r"reconnect\.backoff\.ms") as info:
+            metadata(conn, deadline_ms=5000)
+    assert (f"after 1 failure(s); the last: connection to broker 127.0.0.1:{broker.port} "
+            "lost during ApiVersions v") in str(info.value)
+
+
 def test_the_connection_setup_timeout_grows_with_failed_attempts():
     """socket.connection.setup.timeout.ms at the first attempt, doubling (with jitter) up to
     socket.connection.setup.timeout.max.ms."""
