@@ -81,15 +81,21 @@ def test_three_balanced_consumers_split_six_partitions(pykafka, broker, zookeepe
                 consumer_group=group, zookeeper_connect=zookeeper_connect,
                 auto_commit_enable=True, auto_commit_interval_ms=200,
                 consumer_timeout_ms=200, use_rdkafka=False))
-        wait_until(lambda: sorted(owners(zookeeper_connect, group)) == list(range(6)) and
-                   sorted(_counts(owners(zookeeper_connect, group))) == [2, 2, 2],
-                   timeout=60, message="six partitions owned two by each of three consumers")
-        # what each consumer holds is what ZooKeeper says it owns
-        by_owner: dict[str, set[int]] = {}
-        for partition, owner in owners(zookeeper_connect, group).items():
-            by_owner.setdefault(owner, set()).add(partition)
-        assert sorted(map(sorted, by_owner.values())) == \
-            sorted(sorted(consumer.partitions) for consumer in consumers)
+
+        def settled() -> bool:
+            """Six partitions owned in ZooKeeper, two by each consumer, and each consumer holding
+            what ZooKeeper says it owns (a consumer that gives up a partition deletes its owner
+            node first, and drops the partition from its own set a moment later)."""
+            owned = owners(zookeeper_connect, group)
+            by_owner: dict[str, set[int]] = {}
+            for partition, owner in owned.items():
+                by_owner.setdefault(owner, set()).add(partition)
+            return (sorted(owned) == list(range(6)) and sorted(_counts(owned)) == [2, 2, 2] and
+                    sorted(map(sorted, by_owner.values())) ==
+                    sorted(sorted(consumer.partitions) for consumer in consumers))
+
+        wait_until(settled, timeout=60,
+                   message="six partitions owned two by each of three consumers, as each holds")
         read: list[tuple[int, int]] = []
         deadline = time.monotonic() + 60
         while len(read) < 60 and time.monotonic() < deadline:
