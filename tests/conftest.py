@@ -41,11 +41,24 @@ def pytest_addoption(parser):
                           "shorter ones")
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "soak: a soak loop (uses the soak fixture; marked at collection): CI leaves "
+                   "it out, a release runs it with --soak")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by markers
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "soak" in getattr(item, "fixturenames", ()):
+            item.add_marker("soak")
+
+
 @pytest.fixture
 def soak(request) -> bool:
     """Whether ``--soak`` asks for the full counts of a soak loop. Without it a loop runs a few
-    rounds, enough to break on the same faults, so that the whole suite stays within CI's time;
-    the figures quoted in the README and the benchmarks come from ``--soak`` runs."""
+    rounds, enough to break on the same faults, for a quick run by hand; CI leaves the loops out
+    (the ``soak`` marker), and the figures quoted in the README come from ``--soak`` runs."""
     return request.config.getoption("--soak")
 
 
