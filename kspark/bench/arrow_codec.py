@@ -8,8 +8,8 @@ every field read, as its consumer does), in the same process, alternating, on on
 same rows are encoded from Arrow columns by kpy and appended by kafka-python's batch builder.
 kpy is measured twice: with its compiled codecs (:mod:`broker_lite.records._native`), and with the
 pure-Python ones (its fallback where no C compiler built them). Figures are medians over
-``--repeat`` rounds in which the ways take turns; ratios are kpy / kafka-python and compiled /
-pure Python.
+``--repeat`` rounds in which the ways take turns, each timed run following an untimed one of the
+same way (see :func:`median_seconds`); ratios are kpy / kafka-python and compiled / pure Python.
 """
 
 import argparse
@@ -45,11 +45,18 @@ def sample_rows(n: int, seed: int = 1) -> pa.Table:
 
 def median_seconds(ways: dict, repeat: int) -> dict:
     """The median seconds of each of ``ways`` ({name: (fn, runs)}), the ways taking turns so
-    that a change in the machine's load falls on all of them alike."""
+    that a change in the machine's load falls on all of them alike.
+
+    In its turn, a way runs once untimed and then once timed, as a reader decoding batch after
+    batch runs: the timed run finds the memory its output needs already mapped. Run cold, after
+    the other ways, it would first fault that memory in again (the allocator gives freed memory
+    back to the system), and one page fault can cost more than decoding the 37 records of 110
+    bytes that fill the page: that would time the kernel, not the codec."""
     times: dict = {name: [] for name in ways}
     for round_ in range(repeat):
         for name, (fn, runs) in ways.items():
             if round_ < runs:
+                fn()
                 start = time.perf_counter()
                 fn()
                 times[name].append(time.perf_counter() - start)
