@@ -37,8 +37,8 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
 def pytest_addoption(parser):
     parser.addoption("--soak", action="store_true",
                      help="run the soak loops (leader kills, busy-machine starts, long streaming "
-                          "queries, isolated leaders) at their full counts instead of CI's "
-                          "shorter ones")
+                          "queries, isolated leaders) at their full counts, as before a "
+                          "release, instead of the shorter ones of a quick run")
 
 
 def pytest_configure(config):
