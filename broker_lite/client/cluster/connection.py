@@ -102,6 +102,8 @@ if TYPE_CHECKING:  # ssl is loaded with a TLS context (broker_lite.security.tls)
 
 _SIZE = struct.Struct(">i")
 _RECV_CHUNK = 4 << 20
+#: Frames of at least this size are received into Arrow's memory pool (see _frame_buffer).
+_POOLED_FRAME_BYTES = 1 << 20
 SOFTWARE_NAME = "kpy"
 try:
     SOFTWARE_VERSION = _package_metadata.version("kpy")
@@ -483,9 +485,9 @@ def _settimeout(sock: socket.socket, deadline: Deadline) -> None:
     sock.settimeout(remaining)
 
 
-def _recv_exactly(sock: socket.socket, n: int, deadline: Deadline) -> bytearray:
+def _recv_exactly(sock: socket.socket, n: int, deadline: Deadline) -> bytearray | memoryview:
     """Exactly ``n`` bytes, each wait bounded by the deadline."""
-    buffer = bytearray(n)
+    buffer = _frame_buffer(n)
     view = memoryview(buffer)
     got = 0
     while got < n:
@@ -495,3 +497,18 @@ def _recv_exactly(sock: socket.socket, n: int, deadline: Deadline) -> bytearray:
             raise ConnectionResetError(0, f"closed by the broker after {got} of {n} bytes")
         got += count
     return buffer
+
+
+def _frame_buffer(n: int) -> bytearray | memoryview:
+    """A writable buffer of ``n`` bytes to receive a frame into.
+
+    A large frame (a Fetch answer of megabytes) takes memory from Arrow's pool, and does not
+    zero it first. The pool keeps freed memory mapped for the next frame. A bytearray would
+    zero every byte, and the C allocator gives such blocks back to the system, so every
+    fetch would fault its megabytes in again page by page: a few milliseconds per 8 MiB, more
+    than decoding its records takes. Small frames take a bytearray."""
+    if n < _POOLED_FRAME_BYTES:
+        return bytearray(n)
+    import pyarrow as pa  # loaded when first needed: many clients never get a frame this large
+
+    return memoryview(pa.allocate_buffer(n)).cast("B")  # bytes, as a bytearray's view has them

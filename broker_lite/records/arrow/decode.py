@@ -47,6 +47,7 @@ from .fields import (
     varints,
     walk,
 )
+from .repeated import partition_column, topic_column
 from .schema import HEADER_TYPE, HEADERS_TYPE, TIMESTAMP_TYPE, record_schema
 
 _INLINE_MAX = 12  # binary_view stores values of up to 12 bytes inside the view itself
@@ -116,6 +117,13 @@ def _keep_offsets(rb: pa.RecordBatch, start: int | None, end: int | None) -> pa.
     if start is None and end is None:
         return rb
     offsets = rb.column("offset").to_numpy()
+    if not len(offsets):
+        return rb
+    # Most batches lie wholly inside the range: two passes that allocate nothing tell so,
+    # where the mask below would fault in a fresh buffer for every fetch.
+    if ((start is None or offsets.min() >= start)
+            and (end is None or offsets.max() < end)):
+        return rb
     keep = np.ones(len(offsets), dtype=bool)
     if start is not None:
         keep &= offsets >= start
@@ -155,8 +163,8 @@ def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
     columns = [
         _binary_column(d, data_buffer, fields.key_start, fields.key_length, key_runs),
         _binary_column(d, data_buffer, fields.value_start, fields.value_length, value_runs),
-        _constant_string(topic, n),
-        pa.array(np.full(n, partition, dtype=np.int32), pa.int32()),
+        topic_column(topic, n),
+        partition_column(partition, n),
         pa.array(offsets),
         pa.array(timestamps * 1000, type=pa.int64()).cast(TIMESTAMP_TYPE),
         pa.array(timestamp_types),
@@ -190,8 +198,8 @@ def _compiled_columns(decoded: dict, topic: str, partition: int,
     columns = [
         _binary_of_buffers(decoded["key"], n),
         _binary_of_buffers(decoded["value"], n),
-        _constant_string(topic, n),
-        pa.array(np.full(n, partition, dtype=np.int32), pa.int32()),
+        topic_column(topic, n),
+        partition_column(partition, n),
         pa.Array.from_buffers(pa.int64(), n, [None, decoded["offset"]]),
         pa.Array.from_buffers(TIMESTAMP_TYPE, n, [None, decoded["timestamp"]]),
         pa.Array.from_buffers(pa.int32(), n, [None, decoded["timestamp_type"]]),
@@ -380,13 +388,6 @@ def _int32_at(d: np.ndarray, positions: np.ndarray) -> np.ndarray:
     return unaligned[positions]
 
 
-def _constant_string(text: str, n: int) -> pa.Array:
-    encoded = text.encode("utf-8")
-    offsets = np.arange(n + 1, dtype=np.int32) * len(encoded)
-    return pa.Array.from_buffers(pa.string(), n,
-                                 [None, pa.py_buffer(offsets), pa.py_buffer(encoded * n)])
-
-
 def _headers(d: np.ndarray, data: pa.Buffer, pos: np.ndarray, ends: np.ndarray) -> pa.Array:
     """The ``headers`` column: each record's header entries, decoded header index by header
     index; null for a record without headers, as Spark's Kafka source has it."""
@@ -455,8 +456,8 @@ def _legacy_to_arrow(records: list[Record], topic: str, partition: int,
     columns = [
         pa.array([r.key for r in records], pa.binary()),
         pa.array([r.value for r in records], pa.binary()),
-        _constant_string(topic, n),
-        pa.array(np.full(n, partition, dtype=np.int32), pa.int32()),
+        topic_column(topic, n),
+        partition_column(partition, n),
         pa.array(offsets),
         pa.array(timestamps * 1000).cast(TIMESTAMP_TYPE),
         pa.array([int(r.timestamp_type) for r in records], pa.int32()),

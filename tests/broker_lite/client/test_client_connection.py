@@ -6,6 +6,7 @@ import socket
 import threading
 import time
 
+import pyarrow as pa
 import pytest
 from scripted_broker import CLOSE, SILENT, ScriptedBroker, full_listener, sequence
 
@@ -18,7 +19,11 @@ from broker_lite.client import (
     KafkaConnectionError,
     KafkaTimeoutError,
 )
-from broker_lite.client.cluster.connection import BrokerConnection
+from broker_lite.client.cluster.connection import (
+    _POOLED_FRAME_BYTES,
+    BrokerConnection,
+    _recv_exactly,
+)
 from broker_lite.client.retry import Deadline
 from broker_lite.protocol import ApiKey, encode_response
 from broker_lite.zk.testing import join_all, wait_until
@@ -214,3 +219,28 @@ def test_a_closed_client_refuses_calls():
     client.close()
     with pytest.raises(ClientClosedError):
         client.topics()
+
+
+def received_frame(n: int):
+    """A frame of ``n`` bytes sent over a socket pair, as ``_recv_exactly`` receives it."""
+    payload = bytes(range(256)) * (n // 256) + bytes(n % 256)
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        sender = threading.Thread(target=theirs.sendall, args=(payload,))
+        sender.start()
+        frame = _recv_exactly(ours, n, Deadline(10_000))
+        sender.join()
+    return payload, frame
+
+
+def test_a_large_frame_is_received_into_arrows_pool_and_a_small_one_into_a_bytearray():
+    n = _POOLED_FRAME_BYTES + 12_345
+    pooled_before = pa.total_allocated_bytes()
+    payload, frame = received_frame(n)
+    # the pool's memory is kept mapped between frames, where a bytearray's is zeroed and
+    # faulted in again for every fetch (see _frame_buffer)
+    assert pa.total_allocated_bytes() - pooled_before >= n
+    assert isinstance(frame, memoryview) and frame.format == "B" and not frame.readonly
+    assert frame == payload and frame[7] == payload[7]  # bytes, not signed chars
+    payload, frame = received_frame(_POOLED_FRAME_BYTES - 1)
+    assert isinstance(frame, bytearray) and frame == payload

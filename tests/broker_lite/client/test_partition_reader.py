@@ -430,3 +430,24 @@ def test_a_caller_that_stops_early_leaves_the_connection_ready(scripted):
         assert client.partitions(TOPIC) == [0, 1]  # the connection is in step
         assert pairs(client.read_range(TP, 50, 60)) == log.records[50:60]
     assert scripted.connections == 1
+
+
+def test_fetches_of_megabytes_read_every_record_in_order(broker, client):
+    """Answers of several MiB arrive in frames from Arrow's pool (see the connection's
+    ``_frame_buffer``), decoded record by record and into Arrow alike."""
+    topic = unique("large")
+    client.admin.create_topics([(topic, 1, 1)])
+    tp = TopicPartition(topic, 0)
+    n, value = 40_000, b"v" * 200
+    with client.producer() as producer:
+        for start in range(0, n, 4_000):
+            producer.send_batch(topic, 0, pa.record_batch(
+                {"value": [b"%d:%s" % (i, value) for i in range(start, start + 4_000)]}))
+    with KafkaClient({"bootstrap.servers": bootstrap(broker),
+                      "max.partition.fetch.bytes": str(4 << 20)}) as reader:
+        chunks = list(reader.read_range(tp, 0))
+    assert max(len(c.data) for c in chunks) > 2 << 20  # frames past the pooled size
+    rows = pa.concat_batches([c.to_arrow() for c in chunks])
+    assert rows.column("offset").to_pylist() == list(range(n))
+    assert rows.column("value").to_pylist() == [b"%d:%s" % (i, value) for i in range(n)]
+    assert [r.value for c in chunks for r in c.records()][-1] == b"%d:%s" % (n - 1, value)
