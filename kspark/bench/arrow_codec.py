@@ -10,6 +10,8 @@ kpy is measured twice: with its compiled codecs (:mod:`broker_lite.records._nati
 pure-Python ones (its fallback where no C compiler built them). Figures are medians over
 ``--repeat`` rounds in which the ways take turns, each timed run following an untimed one of the
 same way (see :func:`median_seconds`); ratios are kpy / kafka-python and compiled / pure Python.
+kpy's decodes are also timed ``--repeat`` times in a row, as a reader runs them
+(:func:`in_a_row_seconds`).
 """
 
 import argparse
@@ -61,6 +63,23 @@ def median_seconds(ways: dict, repeat: int) -> dict:
                 fn()
                 times[name].append(time.perf_counter() - start)
     return {name: statistics.median(seconds) for name, seconds in times.items()}
+
+
+def in_a_row_seconds(fn, runs: int) -> float:
+    """The median seconds of ``runs`` runs of ``fn`` one right after another, after one
+    untimed: as a reader decodes fetch after fetch, with no other way's work in between.
+
+    Between the turns of :func:`median_seconds`, the other ways' own memory traffic (tens of
+    MB of Python objects and numpy arrays) leaves the next run of a way slower by as much as
+    3x on a virtual machine, even after its untimed run; a figure in a row shows the codec as
+    a reader runs it. Both are printed."""
+    fn()
+    seconds = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds)
 
 
 def kpy_decode(buffer: bytes) -> int:
@@ -140,6 +159,8 @@ def run(batches: int, repeat: int) -> list[dict]:
                                     values), peer_runs),
         }, repeat)
         seconds["peer_encode"] *= batches / 2
+        seconds["kpy_decode_in_a_row"] = in_a_row_seconds(on_codecs(compiled, decode), repeat)
+        seconds["python_decode_in_a_row"] = in_a_row_seconds(on_codecs(None, decode), repeat)
         result = {name: total / value for name, value in seconds.items()}
         result["codec"] = codec.kafka_name
         results.append(result)
@@ -168,7 +189,12 @@ def main(argv=None) -> None:
             kpy, python, peer = r[f"kpy_{step}"], r[f"python_{step}"], r[f"peer_{step}"]
             print(f"{step} {r['codec']:<6} {kpy:>12,.0f} {python:>12,.0f} {kpy / python:>5.1f}x   "
                   f"{peer:>13,.0f} {kpy / peer:>5.1f}x")
-    print("kpy: the codecs in use (above); kpy Python: the pure-Python codecs, in the same run")
+    for r in results:
+        kpy, python = r["kpy_decode_in_a_row"], r["python_decode_in_a_row"]
+        print(f"in a row, decode {r['codec']}: kpy {kpy:,.0f}, kpy Python {python:,.0f} "
+              f"({kpy / python:.1f}x)")
+    print("kpy: the codecs in use (above); kpy Python: the pure-Python codecs, in the same run; "
+          "in a row: each decode's runs one after another (see in_a_row_seconds)")
     print("targets: decode (none) >= 20,000,000 records/s compiled, >= 2,000,000 on pure Python, "
           "and >= 5x kafka-python; encode >= 1,000,000 records/s")
 

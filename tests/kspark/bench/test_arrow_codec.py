@@ -30,6 +30,12 @@ def test_benchmark_command_prints_rates_and_ratios_for_each_codec():
         # kpy (the codecs in use), kpy on its pure-Python codecs, kafka-python
         assert len(rates) == 3 and all(rate > 0 for rate in rates)
         assert ratios == [round(rates[0] / rates[1], 1), round(rates[0] / rates[2], 1)]
+    in_a_row = [re.match(r"^in a row, decode (none|lz4|zstd): kpy ([\d,]+), kpy Python ([\d,]+) "
+                         r"\((\d+\.\d)x\)$", line) for line in lines]
+    assert [m.group(1) for m in in_a_row if m] == ["none", "lz4", "zstd"]
+    for m in filter(None, in_a_row):
+        kpy, python = (float(m.group(i).replace(",", "")) for i in (2, 3))
+        assert kpy > 0 and python > 0 and float(m.group(4)) == round(kpy / python, 1)
 
 
 def test_both_decoders_see_every_record():
