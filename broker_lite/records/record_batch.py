@@ -340,15 +340,17 @@ def assemble_batch(
         attributes |= TRANSACTIONAL_FLAG
     if is_control_batch:
         attributes |= CONTROL_FLAG
-    out = bytearray(HEADER_SIZE + len(records_data))
+    header = bytearray(HEADER_SIZE)
     HEADER.pack_into(
-        out, 0, base_offset, len(out) - LOG_OVERHEAD, partition_leader_epoch, MAGIC, 0,
-        attributes, last_offset_delta, base_timestamp, max_timestamp, producer_id,
-        producer_epoch, base_sequence, record_count,
+        header, 0, base_offset, HEADER_SIZE + len(records_data) - LOG_OVERHEAD,
+        partition_leader_epoch, MAGIC, 0, attributes, last_offset_delta, base_timestamp,
+        max_timestamp, producer_id, producer_epoch, base_sequence, record_count,
     )
-    out[RECORDS_OFFSET:] = records_data
-    struct.pack_into(">I", out, CRC_OFFSET, crc32c.crc32c(memoryview(out)[ATTRIBUTES_OFFSET:]))
-    return bytes(out)
+    # The CRC runs on from the header's end into the records, and the batch is joined once:
+    # no zeroed buffer of the batch's size, no second copy of its records.
+    crc = crc32c.crc32c(records_data, crc32c.crc32c(memoryview(header)[ATTRIBUTES_OFFSET:]))
+    struct.pack_into(">I", header, CRC_OFFSET, crc)
+    return b"".join((header, records_data))
 
 
 _BATCH_OPTIONS = inspect.signature(assemble_batch).replace(
