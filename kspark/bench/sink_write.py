@@ -30,12 +30,17 @@ committed records must be exactly ``--records``, and the end offsets (ListOffset
 records plus one transaction marker per partition written per transaction (none without
 transactions). The topic is then deleted.
 
+The CPU seconds each Spark way takes are printed per 10M records and by process: Spark's JVM,
+its Python workers (where kpy encodes and produces) and the broker, which all share the
+machine's cores.
+
 Spark runs ``local[*]`` on this machine. Figures are medians over ``--repeat`` rounds, the ways
 alternating within each round. Targets: kpy exactly-once >= 1.5x confluent-kafka, exactly-once
 >= 0.8x at-least-once (what the transactions cost), and >= 1.5x its pure-Python codecs.
 """
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -49,7 +54,7 @@ from broker_lite.records import BatchReader
 from broker_lite.records.control import ControlRecordType
 from broker_lite.server.bench import BrokerLiteProcess
 from kspark.bench import pure_python
-from kspark.bench.source_read import timed
+from kspark.bench.source_read import CpuMeter, timed
 
 VALUE_BYTES = 100
 ROW_NUMBER_DIGITS = 12
@@ -61,6 +66,8 @@ WAYS = {
     "kpy_alo": "kpy df.write, at_least_once",
     "confluent": "confluent-kafka Producer, one Python process",
 }
+#: The ways Spark runs, whose CPU is measured by process (JVM, Python workers, broker).
+SPARK_WAYS = ("kpy_eo", "kpy_eo_python", "kpy_alo")
 
 
 def value_of(row: int) -> bytes:
@@ -170,6 +177,7 @@ def main(argv=None) -> None:
     print(f"{records:,} records of {VALUE_BYTES}-byte values, no keys, into {args.partitions} "
           f"partitions; confluent-kafka values prepared in {time.perf_counter() - started:.1f} s")
     times: dict[str, list[float]] = {way: [] for way in [*WAYS, "noop"]}
+    cpu: dict[str, list[dict[str, float]]] = {way: [] for way in [*SPARK_WAYS, "noop"]}
     markers: list[int] = []
     with tempfile.TemporaryDirectory(prefix="kpy-bench-") as tmp:
         broker = BrokerLiteProcess(Path(tmp))
@@ -192,8 +200,11 @@ def main(argv=None) -> None:
                               "exactly_once", source)
                 client.admin.delete_topics([warm_up])
                 noop_write(df)
+                meter = CpuMeter(spark.sparkContext._gateway.proc.pid, broker)
                 for _ in range(args.repeat):
-                    times["noop"].append(timed(lambda: noop_write(df)))
+                    seconds, used = meter.measure(lambda: noop_write(df))
+                    times["noop"].append(seconds)
+                    cpu["noop"].append(used)
                     for way in WAYS:
                         topic = fresh_topic(way)
                         if way == "confluent":
@@ -201,8 +212,9 @@ def main(argv=None) -> None:
                         else:
                             guarantee = "at_least_once" if way == "kpy_alo" else "exactly_once"
                             source = pure_python_kpy if way == "kpy_eo_python" else "kpy"
-                            seconds = timed(
+                            seconds, used = meter.measure(
                                 partial(kpy_write, df, bootstrap, topic, guarantee, source))
+                            cpu[way].append(used)
                         times[way].append(seconds)
                         count = count_topic(client, topic, args.partitions)
                         verify(count, records, way)
@@ -226,6 +238,14 @@ def main(argv=None) -> None:
           f"pure-Python codecs {rate['kpy_eo'] / rate['kpy_eo_python']:.2f} (target >= 1.5)")
     print(f"records verified after every write: {records:,} committed per topic, "
           f"{statistics.median(markers):.0f} commit markers per exactly-once write")
+    print(f"CPU seconds per 10M records, by process (medians; {os.cpu_count()} cores):")
+    for way, rounds in cpu.items():
+        used = {what: statistics.median(r[what] for r in rounds) * 10_000_000 / records
+                for what in rounds[0]}
+        label = "Spark generating the rows (noop sink)" if way == "noop" else WAYS[way]
+        print(f"  {label:<48} " + ", ".join(f"{what} {seconds:.2f}"
+                                           for what, seconds in used.items())
+              + f", in all {sum(used.values()):.2f}")
 
 
 if __name__ == "__main__":

@@ -57,6 +57,23 @@ def test_benchmark_command_verifies_every_write_and_prints_the_ratios():
     assert float(found[2]) == pytest.approx(eo / alo, abs=0.01)
     assert float(found[3]) == pytest.approx(eo / eo_python, abs=0.01)
 
+    # CPU by process for each way Spark runs (whole clock ticks, scaled up from 2000 records:
+    # a broker's few milliseconds may read 0), the kpy writes' Python workers encoding
+    at = lines.index(next(line for line in lines if line.startswith("CPU seconds per 10M")))
+    cpu = {}
+    for line in lines[at + 1:at + 5]:
+        found = re.match(r"^  (.+?)\s{2,}JVM ([\d.]+), Python ([\d.]+), broker ([\d.]+), "
+                         r"in all ([\d.]+)$", line)
+        assert found, line
+        cpu[found[1]] = [float(found[i]) for i in range(2, 6)]
+    assert set(cpu) == {"kpy df.write, exactly_once (default)",
+                        "kpy df.write, exactly_once, pure-Python codecs",
+                        "kpy df.write, at_least_once", "Spark generating the rows (noop sink)"}
+    for way, (jvm, python, broker, in_all) in cpu.items():
+        assert in_all == pytest.approx(jvm + python + broker, abs=0.02)
+        assert jvm > 0
+        assert (python > 0) == ("noop" not in way)
+
 
 def test_values_are_100_bytes_numbered_by_row():
     assert value_of(42) == b"000000000042" + b"x" * 88
