@@ -219,6 +219,19 @@ def encode_request(
     api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: dict
 ) -> bytes:
     """Encode a request frame, size included (for clients and tests)."""
+    parts = encode_request_parts(api_key, api_version, correlation_id, client_id, body)
+    try:
+        return b"".join(parts)
+    except TypeError:
+        raise EncodeError("encode_request needs bytes-like records, not file regions") from None
+
+
+def encode_request_parts(
+    api_key: int, api_version: int, correlation_id: int, client_id: str | None, body: dict
+) -> list:
+    """A request frame as :func:`encode_request` encodes it, but as its parts, in order: the
+    fields encoded around each ``records`` value, and those values as they were given (not
+    copied), for a gathering write."""
     api = _api(api_key)
     api.request.check_version(api_version)
     writer = Writer()
@@ -233,10 +246,7 @@ def encode_request(
     encode(api.request, api_version, body, writer)
     parts = writer.raw_chunks()
     _I32.pack_into(parts[0], 0, len(writer) - 4)
-    try:
-        return b"".join(parts)
-    except TypeError:
-        raise EncodeError("encode_request needs bytes-like records, not file regions") from None
+    return parts
 
 
 def parse_response(api_key: int, api_version: int, frame) -> tuple[int, dict]:
@@ -250,7 +260,8 @@ def parse_response(api_key: int, api_version: int, frame) -> tuple[int, dict]:
 
 
 __all__ = [
-    "RequestHeader", "encode_request", "encode_response", "parse_request", "parse_request_header",
+    "RequestHeader", "encode_request", "encode_request_parts", "encode_response", "parse_request",
+    "parse_request_header",
     "read_request_body",
     "parse_response", "request_header_version", "response_header_version",
 ]

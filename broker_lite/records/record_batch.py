@@ -333,6 +333,42 @@ def assemble_batch(
     compression = CompressionType(compression)
     if compression is not CompressionType.NONE:
         records_data = compress(compression, records_data, magic=MAGIC, level=compression_level)
+    header = write_header(
+        bytearray(HEADER_SIZE), records_data, record_count=record_count,
+        last_offset_delta=last_offset_delta, base_timestamp=base_timestamp,
+        max_timestamp=max_timestamp, compression=compression, timestamp_type=timestamp_type,
+        base_offset=base_offset, partition_leader_epoch=partition_leader_epoch,
+        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
+        is_transactional=is_transactional, is_control_batch=is_control_batch)
+    # joined once: no zeroed buffer of the batch's size, no second copy of its records
+    return b"".join((header, records_data))
+
+
+def write_header(
+    batch: bytearray,
+    records_after=b"",
+    *,
+    record_count: int,
+    last_offset_delta: int,
+    base_timestamp: int,
+    max_timestamp: int,
+    compression: CompressionType,
+    timestamp_type: TimestampType = TimestampType.CREATE_TIME,
+    base_offset: int = 0,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    is_transactional: bool = False,
+    is_control_batch: bool = False,
+) -> bytearray:
+    """Write a batch header, CRC included, into the first :data:`HEADER_SIZE` bytes of
+    ``batch``, whose records are the rest of ``batch`` followed by ``records_after``
+    (compressed already where ``compression`` says so). Returns ``batch``.
+
+    A batch whose records were encoded after room for the header (the compiled encoder's) is
+    finished so, in place, without copying its records; :func:`assemble_batch` writes a
+    header of its own and joins the records to it."""
     attributes = int(compression)
     if timestamp_type == TimestampType.LOG_APPEND_TIME:
         attributes |= TIMESTAMP_TYPE_FLAG
@@ -340,17 +376,15 @@ def assemble_batch(
         attributes |= TRANSACTIONAL_FLAG
     if is_control_batch:
         attributes |= CONTROL_FLAG
-    header = bytearray(HEADER_SIZE)
     HEADER.pack_into(
-        header, 0, base_offset, HEADER_SIZE + len(records_data) - LOG_OVERHEAD,
+        batch, 0, base_offset, len(batch) + len(records_after) - LOG_OVERHEAD,
         partition_leader_epoch, MAGIC, 0, attributes, last_offset_delta, base_timestamp,
         max_timestamp, producer_id, producer_epoch, base_sequence, record_count,
     )
-    # The CRC runs on from the header's end into the records, and the batch is joined once:
-    # no zeroed buffer of the batch's size, no second copy of its records.
-    crc = crc32c.crc32c(records_data, crc32c.crc32c(memoryview(header)[ATTRIBUTES_OFFSET:]))
-    struct.pack_into(">I", header, CRC_OFFSET, crc)
-    return b"".join((header, records_data))
+    # the CRC runs from the attributes to the end of the records, wherever they lie
+    crc = crc32c.crc32c(records_after, crc32c.crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:]))
+    struct.pack_into(">I", batch, CRC_OFFSET, crc)
+    return batch
 
 
 _BATCH_OPTIONS = inspect.signature(assemble_batch).replace(

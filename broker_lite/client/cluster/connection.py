@@ -67,7 +67,7 @@ from broker_lite.protocol import (
     ApiKey,
     ErrorCode,
     ProtocolError,
-    encode_request,
+    encode_request_parts,
     parse_response,
 )
 from broker_lite.security import SaslAuthenticationError
@@ -104,6 +104,9 @@ _SIZE = struct.Struct(">i")
 _RECV_CHUNK = 4 << 20
 #: Frames of at least this size are received into Arrow's memory pool (see _frame_buffer).
 _POOLED_FRAME_BYTES = 1 << 20
+# Requests of this size and more are sent as their parts (_send_request), at most this many.
+_GATHERED_REQUEST_BYTES = 1 << 16
+_IOV_MAX = 64
 SOFTWARE_NAME = "kpy"
 try:
     SOFTWARE_VERSION = _package_metadata.version("kpy")
@@ -414,7 +417,8 @@ class BrokerConnection:
         self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
         correlation_id = self._correlation_id
         try:
-            request = encode_request(api_key, version, correlation_id, self.config.client_id, body)
+            request = encode_request_parts(api_key, version, correlation_id,
+                                           self.config.client_id, body)
         except ProtocolError as exc:
             raise InvalidArgumentError(f"cannot encode {api_name(api_key)} v{version}: {exc}") \
                 from None
@@ -428,7 +432,7 @@ class BrokerConnection:
             if sock is None:
                 raise ConnectionAbortedError(0, "closed")
             _settimeout(sock, deadline)
-            sock.sendall(request)
+            _send_request(sock, request, deadline, gather=self.config.ssl_context is None)
             (size,) = _SIZE.unpack(_recv_exactly(sock, 4, deadline))
             if size < 4:
                 raise InvalidResponseError(f"broker {self.address} sent a {size}-byte frame")
@@ -483,6 +487,24 @@ def _settimeout(sock: socket.socket, deadline: Deadline) -> None:
     if remaining <= 0:
         raise TimeoutError
     sock.settimeout(remaining)
+
+
+def _send_request(sock: socket.socket, parts: list, deadline: Deadline, *, gather: bool) -> None:
+    """Send a request's parts (:func:`encode_request_parts`). A large request goes out in
+    gathering writes where ``gather`` allows (a plain socket: TLS has no gathering write), so
+    a Produce's megabytes of records are not copied into one buffer first; any other request
+    is joined."""
+    if not gather or len(parts) > _IOV_MAX or sum(map(len, parts)) < _GATHERED_REQUEST_BYTES:
+        sock.sendall(b"".join(parts))
+        return
+    views = [memoryview(part).cast("B") for part in parts]
+    while views:
+        _settimeout(sock, deadline)
+        sent = sock.sendmsg(views)
+        while views and sent >= len(views[0]):  # drop what went whole, and empty parts
+            sent -= len(views.pop(0))
+        if sent:
+            views[0] = views[0][sent:]
 
 
 def _recv_exactly(sock: socket.socket, n: int, deadline: Deadline) -> bytearray | memoryview:

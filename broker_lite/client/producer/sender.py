@@ -64,6 +64,7 @@ from broker_lite.common.vocabulary import (
 from broker_lite.protocol import ApiKey, ErrorCode
 from broker_lite.records import CompressionType
 from broker_lite.records.arrow.encode import arrow_to_batch
+from broker_lite.records.arrow.sizes import record_sizes
 
 from ..cluster.cluster import Cluster
 from ..cluster.metadata import BrokerInfo
@@ -81,7 +82,7 @@ from ..errors import (
     error_for,
 )
 from ..retry import Deadline, retry, timed_out
-from .batching import BATCH_OVERHEAD, record_sizes, split_rows
+from .batching import BATCH_OVERHEAD, split_rows
 from .transactions import (
     TransactionManager,
     init_producer_id_request,
@@ -120,7 +121,7 @@ class _Batch:
 
     tp: TopicPartition
     rows: pa.RecordBatch
-    data: bytes
+    data: bytes | bytearray
     sequence: int
     attempts: int = 0
     in_doubt: bool = False  # sent, and no answer came back: it may have been written

@@ -72,6 +72,13 @@ def describe_codecs(module: ModuleType | None, what: str) -> str:
 codec: ModuleType | None = in_use(compiled(), "record", logger)
 
 
+def binary_buffers(column) -> tuple:
+    """A binary or string Arrow array as the compiled codecs take it: (validity or None, int32
+    offsets, data, the array's offset into them)."""
+    validity, offsets, data = column.buffers()
+    return validity, offsets, b"" if data is None else data, column.offset
+
+
 def describe() -> str:
     """One line saying which codecs run, and why."""
     return describe_codecs(codec, "record")

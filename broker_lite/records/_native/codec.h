@@ -18,16 +18,8 @@ extern const char kpy_decode_v2_doc[];
 /* v2_encode.c: Arrow buffers into a v2 records section. */
 PyObject *kpy_encode_v2(PyObject *module, PyObject *args);
 extern const char kpy_encode_v2_doc[];
-
-/* A new bytes object of size bytes, contents unset, its bytes at *data; NULL (exception set)
- * on failure. (void **: each caller's pointer type is assigned from it, not punned.) */
-static inline PyObject *kpy_new_bytes(Py_ssize_t size, void **data)
-{
-    PyObject *bytes = PyBytes_FromStringAndSize(NULL, size);
-    if (bytes != NULL)
-        *data = PyBytes_AS_STRING(bytes);
-    return bytes;
-}
+PyObject *kpy_record_sizes(PyObject *module, PyObject *args);
+extern const char kpy_record_sizes_doc[];
 
 /* Bytes of an Arrow validity bitmap for n values (one bit each, least significant first). */
 static inline Py_ssize_t kpy_bitmap_bytes(int64_t n)

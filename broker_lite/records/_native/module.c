@@ -10,6 +10,7 @@
 static PyMethodDef methods[] = {
     {"decode_v2", kpy_decode_v2, METH_VARARGS, kpy_decode_v2_doc},
     {"encode_v2", kpy_encode_v2, METH_VARARGS, kpy_encode_v2_doc},
+    {"record_sizes", kpy_record_sizes, METH_VARARGS, kpy_record_sizes_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,7 +10,9 @@ buffer of the joined array is then exactly the batch's records section.
 This module is the reference. Where the compiled twin is built (:mod:`broker_lite.records._native`,
 ``v2_encode.c``), it writes the records section instead, byte for byte the same, from the same
 columns' Arrow buffers; headers are encoded here either way, and the batch header, compression and
-CRC are :func:`broker_lite.records.assemble_batch`'s.
+CRC are :func:`broker_lite.records.assemble_batch`'s. Uncompressed, the compiled encoder leaves room
+for the header before the records, and the header is written there
+(:func:`broker_lite.records.record_batch.write_header`): the batch is never copied whole.
 """
 
 import numpy as np
@@ -19,11 +21,12 @@ import pyarrow.compute as pc
 
 from broker_lite.common.vocabulary import now_ms
 from broker_lite.records import CompressionType, TimestampType, assemble_batch
+from broker_lite.records.record_batch import HEADER_SIZE, write_header
 
 from .. import _native
 from .schema import HEADER_TYPE
-
-_SEVEN_BIT_LIMITS = np.array([1 << (7 * k) for k in range(1, 10)], dtype=np.uint64)
+from .sizes import lengths as _lengths
+from .sizes import zigzag, zigzag_sizes
 
 
 def arrow_to_batch(
@@ -37,8 +40,9 @@ def arrow_to_batch(
     producer_epoch: int = -1,
     base_sequence: int = -1,
     is_transactional: bool = False,
-) -> bytes:
-    """Encode ``rows`` as one v2 record batch.
+) -> bytes | bytearray:
+    """Encode ``rows`` as one v2 record batch (a bytearray where the compiled encoder wrote it
+    uncompressed, in place).
 
     ``rows`` has a ``value`` column (binary or string) and optionally ``key`` (binary or string),
     ``headers`` (``list<struct<key: string, value: binary>>``) and ``timestamp`` (a timestamp
@@ -63,30 +67,29 @@ def arrow_to_batch(
     base_timestamp = int(timestamps[0]) if n else -1
     max_timestamp = int(timestamps.max()) if n else -1
 
+    compression = CompressionType(compression)
+    header = dict(
+        record_count=n, last_offset_delta=max(n - 1, 0), base_timestamp=base_timestamp,
+        max_timestamp=max_timestamp, timestamp_type=TimestampType.CREATE_TIME,
+        base_offset=base_offset, producer_id=producer_id, producer_epoch=producer_epoch,
+        base_sequence=base_sequence, is_transactional=is_transactional)
     codec = _native.codec
-    if codec is not None:
-        headers = columns.get("headers")
-        records = codec.encode_v2(
-            n, _buffers_of(key) if "key" in columns else None, _buffers_of(value), timestamps,
-            base_timestamp, None if headers is None else _buffers_of(_header_sections(headers, n)))
-    else:
+    if codec is None:
         records = _records_section(key, value, timestamps, base_timestamp,
                                    columns.get("headers"), n)
-    return assemble_batch(
-        records, record_count=n, last_offset_delta=max(n - 1, 0),
-        base_timestamp=base_timestamp, max_timestamp=max_timestamp,
-        compression=CompressionType(compression), compression_level=compression_level,
-        timestamp_type=TimestampType.CREATE_TIME, base_offset=base_offset,
-        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
-        is_transactional=is_transactional,
-    )
-
-
-def _buffers_of(column: pa.Array) -> tuple:
-    """A binary array as ``encode_v2`` (``_native/v2_encode.c``) takes it: (validity or None,
-    int32 offsets, data, the array's offset into them)."""
-    validity, offsets, data = column.buffers()
-    return validity, offsets, b"" if data is None else data, column.offset
+        return assemble_batch(records, compression=compression,
+                              compression_level=compression_level, **header)
+    headers = columns.get("headers")
+    uncompressed = compression is CompressionType.NONE
+    records = codec.encode_v2(
+        n, _native.binary_buffers(key) if "key" in columns else None,
+        _native.binary_buffers(value), timestamps, base_timestamp,
+        None if headers is None else _native.binary_buffers(_header_sections(headers, n)),
+        HEADER_SIZE if uncompressed else 0)
+    if uncompressed:  # the records follow room for the header: the batch is finished in place
+        return write_header(records, compression=compression, **header)
+    return assemble_batch(records, compression=compression, compression_level=compression_level,
+                          **header)
 
 
 def _records_section(key: pa.Array, value: pa.Array, timestamps: np.ndarray,
@@ -120,20 +123,18 @@ class _Varints:
     faster than a (rows x bytes) array of uint64."""
 
     def __init__(self, values: np.ndarray, *, leading_zero: bool = False):
-        values = np.asarray(values, dtype=np.int64)
-        zigzag = ((values << 1) ^ (values >> 63)).view(np.uint64)
-        sizes = 1 + np.searchsorted(_SEVEN_BIT_LIMITS, zigzag, side="right")
-        width = int(sizes.max()) if len(values) else 1
+        rest = zigzag(values)
+        sizes = zigzag_sizes(rest)
+        width = int(sizes.max()) if len(rest) else 1
         # a fixed 0 byte in front: the record's attributes
-        self.columns = [np.zeros(len(values), dtype=np.uint8)] if leading_zero else []
-        rest = zigzag
+        self.columns = [np.zeros(len(rest), dtype=np.uint8)] if leading_zero else []
         for _ in range(width):  # 7-bit groups, low first; the top bit says that more follow
             group = (rest & np.uint64(0x7F)).astype(np.uint8)
             rest = rest >> np.uint64(7)
             group |= (rest != 0).view(np.uint8) << np.uint8(7)
             self.columns.append(group)
         self.sizes = (sizes + int(leading_zero)).astype(np.int64)
-        self.full = not len(values) or int(sizes.min()) == width  # every row uses every byte
+        self.full = not len(sizes) or int(sizes.min()) == width  # every row uses every byte
 
 
 def _compact(parts: list[_Varints], n: int) -> pa.Array:
@@ -159,12 +160,6 @@ def _binary_column(column: pa.Array, name: str) -> pa.Array:
             pa.types.is_string_view(column.type):
         return column.cast(pa.binary())
     raise TypeError(f"column '{name}' must be binary or string, not {column.type}")
-
-
-def _lengths(column: pa.Array) -> np.ndarray:
-    """Byte length per row, -1 for nulls (Kafka's encoding of a null key or value)."""
-    lengths = pc.binary_length(column).fill_null(-1)
-    return lengths.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def _timestamps_ms(column: pa.Array | None, n: int, default: int) -> np.ndarray:

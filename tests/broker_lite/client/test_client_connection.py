@@ -23,9 +23,10 @@ from broker_lite.client.cluster.connection import (
     _POOLED_FRAME_BYTES,
     BrokerConnection,
     _recv_exactly,
+    _send_request,
 )
 from broker_lite.client.retry import Deadline
-from broker_lite.protocol import ApiKey, encode_response
+from broker_lite.protocol import ApiKey, encode_request, encode_request_parts, encode_response
 from broker_lite.zk.testing import join_all, wait_until
 
 # Bounds on "fails within the configured timeout": the timeout plus room for a loaded machine.
@@ -244,3 +245,63 @@ def test_a_large_frame_is_received_into_arrows_pool_and_a_small_one_into_a_bytea
     assert frame == payload and frame[7] == payload[7]  # bytes, not signed chars
     payload, frame = received_frame(_POOLED_FRAME_BYTES - 1)
     assert isinstance(frame, bytearray) and frame == payload
+
+
+class CountedWrites:
+    """A socket whose writes are counted: ``writes`` holds (method, bytes written)."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock, self.writes = sock, []
+
+    def settimeout(self, seconds: float) -> None:
+        self.sock.settimeout(seconds)
+
+    def sendall(self, data) -> None:
+        self.sock.sendall(data)
+        self.writes.append(("sendall", len(data)))
+
+    def sendmsg(self, buffers) -> int:
+        sent = self.sock.sendmsg(buffers)
+        self.writes.append(("sendmsg", sent))
+        return sent
+
+
+def sent_request(parts: list, *, gather: bool) -> tuple[bytes, list]:
+    """What the peer reads while ``_send_request`` sends ``parts``, and the writes it took."""
+    total = sum(map(len, parts))
+    got = bytearray()
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 65_536)
+        counted = CountedWrites(ours)
+
+        def read() -> None:
+            while len(got) < total:
+                time.sleep(0.001)  # a slow reader: the sender's writes go out in pieces
+                got.extend(theirs.recv(65_536))
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        _send_request(counted, parts, Deadline(10_000), gather=gather)  # type: ignore[arg-type]
+        reader.join(SLACK_S)
+    return bytes(got), counted.writes
+
+
+def test_a_large_request_goes_out_as_its_parts_and_arrives_whole():
+    records = bytearray(bytes(range(256)) * 8192)  # 2 MiB, as the compiled encoder gives them
+    body = {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": records},
+                                         {"index": 1, "records": b""}]}]}
+    frame = encode_request(ApiKey.PRODUCE, 9, 7, "kpy", body)
+    parts = encode_request_parts(ApiKey.PRODUCE, 9, 7, "kpy", body)
+    assert any(part is records for part in parts)  # not copied into the frame
+    got, writes = sent_request(parts, gather=True)
+    assert got == frame
+    # gathering writes only, resumed after partial ones
+    assert {method for method, _ in writes} == {"sendmsg"} and len(writes) > 1
+    assert sum(sent for _, sent in writes) == len(frame)
+    # without gathering (TLS), and for a small request, the parts are joined and sent at once
+    assert sent_request(parts, gather=False) == (frame, [("sendall", len(frame))])
+    small = encode_request_parts(ApiKey.METADATA, 1, 8, "kpy", {"topics": None})
+    joined = b"".join(small)
+    assert sent_request(small, gather=True) == (joined, [("sendall", len(joined))])

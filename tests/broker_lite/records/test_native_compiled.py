@@ -35,6 +35,36 @@ def test_the_compiled_encoder_refuses_columns_that_do_not_hold_their_rows(key: t
     value = (None, pa.array([0, 1], pa.int32()).buffers()[1], b"v", 0)
     timestamps = pa.array([T0], pa.int64()).buffers()[1]
     with pytest.raises(ValueError, match=message):
-        COMPILED.encode_v2(1, key, value, timestamps, T0, None)
+        COMPILED.encode_v2(1, key, value, timestamps, T0, None, 0)
     with pytest.raises(ValueError, match="fewer than the rows"):
-        COMPILED.encode_v2(2, None, value, timestamps, T0, None)
+        COMPILED.encode_v2(2, None, value, timestamps, T0, None, 0)
+
+
+def test_the_compiled_encoder_leaves_the_room_it_is_asked_for_and_refuses_a_negative_one(
+        ) -> None:
+    value = (None, pa.array([0, 1], pa.int32()).buffers()[1], b"v", 0)
+    timestamps = pa.array([T0], pa.int64()).buffers()[1]
+    records = COMPILED.encode_v2(1, None, value, timestamps, T0, None, 0)
+    with_room = COMPILED.encode_v2(1, None, value, timestamps, T0, None, 61)
+    assert isinstance(with_room, bytearray) and len(with_room) == 61 + len(records)
+    assert with_room[61:] == records
+    with pytest.raises(ValueError, match="headroom must not be negative"):
+        COMPILED.encode_v2(1, None, value, timestamps, T0, None, -1)
+
+
+def test_the_compiled_sizes_refuse_buffers_that_do_not_hold_the_rows() -> None:
+    value = (None, pa.array([0, 1, 3], pa.int32()).buffers()[1], b"abc", 0)
+    two = bytearray(16)
+    with pytest.raises(ValueError, match="must hold int64s"):
+        COMPILED.record_sizes(bytearray(15), None, value, None, None)
+    with pytest.raises(ValueError, match="shorter than its 3 rows"):
+        COMPILED.record_sizes(bytearray(24), None, value, None, None)
+    with pytest.raises(ValueError, match="timestamp spans hold 8 bytes, not 2 int64s"):
+        COMPILED.record_sizes(two, None, value, bytes(8), None)
+    with pytest.raises(ValueError, match="header bytes hold 24 bytes, not 2 int64s"):
+        COMPILED.record_sizes(two, None, value, None, bytes(24))
+    with pytest.raises(TypeError):  # sizes are written: a read-only buffer is refused
+        COMPILED.record_sizes(bytes(16), None, value, None, None)
+    COMPILED.record_sizes(two, None, value, None, None)
+    # 1 attributes, 1 timestamp delta, 1 offset delta, 1 null key, 1 + n value, 1 header count
+    assert [int.from_bytes(two[i:i + 8], "little") for i in (0, 8)] == [1 + 7, 1 + 8]
