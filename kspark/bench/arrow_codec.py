@@ -8,10 +8,9 @@ every field read, as its consumer does), in the same process, alternating, on on
 same rows are encoded from Arrow columns by kpy and appended by kafka-python's batch builder.
 kpy is measured twice: with its compiled codecs (:mod:`broker_lite.records._native`), and with the
 pure-Python ones (its fallback where no C compiler built them). Figures are medians over
-``--repeat`` rounds in which the ways take turns, each timed run following an untimed one of the
-same way (see :func:`median_seconds`); ratios are kpy / kafka-python and compiled / pure Python.
-kpy's decodes are also timed ``--repeat`` times in a row, as a reader runs them
-(:func:`in_a_row_seconds`).
+``--repeat`` rounds in which the ways take turns, each timed run following a tenth of a second of
+untimed ones of the same way (see :func:`median_seconds`); ratios are kpy / kafka-python and
+compiled / pure Python.
 """
 
 import argparse
@@ -45,41 +44,34 @@ def sample_rows(n: int, seed: int = 1) -> pa.Table:
     return pa.table({"key": column(KEY_BYTES), "value": column(VALUE_BYTES)})
 
 
+#: Seconds of untimed runs a way makes in its turn before its timed run (see median_seconds).
+WARM_SECONDS = 0.1
+
+
 def median_seconds(ways: dict, repeat: int) -> dict:
     """The median seconds of each of ``ways`` ({name: (fn, runs)}), the ways taking turns so
     that a change in the machine's load falls on all of them alike.
 
-    In its turn, a way runs once untimed and then once timed, as a reader decoding batch after
-    batch runs: the timed run finds the memory its output needs already mapped. Run cold, after
-    the other ways, it would first fault that memory in again (the allocator gives freed memory
-    back to the system), and one page fault can cost more than decoding the 37 records of 110
-    bytes that fill the page: that would time the kernel, not the codec."""
+    In its turn, a way runs untimed for :data:`WARM_SECONDS` (once at least), then once
+    timed: as a reader decoding batch after batch runs, with its memory in use. Memory left
+    untouched for a tenth of a second comes back slowly on a virtual machine, with no page
+    fault the guest sees: copying a 24 MB numpy array into another, both long allocated,
+    takes 2 ms, and 13 to 16 ms right after a 0.2 s sleep, back to 2 ms only after four
+    copies. A way timed after one untimed run, following the others' turns, would time that
+    (kpy's decode measured 19M records/s so, and 35M warmed for 0.05 s, the other ways'
+    work in between either way)."""
     times: dict = {name: [] for name in ways}
     for round_ in range(repeat):
         for name, (fn, runs) in ways.items():
             if round_ < runs:
+                warm_until = time.perf_counter() + WARM_SECONDS
                 fn()
+                while time.perf_counter() < warm_until:
+                    fn()
                 start = time.perf_counter()
                 fn()
                 times[name].append(time.perf_counter() - start)
     return {name: statistics.median(seconds) for name, seconds in times.items()}
-
-
-def in_a_row_seconds(fn, runs: int) -> float:
-    """The median seconds of ``runs`` runs of ``fn`` one right after another, after one
-    untimed: as a reader decodes fetch after fetch, with no other way's work in between.
-
-    Between the turns of :func:`median_seconds`, the other ways' own memory traffic (tens of
-    MB of Python objects and numpy arrays) leaves the next run of a way slower by as much as
-    3x on a virtual machine, even after its untimed run; a figure in a row shows the codec as
-    a reader runs it. Both are printed."""
-    fn()
-    seconds = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds)
 
 
 def kpy_decode(buffer: bytes) -> int:
@@ -159,8 +151,6 @@ def run(batches: int, repeat: int) -> list[dict]:
                                     values), peer_runs),
         }, repeat)
         seconds["peer_encode"] *= batches / 2
-        seconds["kpy_decode_in_a_row"] = in_a_row_seconds(on_codecs(compiled, decode), repeat)
-        seconds["python_decode_in_a_row"] = in_a_row_seconds(on_codecs(None, decode), repeat)
         result = {name: total / value for name, value in seconds.items()}
         result["codec"] = codec.kafka_name
         results.append(result)
@@ -189,12 +179,7 @@ def main(argv=None) -> None:
             kpy, python, peer = r[f"kpy_{step}"], r[f"python_{step}"], r[f"peer_{step}"]
             print(f"{step} {r['codec']:<6} {kpy:>12,.0f} {python:>12,.0f} {kpy / python:>5.1f}x   "
                   f"{peer:>13,.0f} {kpy / peer:>5.1f}x")
-    for r in results:
-        kpy, python = r["kpy_decode_in_a_row"], r["python_decode_in_a_row"]
-        print(f"in a row, decode {r['codec']}: kpy {kpy:,.0f}, kpy Python {python:,.0f} "
-              f"({kpy / python:.1f}x)")
-    print("kpy: the codecs in use (above); kpy Python: the pure-Python codecs, in the same run; "
-          "in a row: each decode's runs one after another (see in_a_row_seconds)")
+    print("kpy: the codecs in use (above); kpy Python: the pure-Python codecs, in the same run")
     print("targets: decode (none) >= 20,000,000 records/s compiled, >= 2,000,000 on pure Python, "
           "and >= 5x kafka-python; encode >= 1,000,000 records/s")
 
