@@ -45,12 +45,15 @@ const char kpy_decode_v2_doc[] =
     "decode_v2(data, regions, include_headers, allocate) -> dict | None\n\n"
     "The records sections of v2 batches in ``data`` as Arrow buffers. ``regions`` holds one\n"
     "tuple per batch: (start, end, recordCount, baseOffset, baseTimestamp, maxTimestamp,\n"
-    "timestampType); ``allocate(size)`` returns a writable, resizable buffer (a resizable\n"
+    "timestampType), in ``data``, or in ``data[i]`` for region i where ``data`` is a list of\n"
+    "buffers (decompressed sections, not joined); ``allocate(size)`` returns a writable,\n"
+    "resizable buffer (a resizable\n"
     "pyarrow.Buffer). None where any record is malformed: the reference decoder then\n"
     "reports it. See broker_lite/records/arrow/decode.py.";
 
 /* One batch's records section and what its records take from its header. */
 typedef struct {
+    const uint8_t *data;    /* the buffer the section lies in */
     int64_t start;          /* where the section starts in data */
     int64_t end;            /* where it ends (exclusive) */
     int64_t count;          /* recordCount */
@@ -60,10 +63,10 @@ typedef struct {
     int timestamp_type;     /* 0 CreateTime, 1 LogAppendTime */
 } region;
 
-/* Where the values of one binary column lie in data (the header keys, or their values),
- * gathered during the walk and copied after it. */
+/* Where the values of one binary column lie (the header keys, or their values), gathered
+ * during the walk and copied after it, while the buffers are still held. */
 typedef struct {
-    int64_t *at;      /* where each value starts */
+    const uint8_t **at; /* where each value starts */
     int32_t *length;  /* its length, -1 for null */
     int64_t count;    /* values so far */
     int64_t capacity; /* values at and length have room for */
@@ -86,7 +89,7 @@ static int spans_init(spans *s, int64_t capacity)
 
 static void spans_free(spans *s)
 {
-    PyMem_RawFree(s->at);
+    PyMem_RawFree((void *)s->at);
     PyMem_RawFree(s->length);
 }
 
@@ -96,7 +99,7 @@ static int spans_reserve(spans *s)
     if (s->count < s->capacity)
         return 1;
     int64_t capacity = s->capacity * 2;
-    int64_t *at = PyMem_RawRealloc(s->at, (size_t)capacity * sizeof *at);
+    const uint8_t **at = PyMem_RawRealloc(s->at, (size_t)capacity * sizeof *at);
     if (at == NULL)
         return 0;
     s->at = at;
@@ -110,7 +113,7 @@ static int spans_reserve(spans *s)
 
 /* Record a value; 0 where the column would pass the 2 GiB that Arrow's int32 offsets reach
  * (the reference fails there too, in Arrow's cast). */
-static inline int spans_add(spans *s, int64_t at, int64_t length)
+static inline int spans_add(spans *s, const uint8_t *at, int64_t length)
 {
     s->at[s->count] = at;
     s->length[s->count] = (int32_t)length; /* -1 .. INT32_MAX: a varint field */
@@ -178,7 +181,7 @@ static PyObject *out_finish(out_buffer *b, Py_ssize_t size)
 }
 
 /* The Arrow buffers of the column: (validity or None, null count, offsets, data). */
-static PyObject *spans_to_arrow(const spans *s, const uint8_t *data, PyObject *allocate)
+static PyObject *spans_to_arrow(const spans *s, PyObject *allocate)
 {
     out_buffer validity_out = {0}, offsets_out = {0}, data_out = {0};
     PyObject *result = NULL;
@@ -200,7 +203,7 @@ static PyObject *spans_to_arrow(const spans *s, const uint8_t *data, PyObject *a
     for (int64_t i = 0; i < s->count; i++) {
         int32_t length = s->length[i];
         if (length > 0) {
-            memcpy(values + position, data + s->at[i], (size_t)length);
+            memcpy(values + position, s->at[i], (size_t)length);
             position += length;
         }
         if (validity != NULL && length >= 0)
@@ -324,8 +327,8 @@ static int read_headers(const uint8_t *data, int64_t *pos, int64_t end, columns 
             return 0;
         if (!spans_reserve(&c->header_keys) || !spans_reserve(&c->header_values))
             return -1;
-        if (!spans_add(&c->header_keys, key_at, key_length) ||
-            !spans_add(&c->header_values, value_at, value_length))
+        if (!spans_add(&c->header_keys, data + key_at, key_length) ||
+            !spans_add(&c->header_values, data + value_at, value_length))
             return 0;
     }
     *pos = p;
@@ -334,8 +337,9 @@ static int read_headers(const uint8_t *data, int64_t *pos, int64_t end, columns 
 
 /* The pass over one region's records: 1 when every record is well formed, 0 when one is not,
  * -1 with an exception set (out of memory). */
-static int read_region(const uint8_t *data, const region *r, columns *c, int64_t *record)
+static int read_region(const region *r, columns *c, int64_t *record)
 {
+    const uint8_t *data = r->data;
     /* The writers and columns are worked on in locals: the value copies (memcpy) could write
      * anywhere the compiler cannot rule out, so fields reached through c would be read again
      * after each. */
@@ -399,9 +403,8 @@ out:
     return well_formed;
 }
 
-/* The regions argument, checked against the buffer's bounds. */
-static region *parse_regions(PyObject *sequence, Py_ssize_t data_length, Py_ssize_t *count,
-                             int64_t *records, int64_t *room, int *plausible)
+/* The regions argument, as given: its bounds are checked by place_regions(). */
+static region *parse_regions(PyObject *sequence, Py_ssize_t *count)
 {
     PyObject *fast = PySequence_Fast(sequence, "regions must be a sequence");
     if (fast == NULL)
@@ -413,40 +416,95 @@ static region *parse_regions(PyObject *sequence, Py_ssize_t data_length, Py_ssiz
         PyErr_NoMemory();
         return NULL;
     }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        region *r = &regions[i];
+        long long start, end, count, base_offset, base_timestamp, max_timestamp;
+        int timestamp_type;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "LLLLLLi", &start, &end,
+                              &count, &base_offset, &base_timestamp, &max_timestamp,
+                              &timestamp_type)) {
+            Py_DECREF(fast);
+            PyMem_RawFree(regions);
+            return NULL;
+        }
+        *r = (region){NULL, start, end, count, base_offset, base_timestamp, max_timestamp,
+                      timestamp_type};
+    }
+    Py_DECREF(fast);
+    *count = n;
+    return regions;
+}
+
+/* The buffers the regions lie in: data itself for all, or data[i] for region i. */
+typedef struct {
+    Py_buffer *views;
+    Py_ssize_t held; /* views taken, released by buffers_release() */
+} buffers;
+
+static void buffers_release(buffers *b)
+{
+    for (Py_ssize_t i = 0; i < b->held; i++)
+        PyBuffer_Release(&b->views[i]);
+    PyMem_RawFree(b->views);
+}
+
+static int buffers_hold(PyObject *data, Py_ssize_t region_count, buffers *b)
+{
+    int one = PyObject_CheckBuffer(data);
+    PyObject *fast = one ? NULL : PySequence_Fast(data, "data must be a buffer or a list of them");
+    if (!one && fast == NULL)
+        return 0;
+    Py_ssize_t n = one ? 1 : PySequence_Fast_GET_SIZE(fast);
+    if (!one && n != region_count) {
+        PyErr_Format(PyExc_ValueError, "%zd buffers for %zd regions", n, region_count);
+        Py_DECREF(fast);
+        return 0;
+    }
+    b->views = PyMem_RawMalloc((size_t)(n > 0 ? n : 1) * sizeof *b->views);
+    if (b->views == NULL) {
+        Py_XDECREF(fast);
+        PyErr_NoMemory();
+        return 0;
+    }
+    for (; b->held < n; b->held++) {
+        PyObject *item = one ? data : PySequence_Fast_GET_ITEM(fast, b->held);
+        if (PyObject_GetBuffer(item, &b->views[b->held], PyBUF_SIMPLE) < 0) {
+            Py_XDECREF(fast);
+            return 0;
+        }
+    }
+    Py_XDECREF(fast);
+    return 1;
+}
+
+/* Check each region against the bounds of its buffer and point it there; count the records
+ * and bound the bytes their keys and values can take. */
+static int place_regions(region *regions, Py_ssize_t n, const buffers *b, int64_t *records,
+                         int64_t *room, int *plausible)
+{
     *records = 0;
     *room = 0;
     *plausible = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
         region *r = &regions[i];
-        long long start, end, count, base_offset, base_timestamp, max_timestamp;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "LLLLLLi", &start, &end,
-                              &count, &base_offset, &base_timestamp, &max_timestamp,
-                              &r->timestamp_type))
-            goto fail;
-        if (start < 0 || end < start || end > data_length) {
+        const Py_buffer *view = &b->views[b->held == 1 ? 0 : i];
+        if (r->start < 0 || r->end < r->start || r->end > view->len) {
             PyErr_Format(PyExc_ValueError, "region %zd [%lld, %lld) lies outside the buffer",
-                         i, start, end);
-            goto fail;
+                         i, (long long)r->start, (long long)r->end);
+            return 0;
         }
-        *r = (region){start, end, count, base_offset, base_timestamp, max_timestamp,
-                      r->timestamp_type};
+        r->data = view->buf;
         /* A negative count, or more records than the section has room for, is corrupt: the
          * reference raises, and nothing is allocated for such a count. */
-        if (count < 0 || count > (end - start) / MIN_RECORD_BYTES)
+        if (r->count < 0 || r->count > (r->end - r->start) / MIN_RECORD_BYTES)
             *plausible = 0;
         else {
-            *records += count;
+            *records += r->count;
             /* a record's key and value take at most its size less its seven other fields */
-            *room += (end - start) - count * MIN_RECORD_BYTES;
+            *room += (r->end - r->start) - r->count * MIN_RECORD_BYTES;
         }
     }
-    Py_DECREF(fast);
-    *count = n;
-    return regions;
-fail:
-    Py_DECREF(fast);
-    PyMem_RawFree(regions);
-    return NULL;
+    return 1;
 }
 
 static void columns_free(columns *c)
@@ -463,7 +521,7 @@ static void columns_free(columns *c)
 
 /* The headers column's buffers: (list validity or None, its null count, list offsets,
  * keys, values), keys and values as spans_to_arrow() gives them. */
-static PyObject *headers_to_arrow(const columns *c, const uint8_t *data)
+static PyObject *headers_to_arrow(const columns *c)
 {
     out_buffer validity_out = {0}, offsets_out = {0};
     PyObject *result = NULL, *keys = NULL, *values = NULL;
@@ -483,8 +541,8 @@ static PyObject *headers_to_arrow(const columns *c, const uint8_t *data)
         else
             empty++;
     }
-    keys = spans_to_arrow(&c->header_keys, data, c->allocate);
-    values = keys ? spans_to_arrow(&c->header_values, data, c->allocate) : NULL;
+    keys = spans_to_arrow(&c->header_keys, c->allocate);
+    values = keys ? spans_to_arrow(&c->header_values, c->allocate) : NULL;
     if (values != NULL)
         result = Py_BuildValue("(NLNOO)", out_finish(&validity_out, -1), (long long)empty,
                                out_finish(&offsets_out, -1), keys, values);
@@ -496,13 +554,13 @@ done:
     return result;
 }
 
-static PyObject *columns_to_dict(columns *c, const uint8_t *data)
+static PyObject *columns_to_dict(columns *c)
 {
     PyObject *headers = Py_None;
     Py_INCREF(Py_None);
     if (c->include_headers) {
         Py_DECREF(Py_None);
-        headers = headers_to_arrow(c, data);
+        headers = headers_to_arrow(c);
         if (headers == NULL)
             return NULL;
     }
@@ -517,27 +575,27 @@ static PyObject *columns_to_dict(columns *c, const uint8_t *data)
 
 PyObject *kpy_decode_v2(PyObject *module, PyObject *args)
 {
-    Py_buffer buffer;
-    PyObject *regions_arg, *allocate, *result = NULL;
+    PyObject *data_arg, *regions_arg, *allocate, *result = NULL;
     int include_headers;
     (void)module;
-    if (!PyArg_ParseTuple(args, "y*OpO", &buffer, &regions_arg, &include_headers, &allocate))
+    if (!PyArg_ParseTuple(args, "OOpO", &data_arg, &regions_arg, &include_headers, &allocate))
         return NULL;
     Py_ssize_t region_count;
+    region *regions = parse_regions(regions_arg, &region_count);
+    if (regions == NULL)
+        return NULL;
+    buffers held = {0};
     int64_t n, room;
     int plausible;
-    region *regions = parse_regions(regions_arg, buffer.len, &region_count, &n, &room,
-                                    &plausible);
-    if (regions == NULL) {
-        PyBuffer_Release(&buffer);
-        return NULL;
-    }
+    columns c = {.include_headers = include_headers, .allocate = allocate};
+    if (!buffers_hold(data_arg, region_count, &held) ||
+        !place_regions(regions, region_count, &held, &n, &room, &plausible))
+        goto done;
     if (!plausible) {
-        PyMem_RawFree(regions);
-        PyBuffer_Release(&buffer);
-        Py_RETURN_NONE;
+        result = Py_NewRef(Py_None);
+        goto done;
     }
-    columns c = {.n = n, .include_headers = include_headers, .allocate = allocate};
+    c.n = n;
     c.offset = out_new(&c.offset_out, allocate, (Py_ssize_t)(n * sizeof(int64_t)));
     c.timestamp_us = c.offset ? out_new(&c.timestamp_out, allocate,
                                         (Py_ssize_t)(n * sizeof(int64_t))) : NULL;
@@ -554,26 +612,24 @@ PyObject *kpy_decode_v2(PyObject *module, PyObject *args)
             PyErr_NoMemory();
         goto done;
     }
-    const uint8_t *data = buffer.buf;
     int64_t record = 0;
     int well_formed = 1;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < region_count && well_formed == 1; i++)
-        well_formed = read_region(data, &regions[i], &c, &record);
+        well_formed = read_region(&regions[i], &c, &record);
     Py_END_ALLOW_THREADS
     if (well_formed < 0) {
         PyErr_NoMemory();
         goto done;
     }
     if (!well_formed) {
-        result = Py_None;
-        Py_INCREF(result);
+        result = Py_NewRef(Py_None);
         goto done;
     }
-    result = columns_to_dict(&c, data);
+    result = columns_to_dict(&c);
 done:
     columns_free(&c);
+    buffers_release(&held);
     PyMem_RawFree(regions);
-    PyBuffer_Release(&buffer);
     return result;
 }

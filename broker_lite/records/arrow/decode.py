@@ -11,7 +11,8 @@ inherently sequential; everything else is not. Decoding is therefore split in tw
    Kafka schema.
 
 Uncompressed batches are decoded where they lie, in the buffer they were read from (a Fetch
-response): nothing is copied before the cast. Compressed ones are decompressed first.
+response): nothing is copied before the cast. Compressed ones are decompressed first, and their
+sections joined here; the compiled decoder reads each section where it was decompressed.
 
 Batches of the legacy formats (magic 0 and 1) take the record-by-record path of
 :mod:`broker_lite.records`; they only appear in topics written by pre-0.11 clients.
@@ -23,6 +24,7 @@ it hands the bytes back here, so the errors are always this module's.
 """
 
 from collections.abc import Iterable
+from typing import Literal, overload
 
 import numpy as np
 import pyarrow as pa
@@ -137,13 +139,14 @@ def _keep_offsets(rb: pa.RecordBatch, start: int | None, end: int | None) -> pa.
 
 def _v2_to_arrow(group: list[RecordBatch], topic: str, partition: int,
                  include_headers: bool) -> pa.RecordBatch:
-    data, regions = records_sections(group)
     codec = _native.codec
     if codec is not None:
+        data, regions = records_sections(group, joined=False)
         decoded = codec.decode_v2(data, compiled_regions(regions, group), include_headers,
                                   allocate_buffer)
         if decoded is not None:  # None: a malformed record, which the code below names
             return _compiled_columns(decoded, topic, partition, include_headers)
+    data, regions = records_sections(group)
     d = np.frombuffer(data, dtype=np.uint8)
     ends = walk(data, d, regions)
     starts = record_starts(ends, regions)
@@ -221,11 +224,24 @@ def _binary_of_buffers(buffers: tuple, n: int) -> pa.Array:
                                  null_count=null_count)
 
 
-def records_sections(group: list[RecordBatch]) -> tuple[bytes | memoryview, Regions]:
+@overload
+def records_sections(group: list[RecordBatch], *, joined: Literal[True] = ...
+                     ) -> tuple[bytes | memoryview, Regions]: ...
+
+
+@overload
+def records_sections(group: list[RecordBatch], *, joined: Literal[False]
+                     ) -> tuple[bytes | memoryview | list, Regions]: ...
+
+
+def records_sections(group: list[RecordBatch], *, joined: bool = True
+                     ) -> tuple[bytes | memoryview | list, Regions]:
     """The records of ``group`` as one buffer, and where each batch's records section lies in it
     with its record count: the buffer the batches were read from, as it is, when none of them
     is compressed and they share one (a Fetch response's records), else their records sections,
-    decompressed, joined."""
+    decompressed, joined. Not ``joined``, those sections are a list, each batch's region lying
+    in its own: the compiled decoder takes them so, and copies each record's bytes once, not
+    twice."""
     for batch in group:
         if batch.record_count < 0:
             raise CorruptRecordError(
@@ -242,8 +258,9 @@ def records_sections(group: list[RecordBatch]) -> tuple[bytes | memoryview, Regi
         section = batch.records_data()
         sections.append(section)
         regions.append((position, position + len(section), batch.record_count))
-        position += len(section)
-    return b"".join(sections), regions
+        if joined:
+            position += len(section)
+    return (b"".join(sections) if joined else sections), regions
 
 
 def _timestamps(group: list[RecordBatch], counts: list[int], deltas: np.ndarray,

@@ -151,8 +151,8 @@ def _compiled_accepts(data: bytes, include_headers: bool) -> bool:
     """Whether the compiled decoder takes the records of ``data`` (one run of v2 batches)."""
     assert COMPILED is not None
     group = list(iter_batches(data))
-    buffer, regions = records_sections(group)
-    return COMPILED.decode_v2(buffer, compiled_regions(regions, group), include_headers,
+    data, regions = records_sections(group, joined=False)  # as the decoder passes them
+    return COMPILED.decode_v2(data, compiled_regions(regions, group), include_headers,
                               allocate_buffer) is not None
 
 

@@ -24,6 +24,25 @@ def test_the_compiled_decoder_refuses_regions_outside_its_buffer() -> None:
                               allocate_buffer) is None
 
 
+def test_the_compiled_decoder_reads_each_region_in_its_own_buffer_when_given_a_list() -> None:
+    # two sections of one record each (value b"a", then b"bc"), in buffers of their own
+    first, second = bytes([7 * 2, 0, 0, 0, 1, 2, ord("a"), 0]), \
+        bytes([8 * 2, 0, 0, 0, 1, 4, ord("b"), ord("c"), 0])
+    regions = [(0, len(first), 1, 10, 5, 5, 0), (0, len(second), 1, 20, 6, 6, 0)]
+    decoded = COMPILED.decode_v2([first, second], regions, False, allocate_buffer)
+    _, _, offsets, data = decoded["value"]
+    assert bytes(data) == b"abc" and offsets.to_pybytes()[4:12] == bytes([1, 0, 0, 0, 3, 0, 0, 0])
+    assert [int.from_bytes(decoded["offset"].to_pybytes()[i:i + 8], "little") for i in (0, 8)] \
+        == [10, 20]
+    with pytest.raises(ValueError, match="2 buffers for 1 regions"):
+        COMPILED.decode_v2([first, second], regions[:1], False, allocate_buffer)
+    with pytest.raises(ValueError, match=r"region 0 \[0, 9\) lies outside the buffer"):
+        COMPILED.decode_v2([first, second], [(0, 9, 1, 10, 5, 5, 0), regions[1]], False,
+                           allocate_buffer)
+    with pytest.raises(TypeError, match="a buffer or a list of them"):
+        COMPILED.decode_v2(7, regions, False, allocate_buffer)
+
+
 @pytest.mark.parametrize("key,message", [
     ((None, (pa.array([0, 4], pa.int32())).buffers()[1], b"abc", 0), "outside its data"),
     ((None, pa.array([0], pa.int32()).buffers()[1], b"abc", 0), "shorter than its 1 rows"),
