@@ -47,9 +47,8 @@ const char kpy_decode_v2_doc[] =
     "tuple per batch: (start, end, recordCount, baseOffset, baseTimestamp, maxTimestamp,\n"
     "timestampType), in ``data``, or in ``data[i]`` for region i where ``data`` is a list of\n"
     "buffers (decompressed sections, not joined); ``allocate(size)`` returns a writable,\n"
-    "resizable buffer (a resizable\n"
-    "pyarrow.Buffer). None where any record is malformed: the reference decoder then\n"
-    "reports it. See broker_lite/records/arrow/decode.py.";
+    "resizable buffer (a resizable pyarrow.Buffer). None where any record is malformed: the\n"
+    "reference decoder then reports it. See broker_lite/records/arrow/decode.py.";
 
 /* One batch's records section and what its records take from its header. */
 typedef struct {
